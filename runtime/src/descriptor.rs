@@ -1,0 +1,307 @@
+//! Owned tensor descriptors: what a writer is given and what
+//! [`TensorRef::descriptor`](crate::TensorRef::descriptor) returns.
+
+use crate::error::{Error, Result};
+use crate::format::DYNAMIC_DIM;
+use crate::validate::{self, LayoutParams, Plan, QuantParams};
+use crate::ElementType;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One dimension of a shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// A resolved size. `Fixed(0)` is an empty dimension: fully known, zero elements.
+    Fixed(u64),
+    /// Not resolved yet; the channel supplies it later. Never the same as `Fixed(0)`.
+    Dynamic,
+}
+
+impl Dim {
+    /// The on-wire value (`u64::MAX` for dynamic).
+    pub const fn to_wire(self) -> u64 {
+        match self {
+            Dim::Fixed(n) => n,
+            Dim::Dynamic => DYNAMIC_DIM,
+        }
+    }
+
+    /// The dimension an on-wire value stands for.
+    pub const fn from_wire(v: u64) -> Self {
+        if v == DYNAMIC_DIM {
+            Dim::Dynamic
+        } else {
+            Dim::Fixed(v)
+        }
+    }
+}
+
+impl From<u64> for Dim {
+    /// A fixed size. `u64::MAX` is *not* turned into `Dynamic`: use [`Dim::from_wire`] for that.
+    fn from(n: u64) -> Self {
+        Dim::Fixed(n)
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Fixed(n) => write!(f, "{n}"),
+            Dim::Dynamic => f.write_str("?"),
+        }
+    }
+}
+
+/// Builds a shape from fixed sizes: `shape(&[3, 0, 5])`.
+pub fn shape(dims: &[u64]) -> Vec<Dim> {
+    dims.iter().map(|&d| Dim::Fixed(d)).collect()
+}
+
+/// How the elements are arranged in the tensor's buffers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Row-major, contiguous. Buffers: `values`.
+    Dense,
+    /// Dense with explicit strides in elements, one per dimension. Buffers: `values`.
+    Strided(Vec<i64>),
+    /// Coordinate list. Buffers: `indices` (nnz x rank), `values`.
+    Coo {
+        nnz: u64,
+        index_type: ElementType,
+        canonical: bool,
+    },
+    /// Compressed sparse rows (rank 2). Buffers: `pointers`, `indices`, `values`.
+    Csr { nnz: u64, index_type: ElementType },
+    /// Compressed sparse columns (rank 2). Buffers: `pointers`, `indices`, `values`.
+    Csc { nnz: u64, index_type: ElementType },
+}
+
+impl Layout {
+    /// Canonical short name: `dense`, `strided`, `coo`, `csr`, `csc`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Layout::Dense => "dense",
+            Layout::Strided(_) => "strided",
+            Layout::Coo { .. } => "coo",
+            Layout::Csr { .. } => "csr",
+            Layout::Csc { .. } => "csc",
+        }
+    }
+
+    pub(crate) fn params(&self) -> LayoutParams<&[i64]> {
+        match self {
+            Layout::Dense => LayoutParams::Dense { strides: None },
+            Layout::Strided(s) => LayoutParams::Dense {
+                strides: Some(s.as_slice()),
+            },
+            Layout::Coo {
+                nnz, index_type, ..
+            } => LayoutParams::Coo {
+                nnz: *nnz,
+                index_type: index_type.to_wire(),
+            },
+            Layout::Csr { nnz, index_type } => LayoutParams::Csr {
+                nnz: *nnz,
+                index_type: index_type.to_wire(),
+            },
+            Layout::Csc { nnz, index_type } => LayoutParams::Csc {
+                nnz: *nnz,
+                index_type: index_type.to_wire(),
+            },
+        }
+    }
+}
+
+/// The granularity of quantization parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QuantizationScheme {
+    /// One scale for the whole tensor.
+    PerTensor,
+    /// One scale per index of dimension `axis`.
+    PerAxis { axis: u32 },
+    /// One scale per `block_size` consecutive indices along `axis`.
+    PerBlock { axis: u32, block_size: u64 },
+}
+
+/// Affine quantization: `expressed = (stored - zero_point) * scale`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Quantization {
+    pub scheme: QuantizationScheme,
+    /// The type values stand for once dequantized.
+    pub expressed_type: ElementType,
+    /// Type of the scales: f16, bf16, f32 or f64.
+    pub scale_type: ElementType,
+    /// Type of the zero points; `None` for symmetric quantization.
+    pub zero_point_type: Option<ElementType>,
+    /// Stored value range the producer uses (informational); `(0, 0)` when unset.
+    pub storage_min: i64,
+    pub storage_max: i64,
+}
+
+impl Quantization {
+    pub(crate) fn params(&self) -> QuantParams {
+        let (scheme, axis, block_size) = match self.scheme {
+            QuantizationScheme::PerTensor => (1, 0, 0),
+            QuantizationScheme::PerAxis { axis } => (2, axis, 0),
+            QuantizationScheme::PerBlock { axis, block_size } => (3, axis, block_size),
+        };
+        QuantParams {
+            scheme,
+            expressed_type: self.expressed_type.to_wire(),
+            scale_type: self.scale_type.to_wire(),
+            zero_point_type: self.zero_point_type.map_or(0, ElementType::to_wire),
+            axis,
+            block_size,
+        }
+    }
+}
+
+/// Everything needed to interpret a tensor's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorDescriptor {
+    pub name: String,
+    /// The stored type (for quantized tensors, the storage type).
+    pub element_type: ElementType,
+    pub shape: Vec<Dim>,
+    pub layout: Layout,
+    pub quantization: Option<Quantization>,
+    /// The tensor carries no data at all (a signature, an uninitialised value).
+    /// Distinct from a present buffer of 0 bytes. Required when a dim is dynamic.
+    pub descriptor_only: bool,
+    /// Alignment of this tensor's non-empty buffers; `None` uses the file's.
+    pub alignment: Option<u64>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl TensorDescriptor {
+    /// A dense tensor with data.
+    pub fn new(name: impl Into<String>, element_type: ElementType, shape: Vec<Dim>) -> Self {
+        Self {
+            name: name.into(),
+            element_type,
+            shape,
+            layout: Layout::Dense,
+            quantization: None,
+            descriptor_only: false,
+            alignment: None,
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    /// The same descriptor with another layout.
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// The same descriptor, quantized.
+    pub fn with_quantization(mut self, q: Quantization) -> Self {
+        self.quantization = Some(q);
+        self
+    }
+
+    /// The same descriptor, carrying no data.
+    pub fn into_descriptor_only(mut self) -> Self {
+        self.descriptor_only = true;
+        self
+    }
+
+    /// The same descriptor with a larger buffer alignment.
+    pub fn with_alignment(mut self, alignment: u64) -> Self {
+        self.alignment = Some(alignment);
+        self
+    }
+
+    /// The same descriptor with one more metadata entry.
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// The on-wire shape.
+    pub fn wire_shape(&self) -> Vec<u64> {
+        self.shape.iter().map(|d| d.to_wire()).collect()
+    }
+
+    /// Number of logical elements; `None` if a dimension is dynamic or the
+    /// product overflows.
+    pub fn element_count(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |acc, d| match d {
+            Dim::Fixed(n) => acc.checked_mul(*n),
+            Dim::Dynamic => None,
+        })
+    }
+
+    /// Whether a resolved dimension is 0 (ADR-007: an empty tensor).
+    pub fn is_empty(&self) -> bool {
+        self.shape.contains(&Dim::Fixed(0))
+    }
+
+    /// Checks the descriptor and returns the byte length of every buffer it
+    /// needs, in on-wire order (layout buffers, then scales and zero points).
+    pub fn buffer_plan(&self) -> Result<Plan> {
+        validate::plan(
+            &self.name,
+            self.element_type.to_wire(),
+            &self.wire_shape()[..],
+            self.layout.params(),
+            self.descriptor_only,
+            self.quantization.as_ref().map(Quantization::params),
+        )
+    }
+
+    /// Fills the dynamic dimensions from `dims` (a full concrete shape).
+    ///
+    /// Fixed dimensions must be given unchanged; in particular a resolved
+    /// empty dimension (0) is never replaced, and the dynamic sentinel is not
+    /// a size (ADR-007 section 5).
+    pub fn resolve(&self, dims: &[u64]) -> Result<TensorDescriptor> {
+        let err = |dim: usize, current: Dim, requested: u64, reason| Error::Resolve {
+            tensor: self.name.clone(),
+            dim,
+            current: current.to_string(),
+            requested: Dim::from_wire(requested).to_string(),
+            reason,
+        };
+        if dims.len() != self.shape.len() {
+            return Err(Error::Resolve {
+                tensor: self.name.clone(),
+                dim: dims.len().min(self.shape.len()),
+                current: format!("rank {}", self.shape.len()),
+                requested: format!("rank {}", dims.len()),
+                reason: "the rank differs",
+            });
+        }
+        let mut out = self.clone();
+        for (i, (&cur, &req)) in self.shape.iter().zip(dims).enumerate() {
+            out.shape[i] = match cur {
+                _ if req == DYNAMIC_DIM => {
+                    return Err(err(i, cur, req, "the dynamic sentinel is not a size"));
+                }
+                Dim::Dynamic => Dim::Fixed(req),
+                Dim::Fixed(0) if req != 0 => {
+                    return Err(err(i, cur, req, "a resolved empty dimension is never replaced"));
+                }
+                Dim::Fixed(n) if n != req => {
+                    return Err(err(i, cur, req, "a fixed dimension cannot change"));
+                }
+                Dim::Fixed(n) => Dim::Fixed(n),
+            };
+        }
+        Ok(out)
+    }
+}
+
+impl fmt::Display for TensorDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims: Vec<String> = self.shape.iter().map(Dim::to_string).collect();
+        write!(
+            f,
+            "{} {}[{}] {}",
+            self.name,
+            self.element_type.name(),
+            dims.join(","),
+            self.layout.name()
+        )
+    }
+}

@@ -1,0 +1,53 @@
+//! Rust types whose values are stored elements, for typed zero-copy views.
+
+use crate::ElementType;
+
+/// A Rust type that is the in-memory form of one byte-aligned element type.
+///
+/// Implementations must have `size_of::<Self>() * 8 == Self::TYPE.bits()`;
+/// views check it and refuse a type that lies. Packed sub-byte types have no
+/// `Element`: read them through [`PackedView`](crate::PackedView).
+pub trait Element: bytemuck::Pod {
+    /// The stored element type this Rust type reads.
+    const TYPE: ElementType;
+}
+
+/// A `c64` element: two binary32, real part first.
+#[derive(Debug, Clone, Copy, PartialEq, Default, bytemuck::Zeroable, bytemuck::Pod)]
+#[repr(C)]
+pub struct Complex64 {
+    pub re: f32,
+    pub im: f32,
+}
+
+/// A `c128` element: two binary64, real part first.
+#[derive(Debug, Clone, Copy, PartialEq, Default, bytemuck::Zeroable, bytemuck::Pod)]
+#[repr(C)]
+pub struct Complex128 {
+    pub re: f64,
+    pub im: f64,
+}
+
+/// The raw bits of an OCP FP8 E4M3FN value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, bytemuck::Zeroable, bytemuck::Pod)]
+#[repr(transparent)]
+pub struct Float8E4M3FN(pub u8);
+
+/// The raw bits of an OCP FP8 E5M2 value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, bytemuck::Zeroable, bytemuck::Pod)]
+#[repr(transparent)]
+pub struct Float8E5M2(pub u8);
+
+macro_rules! element {
+    ($($t:ty => $e:ident),* $(,)?) => {
+        $(impl Element for $t { const TYPE: ElementType = ElementType::$e; })*
+    };
+}
+
+element! {
+    i8 => Int8, u8 => UInt8, i16 => Int16, u16 => UInt16,
+    i32 => Int32, u32 => UInt32, i64 => Int64, u64 => UInt64,
+    half::f16 => Float16, half::bf16 => BFloat16, f32 => Float32, f64 => Float64,
+    Float8E4M3FN => Float8E4M3FN, Float8E5M2 => Float8E5M2,
+    Complex64 => Complex64, Complex128 => Complex128,
+}

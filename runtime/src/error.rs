@@ -1,0 +1,218 @@
+//! The one error type of the crate. Every variant that concerns a tensor
+//! names it, the field at fault and the offending value.
+
+use crate::ElementType;
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong reading, verifying, viewing or writing a
+/// Hurray file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation on `path` failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An I/O error on a stream that has no path.
+    #[error("I/O error: {0}")]
+    Stream(#[from] std::io::Error),
+    /// The input is shorter than a prefix plus a footer.
+    #[error("file is {len} bytes, shorter than the {min} bytes of an empty Hurray file")]
+    TooShort { len: u64, min: u64 },
+    /// The first eight bytes are not the Hurray magic.
+    #[error("not a Hurray file: magic is {found:02x?}")]
+    BadMagic { found: [u8; 8] },
+    /// The last eight bytes are not the footer magic (truncated file?).
+    #[error("footer magic is {found:02x?}: file truncated or not a Hurray file")]
+    BadFooterMagic { found: [u8; 8] },
+    /// The major version is not one this build reads.
+    #[error("format version {major}.{minor} is not supported (this build reads {}.x)", crate::format::VERSION_MAJOR)]
+    UnsupportedVersion { major: u16, minor: u16 },
+    /// The footer locates the header outside the file or misaligned.
+    #[error("footer field {field} = {value} is invalid: {reason}")]
+    BadFooter {
+        field: &'static str,
+        value: u64,
+        reason: &'static str,
+    },
+    /// The FlatBuffers verifier rejected the header.
+    #[error("header is not a valid FlatBuffer: {0}")]
+    InvalidHeader(#[from] flatbuffers::InvalidFlatbuffer),
+    /// A tensor name is empty.
+    #[error("tensor #{index} has an empty name")]
+    EmptyName { index: usize },
+    /// Tensor names are not strictly ascending (the lookup index would be wrong).
+    #[error("tensor {name:?} follows {previous:?}: names must be unique and sorted")]
+    NamesNotSorted { previous: String, name: String },
+    /// Two tensors share a name (writer).
+    #[error("tensor {name:?} is written twice")]
+    DuplicateName { name: String },
+    /// Metadata keys are not strictly ascending.
+    #[error("metadata of {owner}: key {key:?} follows {previous:?}: keys must be unique and sorted")]
+    MetadataNotSorted {
+        owner: String,
+        previous: String,
+        key: String,
+    },
+    /// A field holds an element type this build does not know, or one not allowed there.
+    #[error("tensor {tensor:?}: {field} = {value} is not a valid element type here{}", allowed_suffix(allowed))]
+    InvalidElementType {
+        tensor: String,
+        field: &'static str,
+        value: u8,
+        allowed: &'static [ElementType],
+    },
+    /// The layout is not one this build knows (a newer writer): never guessed at.
+    #[error("tensor {tensor:?}: layout type {value} is not supported by this reader")]
+    UnsupportedLayout { tensor: String, value: u8 },
+    /// The quantization scheme is not one this build knows.
+    #[error("tensor {tensor:?}: quantization scheme {value} is not supported by this reader")]
+    UnsupportedQuantization { tensor: String, value: u8 },
+    /// A requested or recorded alignment is not a power of two in [64, 2^30].
+    #[error("{owner}: alignment {value} is not a power of two between 64 and 2^30")]
+    InvalidAlignment { owner: String, value: u64 },
+    /// A dynamic dimension on a tensor that carries data.
+    #[error("tensor {tensor:?}: shape[{dim}] is dynamic, so the tensor must be descriptor-only")]
+    DynamicWithData { tensor: String, dim: usize },
+    /// A descriptor-only tensor lists buffers.
+    #[error("tensor {tensor:?}: descriptor-only but {field} holds {value} byte(s)")]
+    DescriptorOnlyWithData {
+        tensor: String,
+        field: String,
+        value: u64,
+    },
+    /// A field violates a layout or quantization rule.
+    #[error("tensor {tensor:?}: {field} = {value}: {reason}")]
+    InvalidField {
+        tensor: String,
+        field: String,
+        value: String,
+        reason: String,
+    },
+    /// Size arithmetic (elements x bits, offsets) overflows 64 bits.
+    #[error("tensor {tensor:?}: size of {field} overflows 64 bits")]
+    SizeOverflow { tensor: String, field: &'static str },
+    /// The tensor lists the wrong number of buffers for its layout.
+    #[error("tensor {tensor:?}: layout {layout} needs {expected} buffer(s), found {found}")]
+    BufferCount {
+        tensor: String,
+        layout: &'static str,
+        expected: usize,
+        found: usize,
+    },
+    /// A buffer's byte length differs from what shape, type and layout imply.
+    #[error("tensor {tensor:?}: buffer {buffer} is {found} bytes, expected {expected}")]
+    BufferLength {
+        tensor: String,
+        buffer: &'static str,
+        expected: u64,
+        found: u64,
+    },
+    /// A buffer lies (partly) outside the data region.
+    #[error("tensor {tensor:?}: buffer {buffer} [{offset}, +{length}) lies outside the data region [{start}, {end})")]
+    BufferOutOfBounds {
+        tensor: String,
+        buffer: &'static str,
+        offset: u64,
+        length: u64,
+        start: u64,
+        end: u64,
+    },
+    /// A non-empty buffer does not start on its alignment.
+    #[error("tensor {tensor:?}: buffer {buffer} offset {offset} is not a multiple of {alignment}")]
+    BufferMisaligned {
+        tensor: String,
+        buffer: &'static str,
+        offset: u64,
+        alignment: u64,
+    },
+    /// Two buffers share bytes.
+    #[error("tensor {first:?} buffer {first_buffer} overlaps tensor {second:?} buffer {second_buffer}")]
+    BuffersOverlap {
+        first: String,
+        first_buffer: &'static str,
+        second: String,
+        second_buffer: &'static str,
+    },
+    /// Sparse index data is inconsistent (checked before any sparse view is returned).
+    #[error("tensor {tensor:?}: {buffer}[{position}] = {value}: {reason}")]
+    InvalidSparseIndex {
+        tensor: String,
+        buffer: &'static str,
+        position: u64,
+        value: i64,
+        reason: &'static str,
+    },
+    /// No tensor of that name.
+    #[error("no tensor named {name:?}")]
+    NotFound { name: String },
+    /// A typed view asked for another element type than the tensor has.
+    #[error("tensor {tensor:?} holds {found:?}, not {requested:?}")]
+    TypeMismatch {
+        tensor: String,
+        requested: ElementType,
+        found: ElementType,
+    },
+    /// The operation needs another layout.
+    #[error("tensor {tensor:?} has layout {found}; {operation} needs {needed}")]
+    LayoutMismatch {
+        tensor: String,
+        found: &'static str,
+        needed: &'static str,
+        operation: &'static str,
+    },
+    /// The tensor carries no data (descriptor-only).
+    #[error("tensor {tensor:?} is descriptor-only: it carries no data")]
+    NoData { tensor: String },
+    /// A contiguous view was asked of a strided tensor.
+    #[error("tensor {tensor:?} is strided ({strides:?}); use the strided accessor or copy it")]
+    NotContiguous { tensor: String, strides: Vec<i64> },
+    /// The bytes are not aligned in memory for the requested type (a borrowed input buffer).
+    #[error("tensor {tensor:?}: data at address {address:#x} is not aligned to {required} for a typed view")]
+    UnalignedMemory {
+        tensor: String,
+        address: usize,
+        required: usize,
+    },
+    /// A resolution of dynamic dimensions was refused.
+    #[error("tensor {tensor:?}: cannot resolve shape[{dim}] = {current} to {requested}: {reason}")]
+    Resolve {
+        tensor: String,
+        dim: usize,
+        current: String,
+        requested: String,
+        reason: &'static str,
+    },
+    /// The writer was used after a failed write left it unusable.
+    #[error("the writer failed earlier and cannot continue: {reason}")]
+    WriterPoisoned { reason: String },
+    /// Streamed tensor data did not match the descriptor.
+    #[error("tensor {tensor:?}: {reason}")]
+    WriteMismatch { tensor: String, reason: String },
+}
+
+fn allowed_suffix(allowed: &[ElementType]) -> String {
+    if allowed.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<_> = allowed.iter().map(|t| t.name()).collect();
+        format!(" (allowed: {})", names.join(", "))
+    }
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}

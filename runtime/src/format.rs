@@ -1,0 +1,69 @@
+//! The byte layout around the FlatBuffers header: a fixed prefix, the data
+//! region, the header, and a fixed footer (docs/spec/buffer-protocol.md).
+
+/// First eight bytes of every Hurray file. The leading 0x89 and the trailing
+/// newline catch transfers that mangle bytes as text (as PNG does).
+pub const MAGIC: [u8; 8] = *b"\x89HURRAY\n";
+/// Last eight bytes of every Hurray file.
+pub const FOOTER_MAGIC: [u8; 8] = *b"HRRY_END";
+/// Major format version this crate reads and writes. A reader refuses other majors.
+pub const VERSION_MAJOR: u16 = 1;
+/// Minor format version this crate writes. A reader accepts any minor of its major.
+pub const VERSION_MINOR: u16 = 0;
+/// Length of the prefix; the data region starts right after it.
+pub const PREFIX_LEN: u64 = 64;
+/// Length of the footer.
+pub const FOOTER_LEN: u64 = 32;
+/// The smallest buffer alignment, and the default.
+pub const MIN_ALIGNMENT: u64 = 64;
+/// The largest buffer alignment a file may ask for (1 GiB).
+pub const MAX_ALIGNMENT: u64 = 1 << 30;
+/// The shape value that marks a dynamic (unresolved) dimension.
+pub const DYNAMIC_DIM: u64 = u64::MAX;
+
+/// The 64-byte prefix.
+pub(crate) fn prefix() -> [u8; PREFIX_LEN as usize] {
+    let mut p = [0u8; PREFIX_LEN as usize];
+    p[..8].copy_from_slice(&MAGIC);
+    p[8..10].copy_from_slice(&VERSION_MAJOR.to_le_bytes());
+    p[10..12].copy_from_slice(&VERSION_MINOR.to_le_bytes());
+    p
+}
+
+/// The decoded footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Footer {
+    pub(crate) header_offset: u64,
+    pub(crate) header_length: u64,
+}
+
+impl Footer {
+    pub(crate) fn encode(self) -> [u8; FOOTER_LEN as usize] {
+        let mut f = [0u8; FOOTER_LEN as usize];
+        f[0..8].copy_from_slice(&self.header_offset.to_le_bytes());
+        f[8..16].copy_from_slice(&self.header_length.to_le_bytes());
+        // 16..24: reserved flags, zero in version 1.0.
+        f[24..32].copy_from_slice(&FOOTER_MAGIC);
+        f
+    }
+}
+
+pub(crate) fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+pub(crate) fn read_u16(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([bytes[at], bytes[at + 1]])
+}
+
+/// Rounds `pos` up to a multiple of `align` (a power of two), or `None` on overflow.
+pub(crate) fn align_up(pos: u64, align: u64) -> Option<u64> {
+    Some(pos.checked_add(align - 1)? & !(align - 1))
+}
+
+/// Whether `a` is a valid buffer alignment.
+pub(crate) fn valid_alignment(a: u64) -> bool {
+    a.is_power_of_two() && (MIN_ALIGNMENT..=MAX_ALIGNMENT).contains(&a)
+}

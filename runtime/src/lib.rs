@@ -1,0 +1,73 @@
+//! Hurray: zero-copy tensor interchange files.
+//!
+//! A Hurray file holds tensors (dense, strided, COO, CSR, CSC; any element
+//! type of the schema, down to packed 1-, 2- and 4-bit types; optionally
+//! quantized) described by a FlatBuffers header and stored in a 64-byte
+//! aligned data region. Opening verifies the header once and costs nothing
+//! per byte of data; every view afterwards borrows the file's bytes.
+//!
+//! ```
+//! use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
+//!
+//! let mut bytes = Vec::new();
+//! let mut w = Writer::new(&mut bytes)?;
+//! let weights = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+//! w.add_tensor(
+//!     &TensorDescriptor::new("w", ElementType::Float32, shape(&[2, 3])),
+//!     &[bytemuck::cast_slice(&weights)],
+//! )?;
+//! // An empty tensor (ADR-007): a real, resolved shape with no elements.
+//! w.add_tensor(&TensorDescriptor::new("empty", ElementType::Float32, shape(&[3, 0, 5])), &[&[]])?;
+//! w.finish()?;
+//!
+//! let file = File::from_bytes(&bytes)?;
+//! assert_eq!(file.tensor("w")?.as_slice::<f32>()?, &weights);
+//! assert_eq!(file.tensor("empty")?.as_slice::<f32>()?, &[] as &[f32]);
+//! # Ok::<(), hurray::Error>(())
+//! ```
+
+mod descriptor;
+mod element;
+mod error;
+pub mod format;
+#[path = "gen/mod.rs"]
+mod generated;
+mod reader;
+mod validate;
+mod views;
+mod writer;
+
+pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
+pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
+pub use error::{Error, Result};
+pub use generated::element_type::{ElementClass, ElementType};
+pub use reader::{File, Metadata, Reader, Shape, TensorRef, Tensors};
+pub use validate::Plan;
+pub use views::{CompressedView, CooView, Indices, PackedView, QuantizedView, row_major_strides};
+pub use writer::{TensorWriter, Writer};
+
+// The wire-level packing rule, exposed for writers of packed data.
+pub use pack::{pack_codes, packed_len};
+
+mod pack {
+    /// Byte length of `count` packed `bits`-wide elements: ceil(count * bits / 8),
+    /// or `None` if that overflows u64.
+    pub fn packed_len(count: u64, bits: u32) -> Option<u64> {
+        crate::validate::packed_bytes(count, bits)
+    }
+
+    /// Packs `codes` (each in its low `bits` bits) LSB-first, as the format stores them.
+    pub fn pack_codes(codes: impl IntoIterator<Item = u8>, bits: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mask = ((1u16 << bits) - 1) as u8;
+        for (i, c) in codes.into_iter().enumerate() {
+            let bit = i * bits as usize;
+            if bit % 8 == 0 {
+                out.push(0);
+            }
+            let last = out.len() - 1;
+            out[last] |= (c & mask) << (bit % 8);
+        }
+        out
+    }
+}

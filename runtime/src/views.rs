@@ -1,0 +1,490 @@
+//! Typed zero-copy views of a verified tensor's data: slices of byte-aligned
+//! types, packed sub-byte access, sparse views and quantized views.
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::reader::TensorRef;
+use crate::{ElementClass, ElementType, Layout, QuantizationScheme};
+
+impl<'a> TensorRef<'a> {
+    /// The dense values' bytes (row-major, or strided as the layout says).
+    /// Empty for an empty tensor; [`Error::NoData`] for a descriptor-only one.
+    pub fn data(&self) -> Result<&'a [u8]> {
+        self.require_data()?;
+        match self.plan().layout {
+            "dense" | "strided" => Ok(self.buffer("values").unwrap_or(&[])),
+            other => Err(Error::LayoutMismatch {
+                tensor: self.name().to_owned(),
+                found: other,
+                needed: "dense",
+                operation: "data()",
+            }),
+        }
+    }
+
+    /// The values as a slice of `T`, without copying. The tensor must be
+    /// dense and contiguous and hold `T::TYPE`. An empty tensor gives `&[]`.
+    pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
+        self.check_type::<T>()?;
+        if let Layout::Strided(strides) = self.layout() {
+            if !is_row_major(&self.dims_u64(), &strides) {
+                return Err(Error::NotContiguous {
+                    tensor: self.name().to_owned(),
+                    strides,
+                });
+            }
+        }
+        cast(self.name(), self.data()?)
+    }
+
+    /// The values as a strided view: the element slice plus strides in
+    /// elements (row-major strides for a contiguous tensor).
+    pub fn as_strided<T: Element>(&self) -> Result<(&'a [T], Vec<i64>)> {
+        self.check_type::<T>()?;
+        let strides = match self.layout() {
+            Layout::Strided(s) => s,
+            _ => row_major_strides(&self.dims_u64()),
+        };
+        Ok((cast(self.name(), self.data()?)?, strides))
+    }
+
+    /// A packed view of a sub-byte (or any integer/bool) dense tensor.
+    pub fn packed(&self) -> Result<PackedView<'a>> {
+        let bits = self.element_type().bits();
+        if bits > 8 {
+            return Err(Error::InvalidField {
+                tensor: self.name().to_owned(),
+                field: "element_type".into(),
+                value: self.element_type().name().into(),
+                reason: "packed views are for types of at most 8 bits".into(),
+            });
+        }
+        let data = self.data()?;
+        Ok(PackedView {
+            bytes: data,
+            element_type: self.element_type(),
+            len: self.element_count().unwrap_or(0),
+        })
+    }
+
+    fn check_type<T: Element>(&self) -> Result<()> {
+        if T::TYPE != self.element_type() || std::mem::size_of::<T>() as u64 * 8 != u64::from(T::TYPE.bits()) {
+            return Err(Error::TypeMismatch {
+                tensor: self.name().to_owned(),
+                requested: T::TYPE,
+                found: self.element_type(),
+            });
+        }
+        Ok(())
+    }
+
+    fn dims_u64(&self) -> Vec<u64> {
+        self.shape().to_wire()
+    }
+
+    /// A COO view; the coordinates are checked against the shape first.
+    pub fn coo(&self) -> Result<CooView<'a>> {
+        self.require_data()?;
+        let Layout::Coo { nnz, index_type, .. } = self.layout() else {
+            return Err(self.layout_mismatch("coo", "coo()"));
+        };
+        let dims = self.dims_u64();
+        let indices = Indices::new(self.name(), index_type, self.buffer("indices").unwrap_or(&[]))?;
+        let rank = dims.len();
+        for i in 0..indices.len() {
+            let v = indices.get(i);
+            let bound = dims[i % rank];
+            if v < 0 || v as u64 >= bound {
+                return Err(self.bad_index("indices", i, v, "coordinate outside its dimension"));
+            }
+        }
+        Ok(CooView {
+            nnz,
+            rank,
+            indices,
+            values: self.buffer("values").unwrap_or(&[]),
+            element_type: self.element_type(),
+        })
+    }
+
+    /// A CSR view; pointers and indices are checked first.
+    pub fn csr(&self) -> Result<CompressedView<'a>> {
+        self.compressed(true)
+    }
+
+    /// A CSC view; pointers and indices are checked first.
+    pub fn csc(&self) -> Result<CompressedView<'a>> {
+        self.compressed(false)
+    }
+
+    fn compressed(&self, rows: bool) -> Result<CompressedView<'a>> {
+        self.require_data()?;
+        let (nnz, index_type) = match (self.layout(), rows) {
+            (Layout::Csr { nnz, index_type }, true) | (Layout::Csc { nnz, index_type }, false) => (nnz, index_type),
+            _ => return Err(self.layout_mismatch(if rows { "csr" } else { "csc" }, if rows { "csr()" } else { "csc()" })),
+        };
+        let dims = self.dims_u64();
+        let minor = if rows { dims[1] } else { dims[0] };
+        let pointers = Indices::new(self.name(), index_type, self.buffer("pointers").unwrap_or(&[]))?;
+        let indices = Indices::new(self.name(), index_type, self.buffer("indices").unwrap_or(&[]))?;
+        let mut prev = 0i64;
+        for i in 0..pointers.len() {
+            let p = pointers.get(i);
+            if i == 0 && p != 0 {
+                return Err(self.bad_index("pointers", 0, p, "the first pointer must be 0"));
+            }
+            if p < prev {
+                return Err(self.bad_index("pointers", i, p, "pointers must not decrease"));
+            }
+            prev = p;
+        }
+        if prev as u64 != nnz {
+            return Err(self.bad_index("pointers", pointers.len().saturating_sub(1), prev, "the last pointer must equal nnz"));
+        }
+        for i in 0..indices.len() {
+            let v = indices.get(i);
+            if v < 0 || v as u64 >= minor {
+                return Err(self.bad_index("indices", i, v, "index outside its dimension"));
+            }
+        }
+        Ok(CompressedView {
+            nnz,
+            pointers,
+            indices,
+            values: self.buffer("values").unwrap_or(&[]),
+            element_type: self.element_type(),
+        })
+    }
+
+    fn layout_mismatch(&self, needed: &'static str, operation: &'static str) -> Error {
+        Error::LayoutMismatch {
+            tensor: self.name().to_owned(),
+            found: self.plan().layout,
+            needed,
+            operation,
+        }
+    }
+
+    fn bad_index(&self, buffer: &'static str, position: usize, value: i64, reason: &'static str) -> Error {
+        Error::InvalidSparseIndex {
+            tensor: self.name().to_owned(),
+            buffer,
+            position: position as u64,
+            value,
+            reason,
+        }
+    }
+
+    /// A quantized view: the stored values with their scales and zero points.
+    pub fn quantized(&self) -> Result<QuantizedView<'a>> {
+        let Some(quantization) = self.quantization() else {
+            return Err(Error::InvalidField {
+                tensor: self.name().to_owned(),
+                field: "quantization".into(),
+                value: "absent".into(),
+                reason: "the tensor is not quantized".into(),
+            });
+        };
+        let data = self.data()?;
+        if matches!(self.layout(), Layout::Strided(_)) {
+            return Err(self.layout_mismatch("dense", "quantized()"));
+        }
+        Ok(QuantizedView {
+            stored: PackedOrWide {
+                bytes: data,
+                element_type: self.element_type(),
+            },
+            scales: self.buffer("scales").unwrap_or(&[]),
+            zero_points: self.buffer("zero_points").unwrap_or(&[]),
+            quantization,
+            dims: self.dims_u64(),
+        })
+    }
+}
+
+fn cast<'a, T: Element>(tensor: &str, bytes: &'a [u8]) -> Result<&'a [T]> {
+    if bytes.is_empty() {
+        // ADR-007: no pointer of an empty buffer is ever used.
+        return Ok(&[]);
+    }
+    bytemuck::try_cast_slice(bytes).map_err(|_| Error::UnalignedMemory {
+        tensor: tensor.to_owned(),
+        address: bytes.as_ptr() as usize,
+        required: std::mem::align_of::<T>(),
+    })
+}
+
+/// Row-major strides, in elements, of `dims`.
+pub fn row_major_strides(dims: &[u64]) -> Vec<i64> {
+    let mut strides = vec![0i64; dims.len()];
+    let mut acc: i64 = 1;
+    for i in (0..dims.len()).rev() {
+        strides[i] = acc;
+        acc = acc.saturating_mul(dims[i] as i64);
+    }
+    strides
+}
+
+fn is_row_major(dims: &[u64], strides: &[i64]) -> bool {
+    // Dimensions of size 1 may carry any stride; an empty tensor is contiguous.
+    dims.contains(&0)
+        || row_major_strides(dims)
+            .iter()
+            .zip(strides)
+            .zip(dims)
+            .all(|((a, b), d)| *d == 1 || a == b)
+}
+
+/// Reads element `i` of a packed buffer of `bits`-wide elements (LSB-first).
+pub(crate) fn packed_code(bytes: &[u8], bits: u32, i: u64) -> u8 {
+    let bit = i * u64::from(bits);
+    let byte = bytes[(bit / 8) as usize];
+    (byte >> (bit % 8)) & ((1u16 << bits) - 1) as u8
+}
+
+/// Sign-extends a `bits`-wide two's-complement code.
+pub(crate) fn sign_extend(code: u8, bits: u32) -> i8 {
+    let shift = 8 - bits;
+    ((code << shift) as i8) >> shift
+}
+
+/// Zero-copy access to packed elements of at most 8 bits.
+#[derive(Debug, Clone, Copy)]
+pub struct PackedView<'a> {
+    bytes: &'a [u8],
+    element_type: ElementType,
+    len: u64,
+}
+
+impl<'a> PackedView<'a> {
+    /// Number of logical elements.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+    /// Whether there is no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The packed bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    /// The raw code of element `i` (the low `bits` bits).
+    pub fn code(&self, i: u64) -> Option<u8> {
+        (i < self.len).then(|| packed_code(self.bytes, self.element_type.bits(), i))
+    }
+    /// Element `i` as an integer: sign-extended for signed types.
+    pub fn get(&self, i: u64) -> Option<i16> {
+        let bits = self.element_type.bits();
+        let code = self.code(i)?;
+        Some(match self.element_type.class() {
+            ElementClass::SignedInt => i16::from(sign_extend(code, bits)),
+            _ => i16::from(code),
+        })
+    }
+    /// Every element as an integer.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = i16> + '_ {
+        (0..self.len as usize).map(|i| self.get(i as u64).unwrap_or(0))
+    }
+}
+
+/// Sparse index (or pointer) data, in its stored width.
+#[derive(Debug, Clone, Copy)]
+pub enum Indices<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+impl<'a> Indices<'a> {
+    fn new(tensor: &str, t: ElementType, bytes: &'a [u8]) -> Result<Self> {
+        Ok(match t {
+            ElementType::Int32 => Indices::I32(cast(tensor, bytes)?),
+            _ => Indices::I64(cast(tensor, bytes)?),
+        })
+    }
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        match self {
+            Indices::I32(s) => s.len(),
+            Indices::I64(s) => s.len(),
+        }
+    }
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Entry `i`, widened. Panics if `i >= len()`, like slice indexing.
+    pub fn get(&self, i: usize) -> i64 {
+        match self {
+            Indices::I32(s) => i64::from(s[i]),
+            Indices::I64(s) => s[i],
+        }
+    }
+}
+
+/// A checked COO tensor.
+#[derive(Debug, Clone, Copy)]
+pub struct CooView<'a> {
+    pub nnz: u64,
+    pub rank: usize,
+    /// nnz x rank coordinates, row-major.
+    pub indices: Indices<'a>,
+    /// The packed or byte-aligned values' bytes.
+    pub values: &'a [u8],
+    pub element_type: ElementType,
+}
+
+/// A checked CSR or CSC tensor.
+#[derive(Debug, Clone, Copy)]
+pub struct CompressedView<'a> {
+    pub nnz: u64,
+    pub pointers: Indices<'a>,
+    pub indices: Indices<'a>,
+    pub values: &'a [u8],
+    pub element_type: ElementType,
+}
+
+impl<'a> CooView<'a> {
+    /// The values as a typed slice.
+    pub fn values_as<T: Element>(&self) -> Result<&'a [T]> {
+        typed_values(self.element_type, self.values)
+    }
+}
+
+impl<'a> CompressedView<'a> {
+    /// The values as a typed slice.
+    pub fn values_as<T: Element>(&self) -> Result<&'a [T]> {
+        typed_values(self.element_type, self.values)
+    }
+}
+
+fn typed_values<T: Element>(et: ElementType, bytes: &[u8]) -> Result<&[T]> {
+    if T::TYPE != et {
+        return Err(Error::TypeMismatch {
+            tensor: "sparse values".into(),
+            requested: T::TYPE,
+            found: et,
+        });
+    }
+    cast("sparse values", bytes)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PackedOrWide<'a> {
+    bytes: &'a [u8],
+    element_type: ElementType,
+}
+
+impl PackedOrWide<'_> {
+    /// Element `i` as a number (integers exact; small floats decoded).
+    fn get(&self, i: u64) -> f64 {
+        let t = self.element_type;
+        let bits = t.bits();
+        if bits < 8 {
+            let code = packed_code(self.bytes, bits, i);
+            return match t.class() {
+                ElementClass::SignedInt => f64::from(sign_extend(code, bits)),
+                ElementClass::Float => f4e2m1fn(code),
+                _ => f64::from(code),
+            };
+        }
+        let n = (bits / 8) as usize;
+        let at = i as usize * n;
+        let b = &self.bytes[at..at + n];
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(b);
+        let raw = u64::from_le_bytes(w);
+        match (t.class(), bits) {
+            (ElementClass::SignedInt, _) => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
+            (ElementClass::Float, 16) if t == ElementType::BFloat16 => half::bf16::from_bits(raw as u16).to_f64(),
+            (ElementClass::Float, 16) => half::f16::from_bits(raw as u16).to_f64(),
+            (ElementClass::Float, 32) => f64::from(f32::from_bits(raw as u32)),
+            (ElementClass::Float, 64) => f64::from_bits(raw),
+            (ElementClass::Float, 8) if t == ElementType::Float8E5M2 => {
+                half::f16::from_bits((raw as u16) << 8).to_f64()
+            }
+            (ElementClass::Float, 8) => f8e4m3fn(raw as u8),
+            _ => raw as f64,
+        }
+    }
+}
+
+/// Decodes an OCP FP4 E2M1 code.
+fn f4e2m1fn(code: u8) -> f64 {
+    const MAGNITUDE: [f64; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let m = MAGNITUDE[(code & 7) as usize];
+    if code & 8 != 0 { -m } else { m }
+}
+
+/// Decodes an OCP FP8 E4M3FN code (bias 7, no infinities, 0x7f/0xff are NaN).
+fn f8e4m3fn(code: u8) -> f64 {
+    let sign = if code & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((code >> 3) & 0xf);
+    let man = f64::from(code & 7);
+    if exp == 0xf && code & 7 == 7 {
+        return f64::NAN;
+    }
+    if exp == 0 {
+        sign * man / 8.0 * 2f64.powi(-6)
+    } else {
+        sign * (1.0 + man / 8.0) * 2f64.powi(exp - 7)
+    }
+}
+
+/// A dense quantized tensor: stored values plus their scales and zero points.
+#[derive(Debug, Clone)]
+pub struct QuantizedView<'a> {
+    stored: PackedOrWide<'a>,
+    /// The scales' bytes, in `quantization.scale_type`.
+    pub scales: &'a [u8],
+    /// The zero points' bytes (empty for symmetric quantization).
+    pub zero_points: &'a [u8],
+    pub quantization: crate::Quantization,
+    dims: Vec<u64>,
+}
+
+impl QuantizedView<'_> {
+    /// The stored bytes.
+    pub fn stored_bytes(&self) -> &[u8] {
+        self.stored.bytes
+    }
+
+    /// Dequantizes every element: `(stored - zero_point) * scale`, as f32.
+    pub fn dequantize(&self) -> Vec<f32> {
+        let count: u64 = self.dims.iter().product();
+        let q = &self.quantization;
+        let scales = PackedOrWide {
+            bytes: self.scales,
+            element_type: q.scale_type,
+        };
+        let zps = q.zero_point_type.map(|t| PackedOrWide {
+            bytes: self.zero_points,
+            element_type: t,
+        });
+        let (axis, block) = match q.scheme {
+            QuantizationScheme::PerTensor => (None, 1),
+            QuantizationScheme::PerAxis { axis } => (Some(axis as usize), 1),
+            QuantizationScheme::PerBlock { axis, block_size } => (Some(axis as usize), block_size),
+        };
+        let (inner, d_axis) = match axis {
+            Some(a) => (self.dims[a + 1..].iter().product::<u64>(), self.dims[a]),
+            None => (1, 1),
+        };
+        let blocks = d_axis.div_ceil(block);
+        (0..count)
+            .map(|i| {
+                let s = match axis {
+                    None => 0,
+                    Some(_) => {
+                        let outer = i / (d_axis * inner);
+                        let a = (i / inner) % d_axis;
+                        let r = i % inner;
+                        (outer * blocks + a / block) * inner + r
+                    }
+                };
+                let zp = zps.as_ref().map_or(0.0, |z| z.get(s));
+                ((self.stored.get(i) - zp) * scales.get(s)) as f32
+            })
+            .collect()
+    }
+}

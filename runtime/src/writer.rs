@@ -1,0 +1,504 @@
+//! The streaming writer.
+//!
+//! Data is written once, in order, as it arrives: the prefix, then each
+//! tensor's buffers (each non-empty one padded to its alignment), then the
+//! header and the footer. Only descriptors are kept in memory. Writing to a
+//! path goes through a temporary file in the same directory that is fsynced
+//! and renamed over the destination by [`Writer::finish`], so a failed or
+//! killed writer never leaves a partial destination file.
+
+use crate::descriptor::{Layout, QuantizationScheme, TensorDescriptor};
+use crate::error::{Error, Result};
+use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
+use crate::generated::fb;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const ZEROS: [u8; 4096] = [0; 4096];
+
+/// A tensor already written, waiting for the header.
+#[derive(Debug)]
+struct Written {
+    desc: TensorDescriptor,
+    /// (offset, length) of each buffer: layout buffers, then scales and zero points.
+    buffers: Vec<(u64, u64)>,
+}
+
+/// Where a finished stream goes.
+#[derive(Debug)]
+enum Sink {
+    /// A temporary file renamed to `dest` by `finish`.
+    Atomic {
+        temp: tempfile::NamedTempFile,
+        dest: PathBuf,
+    },
+    Stream,
+}
+
+/// Writes a Hurray file tensor by tensor, to any `Write`.
+#[derive(Debug)]
+pub struct Writer<W: Write> {
+    out: std::io::BufWriter<W>,
+    sink: Sink,
+    pos: u64,
+    alignment: u64,
+    written: Vec<Written>,
+    names: BTreeSet<String>,
+    metadata: BTreeMap<String, String>,
+    poisoned: Option<String>,
+}
+
+impl Writer<std::fs::File> {
+    /// Writes to `path` atomically: nothing appears at `path` until
+    /// [`finish`](Writer::finish) succeeds.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let dest = path.as_ref().to_owned();
+        let dir = match dest.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let temp = tempfile::Builder::new()
+            .prefix(".hurray-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io("creating a temporary file in", &dir, e))?;
+        let file = temp.reopen().map_err(|e| Error::io("reopening", temp.path(), e))?;
+        let mut w = Writer::new_inner(file, Sink::Atomic { temp, dest })?;
+        w.write_prefix()?;
+        Ok(w)
+    }
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes to `out` (a file, a socket, a `Vec<u8>` ...). No seeking is needed.
+    pub fn new(out: W) -> Result<Self> {
+        let mut w = Writer::new_inner(out, Sink::Stream)?;
+        w.write_prefix()?;
+        Ok(w)
+    }
+
+    fn new_inner(out: W, sink: Sink) -> Result<Self> {
+        Ok(Writer {
+            out: std::io::BufWriter::with_capacity(1 << 20, out),
+            sink,
+            pos: 0,
+            alignment: MIN_ALIGNMENT,
+            written: Vec::new(),
+            names: BTreeSet::new(),
+            metadata: BTreeMap::new(),
+            poisoned: None,
+        })
+    }
+
+    fn write_prefix(&mut self) -> Result<()> {
+        self.raw_write(&format::prefix())
+    }
+
+    /// Sets the file's default buffer alignment (a power of two, 64 to 2^30).
+    /// Applies to tensors written after the call.
+    pub fn set_alignment(&mut self, alignment: u64) -> Result<()> {
+        if !format::valid_alignment(alignment) {
+            return Err(Error::InvalidAlignment {
+                owner: "file".into(),
+                value: alignment,
+            });
+        }
+        self.alignment = self.alignment.max(alignment);
+        Ok(())
+    }
+
+    /// Adds a file-wide metadata entry.
+    pub fn set_metadata(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.metadata.insert(key.into(), value.into());
+    }
+
+    fn check_alive(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(reason) => Err(Error::WriterPoisoned {
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn raw_write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.check_alive()?;
+        if let Err(e) = self.out.write_all(bytes) {
+            self.poisoned = Some(e.to_string());
+            return Err(e.into());
+        }
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn pad_to(&mut self, alignment: u64) -> Result<()> {
+        let target = format::align_up(self.pos, alignment).ok_or(Error::SizeOverflow {
+            tensor: String::new(),
+            field: "file offset",
+        })?;
+        while self.pos < target {
+            let n = (target - self.pos).min(ZEROS.len() as u64) as usize;
+            self.raw_write(&ZEROS[..n])?;
+        }
+        Ok(())
+    }
+
+    /// Checks `desc` and starts a tensor whose bytes are then streamed with
+    /// [`TensorWriter::write_all`] in buffer order (layout buffers, then scales
+    /// and zero points); see [`TensorDescriptor::buffer_plan`]. Nothing is
+    /// written when the descriptor is invalid, and the writer stays usable.
+    pub fn begin_tensor(&mut self, desc: &TensorDescriptor) -> Result<TensorWriter<'_, W>> {
+        self.check_alive()?;
+        if desc.name.is_empty() {
+            return Err(Error::EmptyName {
+                index: self.written.len(),
+            });
+        }
+        if self.names.contains(&desc.name) {
+            return Err(Error::DuplicateName {
+                name: desc.name.clone(),
+            });
+        }
+        if let Some(a) = desc.alignment {
+            if !format::valid_alignment(a) {
+                return Err(Error::InvalidAlignment {
+                    owner: format!("tensor {:?}", desc.name),
+                    value: a,
+                });
+            }
+        }
+        let plan = desc.buffer_plan()?;
+        let lengths: Vec<u64> = plan.all(desc.quantization.is_some()).iter().map(|(_, l)| *l).collect();
+        let roles: Vec<&'static str> = plan.all(desc.quantization.is_some()).iter().map(|(r, _)| *r).collect();
+        self.names.insert(desc.name.clone());
+        Ok(TensorWriter {
+            alignment: desc.alignment.unwrap_or(0).max(self.alignment),
+            writer: self,
+            desc: desc.clone(),
+            lengths,
+            roles,
+            buffers: Vec::new(),
+            remaining: None,
+        })
+    }
+
+    /// Writes a whole tensor: `buffers` holds the bytes of every buffer the
+    /// descriptor needs, in buffer order (none for a descriptor-only tensor).
+    pub fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
+        let expected = desc.buffer_plan()?.all(desc.quantization.is_some());
+        let wanted = if desc.descriptor_only { 0 } else { expected.len() };
+        let given = if desc.descriptor_only {
+            // A descriptor-only tensor has nothing to write; accept empty slices.
+            buffers.iter().filter(|b| !b.is_empty()).count()
+        } else {
+            buffers.len()
+        };
+        if given != wanted {
+            return Err(Error::WriteMismatch {
+                tensor: desc.name.clone(),
+                reason: format!("the descriptor needs {wanted} buffer(s) ({:?}), {given} given", expected.iter().map(|e| e.0).collect::<Vec<_>>()),
+            });
+        }
+        for ((role, len), b) in expected.iter().zip(buffers) {
+            if *len != b.len() as u64 && !desc.descriptor_only {
+                return Err(Error::BufferLength {
+                    tensor: desc.name.clone(),
+                    buffer: role,
+                    expected: *len,
+                    found: b.len() as u64,
+                });
+            }
+        }
+        let mut t = self.begin_tensor(desc)?;
+        for b in buffers {
+            t.write_all(b)?;
+        }
+        t.finish()
+    }
+
+    /// Writes the header and footer, flushes, and (for [`Writer::create`])
+    /// fsyncs and renames the file into place. Returns the file length.
+    pub fn finish(mut self) -> Result<u64> {
+        self.check_alive()?;
+        self.pad_to(8)?;
+        let header = self.build_header();
+        let header_offset = self.pos;
+        self.raw_write(&header)?;
+        let footer = Footer {
+            header_offset,
+            header_length: header.len() as u64,
+        };
+        self.raw_write(&footer.encode())?;
+        let len = self.pos;
+        debug_assert_eq!(len, header_offset + header.len() as u64 + FOOTER_LEN);
+        let out = self.out.into_inner().map_err(|e| Error::Stream(e.into_error()))?;
+        if let Sink::Atomic { temp, dest } = self.sink {
+            drop(out);
+            temp.as_file().sync_all().map_err(|e| Error::io("syncing", temp.path(), e))?;
+            let temp_path = temp.path().to_owned();
+            temp.persist(&dest).map_err(|e| Error::io("renaming", temp_path, e.error))?;
+            if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
+                // Make the rename itself durable.
+                if let Ok(d) = std::fs::File::open(dir) {
+                    let _ = d.sync_all();
+                }
+            }
+        }
+        Ok(len)
+    }
+
+    fn build_header(&mut self) -> Vec<u8> {
+        self.written.sort_by(|a, b| a.desc.name.cmp(&b.desc.name));
+        let mut fbb = flatbuffers::FlatBufferBuilder::with_capacity(1024 + 256 * self.written.len());
+        let mut tensors = Vec::with_capacity(self.written.len());
+        for w in &self.written {
+            tensors.push(build_tensor(&mut fbb, w));
+        }
+        let tensors = fbb.create_vector(&tensors);
+        let metadata = build_metadata(&mut fbb, &self.metadata);
+        let root = fb::Header::create(
+            &mut fbb,
+            &fb::HeaderArgs {
+                tensors: Some(tensors),
+                metadata,
+                alignment: self.alignment,
+            },
+        );
+        fb::finish_header_buffer(&mut fbb, root);
+        fbb.finished_data().to_vec()
+    }
+}
+
+fn build_metadata<'b>(
+    fbb: &mut flatbuffers::FlatBufferBuilder<'b>,
+    m: &BTreeMap<String, String>,
+) -> Option<flatbuffers::WIPOffset<flatbuffers::Vector<'b, flatbuffers::ForwardsUOffset<fb::KeyValue<'b>>>>> {
+    if m.is_empty() {
+        return None;
+    }
+    let entries: Vec<_> = m
+        .iter()
+        .map(|(k, v)| {
+            let key = fbb.create_string(k);
+            let value = fbb.create_string(v);
+            fb::KeyValue::create(
+                fbb,
+                &fb::KeyValueArgs {
+                    key: Some(key),
+                    value: Some(value),
+                },
+            )
+        })
+        .collect();
+    Some(fbb.create_vector(&entries))
+}
+
+fn build_tensor<'b>(fbb: &mut flatbuffers::FlatBufferBuilder<'b>, w: &Written) -> flatbuffers::WIPOffset<fb::Tensor<'b>> {
+    let d = &w.desc;
+    let name = fbb.create_string(&d.name);
+    let shape = fbb.create_vector(&d.wire_shape());
+    let (layout_type, layout) = match &d.layout {
+        Layout::Dense => (fb::Layout::NONE, None),
+        Layout::Strided(s) => {
+            let strides = fbb.create_vector(s);
+            let t = fb::Dense::create(fbb, &fb::DenseArgs { strides: Some(strides) });
+            (fb::Layout::Dense, Some(t.as_union_value()))
+        }
+        Layout::Coo {
+            nnz,
+            index_type,
+            canonical,
+        } => {
+            let t = fb::Coo::create(
+                fbb,
+                &fb::CooArgs {
+                    nnz: *nnz,
+                    index_type: fb::ElementType(index_type.to_wire()),
+                    canonical: *canonical,
+                },
+            );
+            (fb::Layout::Coo, Some(t.as_union_value()))
+        }
+        Layout::Csr { nnz, index_type } => {
+            let t = fb::Csr::create(
+                fbb,
+                &fb::CsrArgs {
+                    nnz: *nnz,
+                    index_type: fb::ElementType(index_type.to_wire()),
+                },
+            );
+            (fb::Layout::Csr, Some(t.as_union_value()))
+        }
+        Layout::Csc { nnz, index_type } => {
+            let t = fb::Csc::create(
+                fbb,
+                &fb::CscArgs {
+                    nnz: *nnz,
+                    index_type: fb::ElementType(index_type.to_wire()),
+                },
+            );
+            (fb::Layout::Csc, Some(t.as_union_value()))
+        }
+    };
+    let n_layout = w.buffers.len() - if d.quantization.is_some() { 2 } else { 0 };
+    let buffers: Vec<fb::Buffer> = w.buffers[..n_layout].iter().map(|&(o, l)| fb::Buffer::new(o, l)).collect();
+    let buffers = fbb.create_vector(&buffers);
+    let quantization = d.quantization.as_ref().map(|q| {
+        let (scheme, axis, block_size) = match q.scheme {
+            QuantizationScheme::PerTensor => (fb::QuantizationScheme::PerTensor, 0, 0),
+            QuantizationScheme::PerAxis { axis } => (fb::QuantizationScheme::PerAxis, axis, 0),
+            QuantizationScheme::PerBlock { axis, block_size } => (fb::QuantizationScheme::PerBlock, axis, block_size),
+        };
+        let scales = w.buffers.get(n_layout).map(|&(o, l)| fb::Buffer::new(o, l));
+        let zero_points = w.buffers.get(n_layout + 1).map(|&(o, l)| fb::Buffer::new(o, l));
+        fb::Quantization::create(
+            fbb,
+            &fb::QuantizationArgs {
+                scheme,
+                expressed_type: fb::ElementType(q.expressed_type.to_wire()),
+                scale_type: fb::ElementType(q.scale_type.to_wire()),
+                zero_point_type: fb::ElementType(q.zero_point_type.map_or(0, |t| t.to_wire())),
+                axis,
+                block_size,
+                scales: scales.as_ref(),
+                zero_points: zero_points.as_ref(),
+                storage_min: q.storage_min,
+                storage_max: q.storage_max,
+            },
+        )
+    });
+    let metadata = build_metadata(fbb, &d.metadata);
+    fb::Tensor::create(
+        fbb,
+        &fb::TensorArgs {
+            name: Some(name),
+            element_type: fb::ElementType(d.element_type.to_wire()),
+            shape: Some(shape),
+            layout_type,
+            layout,
+            buffers: (!d.descriptor_only).then_some(buffers),
+            descriptor_only: d.descriptor_only,
+            alignment: d.alignment.unwrap_or(0),
+            quantization,
+            metadata,
+        },
+    )
+}
+
+/// Streams the bytes of one tensor. Buffers are filled in order; when one is
+/// complete the next one starts at its alignment. [`TensorWriter::finish`]
+/// checks every byte the descriptor needs arrived.
+#[derive(Debug)]
+pub struct TensorWriter<'w, W: Write> {
+    writer: &'w mut Writer<W>,
+    desc: TensorDescriptor,
+    alignment: u64,
+    lengths: Vec<u64>,
+    roles: Vec<&'static str>,
+    buffers: Vec<(u64, u64)>,
+    /// Bytes still owed to the current buffer; `None` before the first byte.
+    remaining: Option<u64>,
+}
+
+impl<W: Write> TensorWriter<'_, W> {
+    fn mismatch(&mut self, reason: String) -> Error {
+        self.writer.poisoned = Some(format!("tensor {:?} was left incomplete", self.desc.name));
+        Error::WriteMismatch {
+            tensor: self.desc.name.clone(),
+            reason,
+        }
+    }
+
+    /// Starts the next buffer: empty ones are recorded with no padding.
+    fn open_next(&mut self) -> Result<()> {
+        while self.buffers.len() < self.lengths.len() {
+            let len = self.lengths[self.buffers.len()];
+            if len == 0 {
+                // ADR-007: a zero-length buffer takes no space and no alignment.
+                self.buffers.push((0, 0));
+                continue;
+            }
+            self.writer.pad_to(self.alignment)?;
+            self.buffers.push((self.writer.pos, len));
+            self.remaining = Some(len);
+            return Ok(());
+        }
+        self.remaining = Some(0);
+        Ok(())
+    }
+
+    /// Appends `bytes` to the tensor's data.
+    pub fn write_all(&mut self, mut bytes: &[u8]) -> Result<()> {
+        if self.desc.descriptor_only && !bytes.is_empty() {
+            let reason = "a descriptor-only tensor carries no data".to_owned();
+            return Err(self.mismatch(reason));
+        }
+        while !bytes.is_empty() {
+            if self.remaining.is_none_or(|r| r == 0) {
+                if self.buffers.len() == self.lengths.len() {
+                    let total: u64 = self.lengths.iter().sum();
+                    let reason = format!("more than the {total} byte(s) the descriptor implies");
+                    return Err(self.mismatch(reason));
+                }
+                self.open_next()?;
+                continue;
+            }
+            let r = self.remaining.unwrap_or(0);
+            let n = (r.min(bytes.len() as u64)) as usize;
+            self.writer.raw_write(&bytes[..n])?;
+            self.remaining = Some(r - n as u64);
+            bytes = &bytes[n..];
+        }
+        Ok(())
+    }
+
+    /// Completes the tensor; fails if a buffer is short.
+    pub fn finish(mut self) -> Result<()> {
+        if self.remaining.is_none_or(|r| r == 0) && !self.desc.descriptor_only {
+            // Record trailing empty buffers (or all of them, for an empty tensor).
+            while self.buffers.len() < self.lengths.len() && self.lengths[self.buffers.len()] == 0 {
+                self.buffers.push((0, 0));
+            }
+        }
+        let complete = self.desc.descriptor_only || (self.buffers.len() == self.lengths.len() && self.remaining.is_none_or(|r| r == 0));
+        if !complete {
+            let role = self.roles.get(self.buffers.len().saturating_sub(1)).copied().unwrap_or("values");
+            let reason = format!("buffer {role} is short of bytes");
+            return Err(self.mismatch(reason));
+        }
+        let buffers = if self.desc.descriptor_only {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.buffers)
+        };
+        self.writer.written.push(Written {
+            desc: self.desc.clone(),
+            buffers,
+        });
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for TensorWriter<'_, W> {
+    fn drop(&mut self) {
+        let done = self.writer.written.last().is_some_and(|w| w.desc.name == self.desc.name);
+        if !done && self.writer.poisoned.is_none() {
+            self.writer.poisoned = Some(format!("tensor {:?} was dropped before finish()", self.desc.name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_is_followed_by_aligned_data() {
+        let mut out = Vec::new();
+        let w = Writer::new(&mut out).unwrap();
+        assert_eq!(w.pos, format::PREFIX_LEN);
+        w.finish().unwrap();
+        assert_eq!(&out[..8], &format::MAGIC);
+    }
+}

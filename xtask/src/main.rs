@@ -1,0 +1,57 @@
+//! `cargo xtask`: the project's developer tasks, in Rust.
+//!
+//! - `codegen [--check]`: regenerate everything derived from `schema/hurray.fbs`
+//!   (or, with `--check`, fail listing each stale file), then check schema evolution.
+//! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
+
+use anyhow::{Result, bail};
+use hurray_codegen::{Generator, evolution, flatc::Flatc};
+use std::path::{Path, PathBuf};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let root = workspace_root();
+    match args.as_slice() {
+        ["codegen"] => codegen(&root, false),
+        ["codegen", "--check"] => codegen(&root, true),
+        ["install-flatc"] => Flatc::install(&root).map(|_| ()),
+        _ => bail!("usage: cargo xtask codegen [--check] | install-flatc"),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_owned()
+}
+
+fn codegen(root: &Path, check: bool) -> Result<()> {
+    let flatc = Flatc::locate(root)?;
+    let generator = Generator::new(root, flatc.clone());
+    if check {
+        let stale = generator.check()?;
+        if !stale.is_empty() {
+            for s in &stale {
+                eprintln!("{s}");
+            }
+            bail!(
+                "{} generated file(s) are stale; run `cargo xtask codegen`",
+                stale.len()
+            );
+        }
+        println!("codegen: generated files are current");
+    } else {
+        for path in generator.write()? {
+            println!("codegen: wrote {}", path.display());
+        }
+    }
+    let released = evolution::released_schemas(&root.join("schema"))?;
+    evolution::check_conforms(&flatc, generator.schema(), &released)?;
+    println!(
+        "codegen: schema conforms to {} released version(s)",
+        released.len()
+    );
+    Ok(())
+}

@@ -1,1 +1,55 @@
-fn main(){}
+//! The `hurray` command.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod inspect;
+
+#[derive(Parser)]
+#[command(
+    name = "hurray",
+    version,
+    about = "Inspect and validate Hurray tensor files"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// One line per tensor: name, dtype, shape (? = dynamic), layout, bytes, quantization.
+    Inspect {
+        file: PathBuf,
+        /// Print JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check files completely (header, every descriptor, sparse indices); exit 1 on any problem.
+    Validate {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write the bundled example tensors (dense, empty, sub-byte, sparse, quantized, dynamic) to a file.
+    Example { output: PathBuf },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: Result<ExitCode> = match cli.command {
+        Command::Inspect { file, json } => {
+            inspect::inspect(&file, json).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Validate { files } => Ok(inspect::validate(&files)),
+        Command::Example { output } => inspect::example(&output).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hurray: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

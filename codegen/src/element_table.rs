@@ -7,12 +7,18 @@ use quote::{format_ident, quote};
 
 /// Rust source of the element-type module for `types`.
 pub fn render(types: &[ElementTypeFacts]) -> syn::Result<String> {
-    let variants: Vec<_> = types.iter().map(|t| format_ident!("{}", t.variant)).collect();
+    let variants: Vec<_> = types
+        .iter()
+        .map(|t| format_ident!("{}", t.variant))
+        .collect();
     let docs = types.iter().map(|t| {
         let lines = t.doc.iter().map(|l| format!(" {l}"));
         quote! { #(#[doc = #lines])* }
     });
-    let values: Vec<_> = types.iter().map(|t| Literal::u8_unsuffixed(t.value)).collect();
+    let values: Vec<_> = types
+        .iter()
+        .map(|t| Literal::u8_unsuffixed(t.value))
+        .collect();
     let values2 = &values;
     let count = types.len();
     let bits = types.iter().map(|t| Literal::u32_unsuffixed(t.bits));
@@ -26,7 +32,11 @@ pub fn render(types: &[ElementTypeFacts]) -> syn::Result<String> {
     let safetensors = types.iter().map(|t| opt(&t.safetensors));
     let st_match: Vec<_> = types
         .iter()
-        .filter_map(|t| t.safetensors.as_ref().map(|s| (s, format_ident!("{}", t.variant))))
+        .filter_map(|t| {
+            t.safetensors
+                .as_ref()
+                .map(|s| (s, format_ident!("{}", t.variant)))
+        })
         .collect();
     let st_names = st_match.iter().map(|(s, _)| s);
     let st_variants = st_match.iter().map(|(_, v)| v);

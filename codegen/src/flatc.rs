@@ -53,7 +53,10 @@ impl Flatc {
             .output()
             .with_context(|| format!("running {} --version", path.display()))?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let found = text.trim().strip_prefix("flatc version ").unwrap_or(text.trim());
+        let found = text
+            .trim()
+            .strip_prefix("flatc version ")
+            .unwrap_or(text.trim());
         if !out.status.success() || found != FLATC_VERSION {
             bail!(
                 "{} is flatc version {found:?}, but Hurray's generated code must come from flatc \

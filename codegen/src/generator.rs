@@ -81,7 +81,8 @@ impl Generator {
                 self.schema.as_os_str(),
             ],
         )?;
-        let bfbs = std::fs::read(tmp.join("hurray.bfbs")).context("reading flatc's binary schema")?;
+        let bfbs =
+            std::fs::read(tmp.join("hurray.bfbs")).context("reading flatc's binary schema")?;
         schema::element_types(&bfbs)
     }
 
@@ -149,7 +150,10 @@ impl Generator {
                 Ok(old) => Some(first_difference(&old, &file.contents)),
             };
             if let Some(summary) = summary {
-                stale.push(Staleness { path: file.path, summary });
+                stale.push(Staleness {
+                    path: file.path,
+                    summary,
+                });
             }
         }
         Ok(stale)

@@ -1,10 +1,10 @@
 //! Owned tensor descriptors: what a writer is given and what
 //! [`TensorRef::descriptor`](crate::TensorRef::descriptor) returns.
 
+use crate::ElementType;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
-use crate::ElementType;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -280,7 +280,12 @@ impl TensorDescriptor {
                 }
                 Dim::Dynamic => Dim::Fixed(req),
                 Dim::Fixed(0) if req != 0 => {
-                    return Err(err(i, cur, req, "a resolved empty dimension is never replaced"));
+                    return Err(err(
+                        i,
+                        cur,
+                        req,
+                        "a resolved empty dimension is never replaced",
+                    ));
                 }
                 Dim::Fixed(n) if n != req => {
                     return Err(err(i, cur, req, "a fixed dimension cannot change"));

@@ -33,7 +33,10 @@ pub enum Error {
     #[error("footer magic is {found:02x?}: file truncated or not a Hurray file")]
     BadFooterMagic { found: [u8; 8] },
     /// The major version is not one this build reads.
-    #[error("format version {major}.{minor} is not supported (this build reads {}.x)", crate::format::VERSION_MAJOR)]
+    #[error(
+        "format version {major}.{minor} is not supported (this build reads {}.x)",
+        crate::format::VERSION_MAJOR
+    )]
     UnsupportedVersion { major: u16, minor: u16 },
     /// The footer locates the header outside the file or misaligned.
     #[error("footer field {field} = {value} is invalid: {reason}")]
@@ -55,14 +58,19 @@ pub enum Error {
     #[error("tensor {name:?} is written twice")]
     DuplicateName { name: String },
     /// Metadata keys are not strictly ascending.
-    #[error("metadata of {owner}: key {key:?} follows {previous:?}: keys must be unique and sorted")]
+    #[error(
+        "metadata of {owner}: key {key:?} follows {previous:?}: keys must be unique and sorted"
+    )]
     MetadataNotSorted {
         owner: String,
         previous: String,
         key: String,
     },
     /// A field holds an element type this build does not know, or one not allowed there.
-    #[error("tensor {tensor:?}: {field} = {value} is not a valid element type here{}", allowed_suffix(allowed))]
+    #[error(
+        "tensor {tensor:?}: {field} = {value} is not a valid element type here{}",
+        allowed_suffix(allowed)
+    )]
     InvalidElementType {
         tensor: String,
         field: &'static str,
@@ -116,7 +124,9 @@ pub enum Error {
         found: u64,
     },
     /// A buffer lies (partly) outside the data region.
-    #[error("tensor {tensor:?}: buffer {buffer} [{offset}, +{length}) lies outside the data region [{start}, {end})")]
+    #[error(
+        "tensor {tensor:?}: buffer {buffer} [{offset}, +{length}) lies outside the data region [{start}, {end})"
+    )]
     BufferOutOfBounds {
         tensor: String,
         buffer: &'static str,
@@ -134,7 +144,9 @@ pub enum Error {
         alignment: u64,
     },
     /// Two buffers share bytes.
-    #[error("tensor {first:?} buffer {first_buffer} overlaps tensor {second:?} buffer {second_buffer}")]
+    #[error(
+        "tensor {first:?} buffer {first_buffer} overlaps tensor {second:?} buffer {second_buffer}"
+    )]
     BuffersOverlap {
         first: String,
         first_buffer: &'static str,
@@ -175,7 +187,9 @@ pub enum Error {
     #[error("tensor {tensor:?} is strided ({strides:?}); use the strided accessor or copy it")]
     NotContiguous { tensor: String, strides: Vec<i64> },
     /// The bytes are not aligned in memory for the requested type (a borrowed input buffer).
-    #[error("tensor {tensor:?}: data at address {address:#x} is not aligned to {required} for a typed view")]
+    #[error(
+        "tensor {tensor:?}: data at address {address:#x} is not aligned to {required} for a typed view"
+    )]
     UnalignedMemory {
         tensor: String,
         address: usize,

@@ -49,6 +49,11 @@ pub use writer::{TensorWriter, Writer};
 // The wire-level packing rule, exposed for writers of packed data.
 pub use pack::{pack_codes, packed_len};
 
+/// The stored bytes of a slice of elements (little-endian hosts store elements as they are in memory).
+pub fn as_bytes<T: Element>(values: &[T]) -> &[u8] {
+    bytemuck::cast_slice(values)
+}
+
 mod pack {
     /// Byte length of `count` packed `bits`-wide elements: ceil(count * bits / 8),
     /// or `None` if that overflows u64.

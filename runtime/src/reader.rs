@@ -6,12 +6,12 @@
 //! overlaps no other. Opening touches only the prefix, footer and header, so
 //! its cost does not depend on the size of the data.
 
+use crate::ElementType;
 use crate::descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
-use crate::ElementType;
 use std::path::Path;
 
 /// Verifier limits: nesting depth, and at most one table per 4 header bytes.
@@ -44,7 +44,10 @@ impl File {
     pub fn open(path: impl AsRef<Path>) -> Result<File> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
-        let len = file.metadata().map_err(|e| Error::io("reading metadata of", path, e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io("reading metadata of", path, e))?
+            .len();
         if len < PREFIX_LEN + FOOTER_LEN {
             return Err(Error::TooShort {
                 len,
@@ -54,7 +57,8 @@ impl File {
         // SAFETY: the map is read-only and private to this process; the bytes
         // are only ever read through `&[u8]`. Concurrent truncation by another
         // process is the documented caveat above.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
         File::from_storage(Storage::Mmap(map))
     }
 
@@ -164,12 +168,24 @@ fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
     }
     let header_offset = format::read_u64(bytes, footer_at);
     let header_length = format::read_u64(bytes, footer_at + 8);
-    let bad = |field, value, reason| Error::BadFooter { field, value, reason };
+    let bad = |field, value, reason| Error::BadFooter {
+        field,
+        value,
+        reason,
+    };
     if header_offset < PREFIX_LEN || header_offset % 8 != 0 {
-        return Err(bad("header_offset", header_offset, "must be a multiple of 8 after the prefix"));
+        return Err(bad(
+            "header_offset",
+            header_offset,
+            "must be a multiple of 8 after the prefix",
+        ));
     }
     if header_offset.checked_add(header_length) != Some(footer_at as u64) {
-        return Err(bad("header_length", header_length, "the header must end where the footer starts"));
+        return Err(bad(
+            "header_length",
+            header_length,
+            "the header must end where the footer starts",
+        ));
     }
     Ok((header_offset as usize..footer_at, version))
 }
@@ -187,10 +203,12 @@ impl<'a> Reader<'a> {
             ignore_missing_null_terminator: false,
         };
         if !fb::header_buffer_has_identifier(header_bytes) {
-            return Err(Error::InvalidHeader(flatbuffers::InvalidFlatbuffer::MissingRequiredField {
-                required: "file_identifier \"HRRY\"".into(),
-                error_trace: Default::default(),
-            }));
+            return Err(Error::InvalidHeader(
+                flatbuffers::InvalidFlatbuffer::MissingRequiredField {
+                    required: "file_identifier \"HRRY\"".into(),
+                    error_trace: Default::default(),
+                },
+            ));
         }
         let header = fb::root_as_header_with_opts(&opts, header_bytes)?;
         let reader = Reader {
@@ -212,7 +230,9 @@ impl<'a> Reader<'a> {
         let header_offset = format::read_u64(bytes, footer_at) as usize;
         // SAFETY: the caller guarantees these bytes passed the FlatBuffers
         // verifier at this very range in `Reader::new`.
-        let header = unsafe { flatbuffers::root_unchecked::<fb::Header<'a>>(&bytes[header_offset..footer_at]) };
+        let header = unsafe {
+            flatbuffers::root_unchecked::<fb::Header<'a>>(&bytes[header_offset..footer_at])
+        };
         Reader {
             bytes,
             header,
@@ -262,7 +282,11 @@ impl<'a> Reader<'a> {
             let quant = t.quantization();
             let expected = plan.all(quant.is_some());
             let listed = t.buffers().map_or(0, |b| b.len());
-            let layout_buffers = if t.descriptor_only() { 0 } else { plan.roles.len() };
+            let layout_buffers = if t.descriptor_only() {
+                0
+            } else {
+                plan.roles.len()
+            };
             if listed != layout_buffers {
                 if t.descriptor_only() {
                     return Err(Error::DescriptorOnlyWithData {
@@ -278,43 +302,44 @@ impl<'a> Reader<'a> {
                     found: listed,
                 });
             }
-            let mut check = |role: &'static str, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
-                let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
-                if length != expected_len {
-                    return Err(Error::BufferLength {
-                        tensor: name.to_owned(),
-                        buffer: role,
-                        expected: expected_len,
-                        found: length,
-                    });
-                }
-                if length == 0 {
-                    // ADR-007: a zero-length buffer has no alignment and no position
-                    // that matters; it is never dereferenced.
-                    return Ok(());
-                }
-                let end = offset.checked_add(length);
-                if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
-                    return Err(Error::BufferOutOfBounds {
-                        tensor: name.to_owned(),
-                        buffer: role,
-                        offset,
-                        length,
-                        start: PREFIX_LEN,
-                        end: data_end,
-                    });
-                }
-                if offset % alignment != 0 {
-                    return Err(Error::BufferMisaligned {
-                        tensor: name.to_owned(),
-                        buffer: role,
-                        offset,
-                        alignment,
-                    });
-                }
-                ranges.push((offset, offset + length, index, role));
-                Ok(())
-            };
+            let mut check =
+                |role: &'static str, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
+                    let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
+                    if length != expected_len {
+                        return Err(Error::BufferLength {
+                            tensor: name.to_owned(),
+                            buffer: role,
+                            expected: expected_len,
+                            found: length,
+                        });
+                    }
+                    if length == 0 {
+                        // ADR-007: a zero-length buffer has no alignment and no position
+                        // that matters; it is never dereferenced.
+                        return Ok(());
+                    }
+                    let end = offset.checked_add(length);
+                    if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
+                        return Err(Error::BufferOutOfBounds {
+                            tensor: name.to_owned(),
+                            buffer: role,
+                            offset,
+                            length,
+                            start: PREFIX_LEN,
+                            end: data_end,
+                        });
+                    }
+                    if offset % alignment != 0 {
+                        return Err(Error::BufferMisaligned {
+                            tensor: name.to_owned(),
+                            buffer: role,
+                            offset,
+                            alignment,
+                        });
+                    }
+                    ranges.push((offset, offset + length, index, role));
+                    Ok(())
+                };
             if let Some(buffers) = t.buffers() {
                 for (i, b) in buffers.iter().enumerate() {
                     check(expected[i].0, expected[i].1, Some(b))?;
@@ -377,13 +402,18 @@ impl<'a> Reader<'a> {
 
     /// The tensor named `name`: a binary search, O(log n).
     pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
-        let t = self.header.tensors()?.lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
+        let t = self
+            .header
+            .tensors()?
+            .lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
         Some(TensorRef::new(self.bytes, t, self.header.alignment()))
     }
 
     /// The tensor named `name`, or [`Error::NotFound`].
     pub fn tensor(&self, name: &str) -> Result<TensorRef<'a>> {
-        self.get(name).ok_or_else(|| Error::NotFound { name: name.to_owned() })
+        self.get(name).ok_or_else(|| Error::NotFound {
+            name: name.to_owned(),
+        })
     }
 
     /// File-wide metadata, sorted by key.
@@ -395,7 +425,10 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn check_metadata(owner: &str, kv: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::KeyValue<'_>>>>) -> Result<()> {
+fn check_metadata(
+    owner: &str,
+    kv: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::KeyValue<'_>>>>,
+) -> Result<()> {
     let Some(kv) = kv else { return Ok(()) };
     let mut previous: Option<&str> = None;
     for entry in kv.iter() {
@@ -419,18 +452,27 @@ pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers:
         fb::Layout::Dense => LayoutParams::Dense {
             strides: t.layout_as_dense().and_then(|d| d.strides()),
         },
-        fb::Layout::Coo => t.layout_as_coo().map_or(LayoutParams::Unknown(2), |c| LayoutParams::Coo {
-            nnz: c.nnz(),
-            index_type: c.index_type().0,
-        }),
-        fb::Layout::Csr => t.layout_as_csr().map_or(LayoutParams::Unknown(3), |c| LayoutParams::Csr {
-            nnz: c.nnz(),
-            index_type: c.index_type().0,
-        }),
-        fb::Layout::Csc => t.layout_as_csc().map_or(LayoutParams::Unknown(4), |c| LayoutParams::Csc {
-            nnz: c.nnz(),
-            index_type: c.index_type().0,
-        }),
+        fb::Layout::Coo => {
+            t.layout_as_coo()
+                .map_or(LayoutParams::Unknown(2), |c| LayoutParams::Coo {
+                    nnz: c.nnz(),
+                    index_type: c.index_type().0,
+                })
+        }
+        fb::Layout::Csr => {
+            t.layout_as_csr()
+                .map_or(LayoutParams::Unknown(3), |c| LayoutParams::Csr {
+                    nnz: c.nnz(),
+                    index_type: c.index_type().0,
+                })
+        }
+        fb::Layout::Csc => {
+            t.layout_as_csc()
+                .map_or(LayoutParams::Unknown(4), |c| LayoutParams::Csc {
+                    nnz: c.nnz(),
+                    index_type: c.index_type().0,
+                })
+        }
         other => LayoutParams::Unknown(other.0),
     }
 }
@@ -685,7 +727,10 @@ impl<'a> TensorRef<'a> {
             quantization: self.quantization(),
             descriptor_only: self.is_descriptor_only(),
             alignment: (self.t.alignment() != 0).then_some(self.t.alignment()),
-            metadata: self.metadata().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+            metadata: self
+                .metadata()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
         }
     }
 
@@ -717,7 +762,11 @@ impl<'a> TensorRef<'a> {
     pub fn buffers(&self) -> Vec<(&'static str, &'a [u8])> {
         let roles = self.plan().roles;
         match self.t.buffers() {
-            Some(b) => roles.iter().zip(b.iter()).map(|(r, b)| (*r, self.slice(Some(b)))).collect(),
+            Some(b) => roles
+                .iter()
+                .zip(b.iter())
+                .map(|(r, b)| (*r, self.slice(Some(b))))
+                .collect(),
             None => Vec::new(),
         }
     }

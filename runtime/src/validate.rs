@@ -6,8 +6,8 @@
 //! generic over where the shape and strides come from, so the reader checks a
 //! FlatBuffer in place without allocating.
 
-use crate::ElementType;
 use crate::ElementClass;
+use crate::ElementType;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
 
@@ -127,7 +127,12 @@ fn element_type(tensor: &str, field: &'static str, v: u8) -> Result<ElementType>
     })
 }
 
-fn one_of(tensor: &str, field: &'static str, v: u8, allowed: &'static [ElementType]) -> Result<ElementType> {
+fn one_of(
+    tensor: &str,
+    field: &'static str,
+    v: u8,
+    allowed: &'static [ElementType],
+) -> Result<ElementType> {
     match ElementType::from_wire(v) {
         Some(t) if allowed.contains(&t) => Ok(t),
         _ => Err(Error::InvalidElementType {
@@ -139,7 +144,12 @@ fn one_of(tensor: &str, field: &'static str, v: u8, allowed: &'static [ElementTy
     }
 }
 
-fn invalid(tensor: &str, field: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Error {
+fn invalid(
+    tensor: &str,
+    field: impl Into<String>,
+    value: impl ToString,
+    reason: impl Into<String>,
+) -> Error {
     Error::InvalidField {
         tensor: tensor.to_owned(),
         field: field.into(),
@@ -181,7 +191,9 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
     // With a dynamic dimension nothing about the data can be computed, and
     // nothing needs to be: such a tensor is descriptor-only.
     let known = |v: Option<u64>| v.unwrap_or(0);
-    let bytes = |count: u64, t: ElementType, field| packed_bytes(count, t.bits()).ok_or_else(|| overflow(field));
+    let bytes = |count: u64, t: ElementType, field| {
+        packed_bytes(count, t.bits()).ok_or_else(|| overflow(field))
+    };
 
     let (layout_name, roles, mut lengths) = match layout {
         LayoutParams::Unknown(v) => {
@@ -190,35 +202,60 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
                 value: v,
             });
         }
-        LayoutParams::Dense { strides: None } => {
-            ("dense", DENSE_BUFFERS, [bytes(known(elements), et, "values")?, 0, 0])
-        }
+        LayoutParams::Dense { strides: None } => (
+            "dense",
+            DENSE_BUFFERS,
+            [bytes(known(elements), et, "values")?, 0, 0],
+        ),
         LayoutParams::Dense {
             strides: Some(strides),
         } => {
             if strides.len() != rank {
-                return Err(invalid(name, "layout.strides", format!("{} strides", strides.len()), format!("need one per dimension ({rank})")));
+                return Err(invalid(
+                    name,
+                    "layout.strides",
+                    format!("{} strides", strides.len()),
+                    format!("need one per dimension ({rank})"),
+                ));
             }
             if et.bits() % 8 != 0 {
-                return Err(invalid(name, "layout.strides", et.name(), "packed sub-byte element types cannot be strided"));
+                return Err(invalid(
+                    name,
+                    "layout.strides",
+                    et.name(),
+                    "packed sub-byte element types cannot be strided",
+                ));
             }
             let mut extent: u64 = 1;
             for i in 0..rank {
                 let s = strides.at(i);
                 if s < 0 {
-                    return Err(invalid(name, format!("layout.strides[{i}]"), s, "strides must be non-negative"));
+                    return Err(invalid(
+                        name,
+                        format!("layout.strides[{i}]"),
+                        s,
+                        "strides must be non-negative",
+                    ));
                 }
                 let d = shape.at(i);
                 if d != DYNAMIC_DIM && d > 0 {
-                    let reach = (d - 1).checked_mul(s as u64).ok_or_else(|| overflow("layout.strides"))?;
-                    extent = extent.checked_add(reach).ok_or_else(|| overflow("layout.strides"))?;
+                    let reach = (d - 1)
+                        .checked_mul(s as u64)
+                        .ok_or_else(|| overflow("layout.strides"))?;
+                    extent = extent
+                        .checked_add(reach)
+                        .ok_or_else(|| overflow("layout.strides"))?;
                 }
             }
             let count = match elements {
                 Some(0) | None => 0,
                 Some(_) => extent,
             };
-            ("strided", DENSE_BUFFERS, [bytes(count, et, "values")?, 0, 0])
+            (
+                "strided",
+                DENSE_BUFFERS,
+                [bytes(count, et, "values")?, 0, 0],
+            )
         }
         LayoutParams::Coo { nnz, index_type } => {
             let it = one_of(name, "layout.index_type", index_type, INDEX_TYPES)?;
@@ -226,22 +263,41 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
                 return Err(invalid(name, "shape", "[]", "a COO tensor needs rank >= 1"));
             }
             check_nnz(name, nnz, elements)?;
-            let coords = nnz.checked_mul(rank as u64).ok_or_else(|| overflow("indices"))?;
-            ("coo", COO_BUFFERS, [bytes(coords, it, "indices")?, bytes(nnz, et, "values")?, 0])
+            let coords = nnz
+                .checked_mul(rank as u64)
+                .ok_or_else(|| overflow("indices"))?;
+            (
+                "coo",
+                COO_BUFFERS,
+                [bytes(coords, it, "indices")?, bytes(nnz, et, "values")?, 0],
+            )
         }
         LayoutParams::Csr { nnz, index_type } | LayoutParams::Csc { nnz, index_type } => {
             let is_csr = matches!(layout, LayoutParams::Csr { .. });
             let it = one_of(name, "layout.index_type", index_type, INDEX_TYPES)?;
             if rank != 2 {
-                return Err(invalid(name, "shape", format!("rank {rank}"), "CSR and CSC tensors have rank 2"));
+                return Err(invalid(
+                    name,
+                    "shape",
+                    format!("rank {rank}"),
+                    "CSR and CSC tensors have rank 2",
+                ));
             }
             check_nnz(name, nnz, elements)?;
             let major = shape.at(if is_csr { 0 } else { 1 });
-            let pointers = if major == DYNAMIC_DIM { 0 } else { major.checked_add(1).ok_or_else(|| overflow("pointers"))? };
+            let pointers = if major == DYNAMIC_DIM {
+                0
+            } else {
+                major.checked_add(1).ok_or_else(|| overflow("pointers"))?
+            };
             (
                 if is_csr { "csr" } else { "csc" },
                 COMPRESSED_BUFFERS,
-                [bytes(pointers, it, "pointers")?, bytes(nnz, it, "indices")?, bytes(nnz, et, "values")?],
+                [
+                    bytes(pointers, it, "pointers")?,
+                    bytes(nnz, it, "indices")?,
+                    bytes(nnz, et, "values")?,
+                ],
             )
         }
     };
@@ -249,19 +305,38 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
     let (mut scales, mut zero_points) = (0, 0);
     if let Some(q) = quant {
         if matches!(et.class(), ElementClass::Bool | ElementClass::Complex) {
-            return Err(invalid(name, "element_type", et.name(), "a quantized tensor stores integers or small floats"));
+            return Err(invalid(
+                name,
+                "element_type",
+                et.name(),
+                "a quantized tensor stores integers or small floats",
+            ));
         }
         let expressed = element_type(name, "quantization.expressed_type", q.expressed_type)?;
         if expressed.class() != ElementClass::Float {
-            return Err(one_of(name, "quantization.expressed_type", q.expressed_type, SCALE_TYPES).unwrap_err());
+            return Err(one_of(
+                name,
+                "quantization.expressed_type",
+                q.expressed_type,
+                SCALE_TYPES,
+            )
+            .unwrap_err());
         }
         let scale_type = one_of(name, "quantization.scale_type", q.scale_type, SCALE_TYPES)?;
         let zp_type = match q.zero_point_type {
             0 => None,
             v => {
                 let t = element_type(name, "quantization.zero_point_type", v)?;
-                if !matches!(t.class(), ElementClass::SignedInt | ElementClass::UnsignedInt) {
-                    return Err(invalid(name, "quantization.zero_point_type", t.name(), "zero points are integers"));
+                if !matches!(
+                    t.class(),
+                    ElementClass::SignedInt | ElementClass::UnsignedInt
+                ) {
+                    return Err(invalid(
+                        name,
+                        "quantization.zero_point_type",
+                        t.name(),
+                        "zero points are integers",
+                    ));
                 }
                 Some(t)
             }
@@ -269,7 +344,12 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         let axis_dim = |what: &str| -> Result<u64> {
             let axis = q.axis as usize;
             if axis >= rank {
-                return Err(invalid(name, "quantization.axis", q.axis, format!("{what} needs an axis below the rank {rank}")));
+                return Err(invalid(
+                    name,
+                    "quantization.axis",
+                    q.axis,
+                    format!("{what} needs an axis below the rank {rank}"),
+                ));
             }
             Ok(shape.at(axis))
         };
@@ -282,7 +362,12 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
             3 => {
                 let d = axis_dim("per-block quantization")?;
                 if q.block_size == 0 {
-                    return Err(invalid(name, "quantization.block_size", 0, "per-block quantization needs a block size > 0"));
+                    return Err(invalid(
+                        name,
+                        "quantization.block_size",
+                        0,
+                        "per-block quantization needs a block size > 0",
+                    ));
                 }
                 match elements {
                     None => None,
@@ -323,7 +408,12 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
 
 fn check_nnz(name: &str, nnz: u64, elements: Option<u64>) -> Result<()> {
     match elements {
-        Some(e) if nnz > e => Err(invalid(name, "layout.nnz", nnz, format!("more stored elements than the {e} the shape holds"))),
+        Some(e) if nnz > e => Err(invalid(
+            name,
+            "layout.nnz",
+            nnz,
+            format!("more stored elements than the {e} the shape holds"),
+        )),
         _ => Ok(()),
     }
 }

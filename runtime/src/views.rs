@@ -68,7 +68,9 @@ impl<'a> TensorRef<'a> {
     }
 
     fn check_type<T: Element>(&self) -> Result<()> {
-        if T::TYPE != self.element_type() || std::mem::size_of::<T>() as u64 * 8 != u64::from(T::TYPE.bits()) {
+        if T::TYPE != self.element_type()
+            || std::mem::size_of::<T>() as u64 * 8 != u64::from(T::TYPE.bits())
+        {
             return Err(Error::TypeMismatch {
                 tensor: self.name().to_owned(),
                 requested: T::TYPE,
@@ -85,11 +87,18 @@ impl<'a> TensorRef<'a> {
     /// A COO view; the coordinates are checked against the shape first.
     pub fn coo(&self) -> Result<CooView<'a>> {
         self.require_data()?;
-        let Layout::Coo { nnz, index_type, .. } = self.layout() else {
+        let Layout::Coo {
+            nnz, index_type, ..
+        } = self.layout()
+        else {
             return Err(self.layout_mismatch("coo", "coo()"));
         };
         let dims = self.dims_u64();
-        let indices = Indices::new(self.name(), index_type, self.buffer("indices").unwrap_or(&[]))?;
+        let indices = Indices::new(
+            self.name(),
+            index_type,
+            self.buffer("indices").unwrap_or(&[]),
+        )?;
         let rank = dims.len();
         for i in 0..indices.len() {
             let v = indices.get(i);
@@ -120,13 +129,28 @@ impl<'a> TensorRef<'a> {
     fn compressed(&self, rows: bool) -> Result<CompressedView<'a>> {
         self.require_data()?;
         let (nnz, index_type) = match (self.layout(), rows) {
-            (Layout::Csr { nnz, index_type }, true) | (Layout::Csc { nnz, index_type }, false) => (nnz, index_type),
-            _ => return Err(self.layout_mismatch(if rows { "csr" } else { "csc" }, if rows { "csr()" } else { "csc()" })),
+            (Layout::Csr { nnz, index_type }, true) | (Layout::Csc { nnz, index_type }, false) => {
+                (nnz, index_type)
+            }
+            _ => {
+                return Err(self.layout_mismatch(
+                    if rows { "csr" } else { "csc" },
+                    if rows { "csr()" } else { "csc()" },
+                ));
+            }
         };
         let dims = self.dims_u64();
         let minor = if rows { dims[1] } else { dims[0] };
-        let pointers = Indices::new(self.name(), index_type, self.buffer("pointers").unwrap_or(&[]))?;
-        let indices = Indices::new(self.name(), index_type, self.buffer("indices").unwrap_or(&[]))?;
+        let pointers = Indices::new(
+            self.name(),
+            index_type,
+            self.buffer("pointers").unwrap_or(&[]),
+        )?;
+        let indices = Indices::new(
+            self.name(),
+            index_type,
+            self.buffer("indices").unwrap_or(&[]),
+        )?;
         let mut prev = 0i64;
         for i in 0..pointers.len() {
             let p = pointers.get(i);
@@ -139,7 +163,12 @@ impl<'a> TensorRef<'a> {
             prev = p;
         }
         if prev as u64 != nnz {
-            return Err(self.bad_index("pointers", pointers.len().saturating_sub(1), prev, "the last pointer must equal nnz"));
+            return Err(self.bad_index(
+                "pointers",
+                pointers.len().saturating_sub(1),
+                prev,
+                "the last pointer must equal nnz",
+            ));
         }
         for i in 0..indices.len() {
             let v = indices.get(i);
@@ -165,7 +194,13 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    fn bad_index(&self, buffer: &'static str, position: usize, value: i64, reason: &'static str) -> Error {
+    fn bad_index(
+        &self,
+        buffer: &'static str,
+        position: usize,
+        value: i64,
+        reason: &'static str,
+    ) -> Error {
         Error::InvalidSparseIndex {
             tensor: self.name().to_owned(),
             buffer,
@@ -396,7 +431,9 @@ impl PackedOrWide<'_> {
         let raw = u64::from_le_bytes(w);
         match (t.class(), bits) {
             (ElementClass::SignedInt, _) => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
-            (ElementClass::Float, 16) if t == ElementType::BFloat16 => half::bf16::from_bits(raw as u16).to_f64(),
+            (ElementClass::Float, 16) if t == ElementType::BFloat16 => {
+                half::bf16::from_bits(raw as u16).to_f64()
+            }
             (ElementClass::Float, 16) => half::f16::from_bits(raw as u16).to_f64(),
             (ElementClass::Float, 32) => f64::from(f32::from_bits(raw as u32)),
             (ElementClass::Float, 64) => f64::from_bits(raw),

@@ -63,7 +63,9 @@ impl Writer<std::fs::File> {
             .suffix(".tmp")
             .tempfile_in(&dir)
             .map_err(|e| Error::io("creating a temporary file in", &dir, e))?;
-        let file = temp.reopen().map_err(|e| Error::io("reopening", temp.path(), e))?;
+        let file = temp
+            .reopen()
+            .map_err(|e| Error::io("reopening", temp.path(), e))?;
         let mut w = Writer::new_inner(file, Sink::Atomic { temp, dest })?;
         w.write_prefix()?;
         Ok(w)
@@ -169,8 +171,16 @@ impl<W: Write> Writer<W> {
             }
         }
         let plan = desc.buffer_plan()?;
-        let lengths: Vec<u64> = plan.all(desc.quantization.is_some()).iter().map(|(_, l)| *l).collect();
-        let roles: Vec<&'static str> = plan.all(desc.quantization.is_some()).iter().map(|(r, _)| *r).collect();
+        let lengths: Vec<u64> = plan
+            .all(desc.quantization.is_some())
+            .iter()
+            .map(|(_, l)| *l)
+            .collect();
+        let roles: Vec<&'static str> = plan
+            .all(desc.quantization.is_some())
+            .iter()
+            .map(|(r, _)| *r)
+            .collect();
         self.names.insert(desc.name.clone());
         Ok(TensorWriter {
             alignment: desc.alignment.unwrap_or(0).max(self.alignment),
@@ -187,7 +197,11 @@ impl<W: Write> Writer<W> {
     /// descriptor needs, in buffer order (none for a descriptor-only tensor).
     pub fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
         let expected = desc.buffer_plan()?.all(desc.quantization.is_some());
-        let wanted = if desc.descriptor_only { 0 } else { expected.len() };
+        let wanted = if desc.descriptor_only {
+            0
+        } else {
+            expected.len()
+        };
         let given = if desc.descriptor_only {
             // A descriptor-only tensor has nothing to write; accept empty slices.
             buffers.iter().filter(|b| !b.is_empty()).count()
@@ -197,7 +211,10 @@ impl<W: Write> Writer<W> {
         if given != wanted {
             return Err(Error::WriteMismatch {
                 tensor: desc.name.clone(),
-                reason: format!("the descriptor needs {wanted} buffer(s) ({:?}), {given} given", expected.iter().map(|e| e.0).collect::<Vec<_>>()),
+                reason: format!(
+                    "the descriptor needs {wanted} buffer(s) ({:?}), {given} given",
+                    expected.iter().map(|e| e.0).collect::<Vec<_>>()
+                ),
             });
         }
         for ((role, len), b) in expected.iter().zip(buffers) {
@@ -232,12 +249,18 @@ impl<W: Write> Writer<W> {
         self.raw_write(&footer.encode())?;
         let len = self.pos;
         debug_assert_eq!(len, header_offset + header.len() as u64 + FOOTER_LEN);
-        let out = self.out.into_inner().map_err(|e| Error::Stream(e.into_error()))?;
+        let out = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::Stream(e.into_error()))?;
         if let Sink::Atomic { temp, dest } = self.sink {
             drop(out);
-            temp.as_file().sync_all().map_err(|e| Error::io("syncing", temp.path(), e))?;
+            temp.as_file()
+                .sync_all()
+                .map_err(|e| Error::io("syncing", temp.path(), e))?;
             let temp_path = temp.path().to_owned();
-            temp.persist(&dest).map_err(|e| Error::io("renaming", temp_path, e.error))?;
+            temp.persist(&dest)
+                .map_err(|e| Error::io("renaming", temp_path, e.error))?;
             if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
                 // Make the rename itself durable.
                 if let Ok(d) = std::fs::File::open(dir) {
@@ -250,7 +273,8 @@ impl<W: Write> Writer<W> {
 
     fn build_header(&mut self) -> Vec<u8> {
         self.written.sort_by(|a, b| a.desc.name.cmp(&b.desc.name));
-        let mut fbb = flatbuffers::FlatBufferBuilder::with_capacity(1024 + 256 * self.written.len());
+        let mut fbb =
+            flatbuffers::FlatBufferBuilder::with_capacity(1024 + 256 * self.written.len());
         let mut tensors = Vec::with_capacity(self.written.len());
         for w in &self.written {
             tensors.push(build_tensor(&mut fbb, w));
@@ -273,7 +297,9 @@ impl<W: Write> Writer<W> {
 fn build_metadata<'b>(
     fbb: &mut flatbuffers::FlatBufferBuilder<'b>,
     m: &BTreeMap<String, String>,
-) -> Option<flatbuffers::WIPOffset<flatbuffers::Vector<'b, flatbuffers::ForwardsUOffset<fb::KeyValue<'b>>>>> {
+) -> Option<
+    flatbuffers::WIPOffset<flatbuffers::Vector<'b, flatbuffers::ForwardsUOffset<fb::KeyValue<'b>>>>,
+> {
     if m.is_empty() {
         return None;
     }
@@ -294,7 +320,10 @@ fn build_metadata<'b>(
     Some(fbb.create_vector(&entries))
 }
 
-fn build_tensor<'b>(fbb: &mut flatbuffers::FlatBufferBuilder<'b>, w: &Written) -> flatbuffers::WIPOffset<fb::Tensor<'b>> {
+fn build_tensor<'b>(
+    fbb: &mut flatbuffers::FlatBufferBuilder<'b>,
+    w: &Written,
+) -> flatbuffers::WIPOffset<fb::Tensor<'b>> {
     let d = &w.desc;
     let name = fbb.create_string(&d.name);
     let shape = fbb.create_vector(&d.wire_shape());
@@ -302,7 +331,12 @@ fn build_tensor<'b>(fbb: &mut flatbuffers::FlatBufferBuilder<'b>, w: &Written) -
         Layout::Dense => (fb::Layout::NONE, None),
         Layout::Strided(s) => {
             let strides = fbb.create_vector(s);
-            let t = fb::Dense::create(fbb, &fb::DenseArgs { strides: Some(strides) });
+            let t = fb::Dense::create(
+                fbb,
+                &fb::DenseArgs {
+                    strides: Some(strides),
+                },
+            );
             (fb::Layout::Dense, Some(t.as_union_value()))
         }
         Layout::Coo {
@@ -342,16 +376,24 @@ fn build_tensor<'b>(fbb: &mut flatbuffers::FlatBufferBuilder<'b>, w: &Written) -
         }
     };
     let n_layout = w.buffers.len() - if d.quantization.is_some() { 2 } else { 0 };
-    let buffers: Vec<fb::Buffer> = w.buffers[..n_layout].iter().map(|&(o, l)| fb::Buffer::new(o, l)).collect();
+    let buffers: Vec<fb::Buffer> = w.buffers[..n_layout]
+        .iter()
+        .map(|&(o, l)| fb::Buffer::new(o, l))
+        .collect();
     let buffers = fbb.create_vector(&buffers);
     let quantization = d.quantization.as_ref().map(|q| {
         let (scheme, axis, block_size) = match q.scheme {
             QuantizationScheme::PerTensor => (fb::QuantizationScheme::PerTensor, 0, 0),
             QuantizationScheme::PerAxis { axis } => (fb::QuantizationScheme::PerAxis, axis, 0),
-            QuantizationScheme::PerBlock { axis, block_size } => (fb::QuantizationScheme::PerBlock, axis, block_size),
+            QuantizationScheme::PerBlock { axis, block_size } => {
+                (fb::QuantizationScheme::PerBlock, axis, block_size)
+            }
         };
         let scales = w.buffers.get(n_layout).map(|&(o, l)| fb::Buffer::new(o, l));
-        let zero_points = w.buffers.get(n_layout + 1).map(|&(o, l)| fb::Buffer::new(o, l));
+        let zero_points = w
+            .buffers
+            .get(n_layout + 1)
+            .map(|&(o, l)| fb::Buffer::new(o, l));
         fb::Quantization::create(
             fbb,
             &fb::QuantizationArgs {
@@ -461,9 +503,14 @@ impl<W: Write> TensorWriter<'_, W> {
                 self.buffers.push((0, 0));
             }
         }
-        let complete = self.desc.descriptor_only || (self.buffers.len() == self.lengths.len() && self.remaining.is_none_or(|r| r == 0));
+        let complete = self.desc.descriptor_only
+            || (self.buffers.len() == self.lengths.len() && self.remaining.is_none_or(|r| r == 0));
         if !complete {
-            let role = self.roles.get(self.buffers.len().saturating_sub(1)).copied().unwrap_or("values");
+            let role = self
+                .roles
+                .get(self.buffers.len().saturating_sub(1))
+                .copied()
+                .unwrap_or("values");
             let reason = format!("buffer {role} is short of bytes");
             return Err(self.mismatch(reason));
         }
@@ -482,9 +529,16 @@ impl<W: Write> TensorWriter<'_, W> {
 
 impl<W: Write> Drop for TensorWriter<'_, W> {
     fn drop(&mut self) {
-        let done = self.writer.written.last().is_some_and(|w| w.desc.name == self.desc.name);
+        let done = self
+            .writer
+            .written
+            .last()
+            .is_some_and(|w| w.desc.name == self.desc.name);
         if !done && self.writer.poisoned.is_none() {
-            self.writer.poisoned = Some(format!("tensor {:?} was dropped before finish()", self.desc.name));
+            self.writer.poisoned = Some(format!(
+                "tensor {:?} was dropped before finish()",
+                self.desc.name
+            ));
         }
     }
 }

@@ -1,0 +1,210 @@
+//! `hurray inspect`, `hurray validate` and `hurray example`.
+
+use anyhow::{Context, Result};
+use hurray::{
+    Dim, ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, TensorRef,
+    Writer, shape,
+};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn shape_text(t: &TensorRef<'_>) -> String {
+    let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(","))
+}
+
+fn layout_text(l: &Layout) -> String {
+    match l {
+        Layout::Dense => "dense".into(),
+        Layout::Strided(s) => format!("strided{s:?}"),
+        Layout::Coo {
+            nnz, index_type, ..
+        } => format!("coo(nnz={nnz},{})", index_type.name()),
+        Layout::Csr { nnz, index_type } => format!("csr(nnz={nnz},{})", index_type.name()),
+        Layout::Csc { nnz, index_type } => format!("csc(nnz={nnz},{})", index_type.name()),
+    }
+}
+
+fn quant_text(q: &Quantization) -> String {
+    let scheme = match q.scheme {
+        QuantizationScheme::PerTensor => "per-tensor".to_owned(),
+        QuantizationScheme::PerAxis { axis } => format!("per-axis(axis={axis})"),
+        QuantizationScheme::PerBlock { axis, block_size } => {
+            format!("per-block(axis={axis},block={block_size})")
+        }
+    };
+    let zp = q
+        .zero_point_type
+        .map_or("none".to_owned(), |t| t.name().to_owned());
+    format!(
+        "{scheme} {}->{} scale={} zp={zp}",
+        "stored",
+        q.expressed_type.name(),
+        q.scale_type.name()
+    )
+}
+
+fn quant_json(q: &Quantization) -> Value {
+    let (scheme, axis, block) = match q.scheme {
+        QuantizationScheme::PerTensor => ("per_tensor", None, None),
+        QuantizationScheme::PerAxis { axis } => ("per_axis", Some(axis), None),
+        QuantizationScheme::PerBlock { axis, block_size } => {
+            ("per_block", Some(axis), Some(block_size))
+        }
+    };
+    json!({
+        "scheme": scheme,
+        "axis": axis,
+        "block_size": block,
+        "expressed_type": q.expressed_type.name(),
+        "scale_type": q.scale_type.name(),
+        "zero_point_type": q.zero_point_type.map(|t| t.name()),
+    })
+}
+
+/// The JSON form of a tensor, as `inspect --json` prints it.
+fn tensor_json(t: &TensorRef<'_>) -> Value {
+    let shape: Vec<Value> = t
+        .shape()
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => json!(n),
+            Dim::Dynamic => json!("?"),
+        })
+        .collect();
+    json!({
+        "name": t.name(),
+        "dtype": t.element_type().name(),
+        "shape": shape,
+        "layout": t.layout().name(),
+        "byte_length": t.byte_length(),
+        "descriptor_only": t.is_descriptor_only(),
+        "quantization": t.quantization().as_ref().map(quant_json),
+    })
+}
+
+pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
+    let file = File::open(path).with_context(|| format!("{}", path.display()))?;
+    let reader = file.reader();
+    if as_json {
+        let (major, minor) = reader.version();
+        let tensors: Vec<Value> = reader.tensors().map(|t| tensor_json(&t)).collect();
+        let metadata: serde_json::Map<String, Value> = reader
+            .metadata()
+            .map(|(k, v)| (k.to_owned(), json!(v)))
+            .collect();
+        let doc = json!({ "version": format!("{major}.{minor}"), "metadata": metadata, "tensors": tensors });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    let (major, minor) = reader.version();
+    println!(
+        "{}: Hurray {major}.{minor}, {} tensor(s), {} bytes",
+        path.display(),
+        reader.len(),
+        reader.bytes().len()
+    );
+    for t in reader.tensors() {
+        let data = if t.is_descriptor_only() {
+            "no data".to_owned()
+        } else {
+            format!("{} bytes", t.byte_length())
+        };
+        let quant = t
+            .quantization()
+            .map(|q| format!("  {}", quant_text(&q)))
+            .unwrap_or_default();
+        println!(
+            "  {}  {}  {}  {}  {data}{quant}",
+            t.name(),
+            t.element_type().name(),
+            shape_text(&t),
+            layout_text(&t.layout())
+        );
+    }
+    Ok(())
+}
+
+/// Full validation of one file: the verifying open, then every sparse index.
+fn validate_one(path: &Path) -> Vec<String> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return vec![e.to_string()],
+    };
+    let mut problems = Vec::new();
+    for t in file.tensors() {
+        if t.is_descriptor_only() {
+            continue;
+        }
+        let checked = match t.layout() {
+            Layout::Coo { .. } => t.coo().map(|_| ()),
+            Layout::Csr { .. } => t.csr().map(|_| ()),
+            Layout::Csc { .. } => t.csc().map(|_| ()),
+            _ => Ok(()),
+        };
+        if let Err(e) = checked {
+            problems.push(e.to_string());
+        }
+    }
+    problems
+}
+
+pub(crate) fn validate(paths: &[PathBuf]) -> ExitCode {
+    let mut ok = true;
+    for path in paths {
+        let problems = validate_one(path);
+        if problems.is_empty() {
+            println!("{}: ok", path.display());
+        }
+        for p in problems {
+            ok = false;
+            println!("{}: {p}", path.display());
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+pub(crate) fn example(output: &Path) -> Result<()> {
+    let mut w = Writer::create(output)?;
+    w.set_metadata("producer", "hurray example");
+    let weights: Vec<f32> = (0..12).map(|i| i as f32 * 0.5).collect();
+    w.add_tensor(
+        &TensorDescriptor::new("dense.weight", ElementType::Float32, shape(&[3, 4])),
+        &[hurray::as_bytes(&weights)],
+    )?;
+    w.add_tensor(
+        &TensorDescriptor::new("empty.slice", ElementType::Float32, shape(&[3, 0, 5])),
+        &[&[]],
+    )?;
+    let int4 = hurray::pack_codes([1u8, 2, 3, 0xf, 0x8], 4);
+    w.add_tensor(
+        &TensorDescriptor::new("packed.int4", ElementType::Int4, shape(&[5])),
+        &[&int4],
+    )?;
+    let ptrs: Vec<u8> = [0i64; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+    w.add_tensor(
+        &TensorDescriptor::new("sparse.csr_empty", ElementType::Float32, shape(&[3, 4]))
+            .with_layout(Layout::Csr {
+                nnz: 0,
+                index_type: ElementType::Int64,
+            }),
+        &[&ptrs, &[], &[]],
+    )?;
+    w.add_tensor(
+        &TensorDescriptor::new(
+            "signature.input",
+            ElementType::Float32,
+            vec![Dim::Dynamic, Dim::Fixed(784)],
+        )
+        .into_descriptor_only(),
+        &[],
+    )?;
+    let len = w.finish()?;
+    println!("wrote {} ({len} bytes)", output.display());
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! MLIR lowering for Hurray (in progress).

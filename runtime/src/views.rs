@@ -498,10 +498,12 @@ impl QuantizedView<'_> {
             bytes: self.zero_points,
             element_type: t,
         });
-        let (axis, block) = match q.scheme {
-            QuantizationScheme::PerTensor => (None, 1),
-            QuantizationScheme::PerAxis { axis } => (Some(axis as usize), 1),
-            QuantizationScheme::PerBlock { axis, block_size } => (Some(axis as usize), block_size),
+        // Per-axis scales are indexed by the axis coordinate alone; per-block
+        // scales have the tensor's shape with the axis divided into blocks.
+        let (axis, block, per_axis) = match q.scheme {
+            QuantizationScheme::PerTensor => (None, 1, false),
+            QuantizationScheme::PerAxis { axis } => (Some(axis as usize), 1, true),
+            QuantizationScheme::PerBlock { axis, block_size } => (Some(axis as usize), block_size, false),
         };
         let (inner, d_axis) = match axis {
             Some(a) => (self.dims[a + 1..].iter().product::<u64>(), self.dims[a]),
@@ -512,6 +514,7 @@ impl QuantizedView<'_> {
             .map(|i| {
                 let s = match axis {
                     None => 0,
+                    Some(_) if per_axis => (i / inner) % d_axis,
                     Some(_) => {
                         let outer = i / (d_axis * inner);
                         let a = (i / inner) % d_axis;

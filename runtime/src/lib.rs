@@ -37,6 +37,9 @@ mod validate;
 mod views;
 mod writer;
 
+#[cfg(test)]
+mod tests;
+
 pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ pub const RUST_READER: &str = "runtime/src/gen/hurray_generated.rs";
 pub const RUST_ELEMENT_TABLE: &str = "runtime/src/gen/element_type.rs";
 pub const PYTHON_READER: &str = "python/hurray_reader/hurray_generated.py";
 pub const PYTHON_ELEMENT_TABLE: &str = "python/hurray_reader/element_types.py";
+pub const MLIR_DIALECT: &str = "mlir/src/gen/hurray.irdl.mlir";
 
 /// One file the generator owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +118,11 @@ impl Generator {
             GeneratedFile {
                 path: PYTHON_ELEMENT_TABLE.into(),
                 contents: crate::element_table::render_python(&facts).into_bytes(),
+            },
+            GeneratedFile {
+                path: MLIR_DIALECT.into(),
+                contents: crate::irdl::render(&facts, &std::fs::read(t.join("hurray.bfbs"))?)?
+                    .into_bytes(),
             },
         ])
     }

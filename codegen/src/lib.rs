@@ -7,7 +7,8 @@
 //! - `runtime/src/gen/element_type.rs`: the element-type table (bit widths, names,
 //!   MLIR spellings, DLPack codes, NumPy and safetensors names), read from the
 //!   schema's enum-value attributes through the binary schema ([`schema`], [`element_table`]);
-//! - `python/generated/`: the Python reader module (`flatc --python`).
+//! - `python/generated/`: the Python reader module (`flatc --python`);
+//! - `mlir/src/gen/hurray.irdl.mlir`: the `hurray` MLIR dialect as IRDL ([`irdl`]).
 //!
 //! [`Generator::check`] compares what would be generated with what is checked in
 //! and reports every stale file; `cargo xtask codegen --check` runs it and the
@@ -17,6 +18,7 @@ pub mod element_table;
 pub mod evolution;
 pub mod flatc;
 pub mod generator;
+pub mod irdl;
 pub mod schema;
 
 pub use generator::{GeneratedFile, Generator, Staleness};

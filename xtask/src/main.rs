@@ -3,6 +3,12 @@
 //! - `codegen [--check]`: regenerate everything derived from `schema/hurray.fbs`
 //!   (or, with `--check`, fail listing each stale file), then check schema evolution.
 //! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
+//! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
+//! - `test`: set up, then fmt, codegen --check, clippy, every Rust and Python test.
+//! - `example`: the main job on the bundled example.
+
+mod ci;
+mod setup;
 
 use anyhow::{Result, bail};
 use hurray_codegen::{Generator, evolution, flatc::Flatc};
@@ -16,7 +22,10 @@ fn main() -> Result<()> {
         ["codegen"] => codegen(&root, false),
         ["codegen", "--check"] => codegen(&root, true),
         ["install-flatc"] => Flatc::install(&root).map(|_| ()),
-        _ => bail!("usage: cargo xtask codegen [--check] | install-flatc"),
+        ["setup"] => setup::all(&root),
+        ["test"] => ci::test(&root),
+        ["example"] => ci::example(&root),
+        _ => bail!("usage: cargo xtask codegen [--check] | install-flatc | setup | test | example"),
     }
 }
 
@@ -27,7 +36,7 @@ fn workspace_root() -> PathBuf {
         .to_owned()
 }
 
-fn codegen(root: &Path, check: bool) -> Result<()> {
+pub(crate) fn codegen(root: &Path, check: bool) -> Result<()> {
     let flatc = Flatc::locate(root)?;
     let generator = Generator::new(root, flatc.clone());
     if check {

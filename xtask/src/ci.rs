@@ -1,0 +1,36 @@
+//! `cargo xtask test`: the whole test suite, exactly as CI runs it.
+
+use crate::setup;
+use anyhow::Result;
+use std::path::Path;
+use std::process::Command;
+
+fn cargo(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root).args(args);
+    c
+}
+
+pub(crate) fn test(root: &Path) -> Result<()> {
+    setup::all(root)?;
+    setup::run(&mut cargo(root, &["fmt", "--all", "--check"]))?;
+    crate::codegen(root, true)?;
+    setup::run(&mut cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    setup::run(&mut cargo(root, &["test", "--workspace"]))?;
+    let tests = root.join("python/tests");
+    if tests.exists() {
+        let py = setup::python(root)?;
+        setup::run(Command::new(py).current_dir(root).args(["-m", "pytest", "-q", "python/tests"]))?;
+    }
+    eprintln!("xtask: all tests passed");
+    Ok(())
+}
+
+/// `cargo xtask example`: the main job on the bundled example.
+pub(crate) fn example(root: &Path) -> Result<()> {
+    let out = root.join("target/example.hurray");
+    let out = out.to_string_lossy();
+    setup::run(&mut cargo(root, &["run", "--quiet", "-p", "hurray-cli", "--", "example", &out]))?;
+    setup::run(&mut cargo(root, &["run", "--quiet", "-p", "hurray-cli", "--", "inspect", &out]))?;
+    setup::run(&mut cargo(root, &["run", "--quiet", "-p", "hurray-cli", "--", "validate", &out]))
+}

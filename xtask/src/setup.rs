@@ -1,0 +1,94 @@
+//! Installing what the tests and the example need on a fresh Debian machine:
+//! the pinned flatc, the Python test environment and the LLVM/MLIR 22 packages.
+
+use anyhow::{Context, Result, bail};
+use hurray_codegen::flatc::Flatc;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Debian packages the MLIR crate builds against (melior 0.27 = LLVM 22).
+pub(crate) const MLIR_PACKAGES: &[&str] = &[
+    "libmlir-22-dev",
+    "mlir-22-tools",
+    "llvm-22-dev",
+    "libclang-22-dev",
+    "libpolly-22-dev",
+    "zlib1g-dev",
+    "libzstd-dev",
+];
+
+/// Runs `cmd`, failing with its description when it fails.
+pub(crate) fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// Installs the Debian packages in `packages` that are missing.
+pub(crate) fn apt(packages: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|p| {
+            !Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", p])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let sudo: &[&str] = if is_root() { &[] } else { &["sudo"] };
+    let apt_get = |args: &[&str]| {
+        let mut all: Vec<&str> = sudo.to_vec();
+        all.push("apt-get");
+        all.extend_from_slice(args);
+        let mut c = Command::new(all[0]);
+        c.args(&all[1..]).env("DEBIAN_FRONTEND", "noninteractive");
+        c
+    };
+    run(&mut apt_get(&["update", "-qq"]))?;
+    let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    install.extend_from_slice(&missing);
+    run(&mut apt_get(&install))
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// The Python used by the Python reader's tests: a venv under `.tools/py`
+/// with `python/requirements.txt` installed.
+pub(crate) fn python(root: &Path) -> Result<PathBuf> {
+    let venv = root.join(".tools/py");
+    let py = venv.join("bin/python");
+    let requirements = root.join("python/requirements.txt");
+    let stamp = venv.join(".requirements");
+    let wanted = std::fs::read_to_string(&requirements).unwrap_or_default();
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+        if !py.exists() {
+            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+        }
+        if requirements.exists() {
+            run(Command::new(&py)
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+                .arg(&requirements))?;
+        }
+        std::fs::write(&stamp, wanted)?;
+    }
+    Ok(py)
+}
+
+/// Everything: flatc, Python, LLVM/MLIR.
+pub(crate) fn all(root: &Path) -> Result<()> {
+    Flatc::install(root)?;
+    python(root)?;
+    apt(MLIR_PACKAGES)
+}

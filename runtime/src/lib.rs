@@ -26,6 +26,7 @@
 //! # Ok::<(), hurray::Error>(())
 //! ```
 
+mod derive_support;
 mod descriptor;
 mod element;
 mod error;
@@ -40,6 +41,15 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+pub use derive_support::{
+    Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, Quantized, SparseIndex,
+    StaticDescriptor, TensorSet, UInt2, UInt4,
+};
+#[doc(hidden)]
+pub use derive_support::private as __private;
+/// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
+#[cfg(feature = "derive")]
+pub use hurray_derive::{Descriptor, Element, Tensors};
 pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
 pub use error::{Error, Result};

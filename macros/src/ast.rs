@@ -1,0 +1,217 @@
+//! The derive input as the expansion sees it: a struct with named fields,
+//! each classified by its type.
+
+use crate::attr::{self, Attrs};
+use crate::ctxt::Ctxt;
+use syn::{GenericArgument, PathArguments, Type};
+
+/// What a field holds, judged from its type's syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `&'a [T]`.
+    Slice,
+    /// `Vec<T>`.
+    Vec,
+    /// `Packed<'a, P>`.
+    Packed,
+    /// `Compressed<'a, T, I>`.
+    Compressed,
+    /// `Quantized<'a, T, S>`.
+    Quantized,
+    /// Another struct deriving `Tensors`.
+    Nested,
+}
+
+impl Kind {
+    /// The user-facing name of the kind, for error messages.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Kind::Slice => "a borrowed slice",
+            Kind::Vec => "a `Vec`",
+            Kind::Packed => "a `Packed` field",
+            Kind::Compressed => "a `Compressed` field",
+            Kind::Quantized => "a `Quantized` field",
+            Kind::Nested => "a nested struct",
+        }
+    }
+}
+
+/// One field of a `#[derive(Tensors)]` struct.
+pub(crate) struct Field<'a> {
+    pub(crate) ident: &'a syn::Ident,
+    /// The field's whole type.
+    pub(crate) ty: &'a Type,
+    /// The type inside `Option<...>`, or the whole type.
+    pub(crate) inner: &'a Type,
+    pub(crate) optional: bool,
+    pub(crate) kind: Kind,
+    /// The lifetime a borrowed kind is declared with, if written.
+    pub(crate) lifetime: Option<&'a syn::Lifetime>,
+    pub(crate) attrs: Attrs,
+}
+
+impl Field<'_> {
+    /// The tensor name (without prefix): `rename` or the field's name.
+    pub(crate) fn name(&self) -> String {
+        match &self.attrs.rename {
+            Some(r) => r.value.clone(),
+            None => {
+                let s = self.ident.to_string();
+                s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+            }
+        }
+    }
+
+    /// Whether the field borrows from the file.
+    pub(crate) fn borrows(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Slice | Kind::Packed | Kind::Compressed | Kind::Quantized
+        )
+    }
+}
+
+/// A parsed `#[derive(Tensors)]` input.
+pub(crate) struct Input<'a> {
+    pub(crate) ident: &'a syn::Ident,
+    pub(crate) generics: &'a syn::Generics,
+    pub(crate) attrs: Attrs,
+    pub(crate) fields: Vec<Field<'a>>,
+}
+
+impl<'a> Input<'a> {
+    /// Parses a struct with named fields; other shapes are errors.
+    pub(crate) fn from_syn(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Option<Self> {
+        let attrs = attr::parse(cx, &input.attrs, attr::TENSORS_CONTAINER);
+        let named = match &input.data {
+            syn::Data::Struct(syn::DataStruct {
+                fields: syn::Fields::Named(named),
+                ..
+            }) => named,
+            syn::Data::Struct(s) => {
+                let what = match s.fields {
+                    syn::Fields::Unit => "a unit struct",
+                    _ => "a tuple struct",
+                };
+                cx.error_spanned_by(
+                    input.ident.clone(),
+                    format!(
+                        "#[derive(Tensors)] needs a struct with named fields, not {what}: each field names a tensor"
+                    ),
+                );
+                return None;
+            }
+            syn::Data::Enum(e) => {
+                cx.error_spanned_by(
+                    e.enum_token,
+                    "#[derive(Tensors)] is for structs whose fields are tensors, not enums",
+                );
+                return None;
+            }
+            syn::Data::Union(u) => {
+                cx.error_spanned_by(
+                    u.union_token,
+                    "#[derive(Tensors)] is for structs whose fields are tensors, not unions",
+                );
+                return None;
+            }
+        };
+        let mut fields = Vec::new();
+        for f in &named.named {
+            let attrs = attr::parse(cx, &f.attrs, attr::TENSORS_FIELD);
+            let Some(ident) = f.ident.as_ref() else {
+                continue;
+            };
+            let (inner, optional) = match option_inner(&f.ty) {
+                Some(inner) => (inner, true),
+                None => (&f.ty, false),
+            };
+            match classify(inner) {
+                Ok((kind, lifetime)) => fields.push(Field {
+                    ident,
+                    ty: &f.ty,
+                    inner,
+                    optional,
+                    kind,
+                    lifetime,
+                    attrs,
+                }),
+                Err(msg) => cx.error_spanned_by(inner, msg),
+            }
+        }
+        Some(Input {
+            ident: &input.ident,
+            generics: &input.generics,
+            attrs,
+            fields,
+        })
+    }
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        _ => None,
+    }
+}
+
+fn generic_args(seg: &syn::PathSegment) -> Vec<&GenericArgument> {
+    match &seg.arguments {
+        PathArguments::AngleBracketed(a) => a.args.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `T` of `Option<T>`.
+fn option_inner(ty: &Type) -> Option<&Type> {
+    let seg = last_segment(ty)?;
+    if seg.ident != "Option" {
+        return None;
+    }
+    match generic_args(seg).as_slice() {
+        [GenericArgument::Type(t)] => Some(t),
+        _ => None,
+    }
+}
+
+const NOT_TENSORS: &[&str] = &[
+    "bool", "char", "str", "String", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+    "u32", "u64", "u128", "usize", "f32", "f64", "Box", "Rc", "Arc", "HashMap", "BTreeMap",
+    "Cow", "PhantomData",
+];
+
+const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an `Option` of one of them, or a struct deriving `Tensors`";
+
+fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
+    match ty {
+        Type::Reference(r) => match &*r.elem {
+            Type::Slice(_) if r.mutability.is_none() => Ok((Kind::Slice, r.lifetime.as_ref())),
+            Type::Slice(_) => Err("a tensor field borrows immutably: use `&'a [T]`".into()),
+            _ => Err(format!("unsupported tensor field type: {SUPPORTED}")),
+        },
+        Type::Group(g) => classify(&g.elem),
+        Type::Paren(p) => classify(&p.elem),
+        Type::Path(_) => {
+            let Some(seg) = last_segment(ty) else {
+                return Err(format!("unsupported tensor field type: {SUPPORTED}"));
+            };
+            let lifetime = generic_args(seg).into_iter().find_map(|a| match a {
+                GenericArgument::Lifetime(l) => Some(l),
+                _ => None,
+            });
+            let name = seg.ident.to_string();
+            match name.as_str() {
+                "Vec" => Ok((Kind::Vec, None)),
+                "Packed" => Ok((Kind::Packed, lifetime)),
+                "Compressed" => Ok((Kind::Compressed, lifetime)),
+                "Quantized" => Ok((Kind::Quantized, lifetime)),
+                "Option" => Err("an optional tensor is `Option<F>` of a tensor field type, not of another `Option`".into()),
+                n if NOT_TENSORS.contains(&n) => Err(format!(
+                    "`{n}` is not a tensor field type: {SUPPORTED}"
+                )),
+                _ => Ok((Kind::Nested, None)),
+            }
+        }
+        _ => Err(format!("unsupported tensor field type: {SUPPORTED}")),
+    }
+}

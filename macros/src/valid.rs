@@ -1,0 +1,233 @@
+//! Checks that need the whole input: attribute combinations, ranks,
+//! lifetimes, duplicate names. Every problem is recorded, none stops the others.
+
+use crate::ast::{Input, Kind};
+use crate::attr::{Attrs, LayoutKind, Scheme};
+use crate::ctxt::Ctxt;
+use std::collections::BTreeMap;
+
+/// Validates a `#[derive(Tensors)]` input.
+pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
+    let lifetime = struct_lifetime(cx, input.generics, "Tensors");
+    let mut names: BTreeMap<String, &syn::Ident> = BTreeMap::new();
+    for f in &input.fields {
+        let a = &f.attrs;
+        let name = f.name();
+        match names.get(&name) {
+            Some(first) => {
+                let ident = f.ident;
+                let at = a
+                    .rename
+                    .as_ref()
+                    .map_or_else(|| quote::quote!(#ident), |r| r.tokens.clone());
+                cx.error_spanned_by(
+                    at,
+                    format!("tensor name `{name}` is already used by field `{first}`"),
+                );
+            }
+            None => {
+                names.insert(name.clone(), f.ident);
+            }
+        }
+        if name.contains('.') && f.kind == Kind::Nested {
+            if let Some(r) = &a.rename {
+                cx.error_spanned_by(&r.tokens, "a nested struct's prefix cannot contain `.`");
+            }
+        }
+
+        if f.kind == Kind::Nested {
+            if f.optional {
+                cx.error_spanned_by(
+                    f.ty,
+                    "an optional nested struct is not supported: make its tensor fields `Option`s instead",
+                );
+            }
+            for (key, tokens) in tensor_only_attrs(a) {
+                cx.error_spanned_by(
+                    tokens,
+                    format!(
+                        "`{key}` applies to tensor fields, but `{}` has a nested struct type (hint: only `rename` applies to it)",
+                        f.ident
+                    ),
+                );
+            }
+            continue;
+        }
+
+        // Layout.
+        match (&a.layout, f.kind) {
+            (Some(l), Kind::Compressed) if l.value == LayoutKind::Dense => cx.error_spanned_by(
+                &l.tokens,
+                "a `Compressed` field is stored as \"csr\" or \"csc\", not \"dense\"",
+            ),
+            (Some(l), k) if k != Kind::Compressed && l.value != LayoutKind::Dense => cx
+                .error_spanned_by(
+                    &l.tokens,
+                    format!(
+                        "a sparse layout needs a `hurray::Compressed<'a, T>` field, but `{}` is {}",
+                        f.ident,
+                        k.describe()
+                    ),
+                ),
+            _ => {}
+        }
+
+        // Shape and rank.
+        let rank = match (&a.shape, f.kind) {
+            (Some(s), Kind::Compressed) if s.dims.len() != 2 => {
+                cx.error_spanned_by(
+                    &s.tokens,
+                    format!(
+                        "rank mismatch: a `Compressed` field is a rank-2 matrix, but the shape has rank {}",
+                        s.dims.len()
+                    ),
+                );
+                2
+            }
+            (Some(s), _) => s.dims.len(),
+            (None, Kind::Compressed) => 2,
+            (None, _) => 1,
+        };
+
+        // Quantization.
+        if f.kind == Kind::Quantized {
+            quantization(cx, a, rank, Some(f.inner));
+        } else {
+            for (key, tokens) in quant_attrs(a) {
+                cx.error_spanned_by(
+                    tokens,
+                    format!(
+                        "`{key}` needs a `hurray::Quantized<'a, T>` field, but `{}` is {}",
+                        f.ident,
+                        f.kind.describe()
+                    ),
+                );
+            }
+        }
+
+        // Lifetimes.
+        if f.borrows() {
+            match (&lifetime, f.lifetime) {
+                (None, _) => cx.error_spanned_by(
+                    f.inner,
+                    format!(
+                        "`{}` borrows from the file, so the struct needs a lifetime parameter (`struct {}<'a>`) used here",
+                        f.ident, input.ident
+                    ),
+                ),
+                (Some(want), Some(got)) if want != got => cx.error_spanned_by(
+                    got,
+                    format!(
+                        "`{}` must borrow with the struct's lifetime `{want}`, not `{got}`",
+                        f.ident
+                    ),
+                ),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The struct's one lifetime parameter; type and const parameters and
+/// further lifetimes are errors.
+pub(crate) fn struct_lifetime(
+    cx: &mut Ctxt,
+    generics: &syn::Generics,
+    derive: &str,
+) -> Option<syn::Lifetime> {
+    let mut lifetime = None;
+    for p in &generics.params {
+        match p {
+            syn::GenericParam::Lifetime(l) if lifetime.is_none() => {
+                lifetime = Some(l.lifetime.clone());
+            }
+            syn::GenericParam::Lifetime(l) => cx.error_spanned_by(
+                l,
+                format!(
+                    "#[derive({derive})] supports one lifetime parameter (the file's), found a second"
+                ),
+            ),
+            syn::GenericParam::Type(t) => cx.error_spanned_by(
+                &t.ident,
+                format!("#[derive({derive})] does not support type parameters"),
+            ),
+            syn::GenericParam::Const(c) => cx.error_spanned_by(
+                &c.ident,
+                format!("#[derive({derive})] does not support const parameters"),
+            ),
+        }
+    }
+    lifetime
+}
+
+/// Checks the quantization keys; `at` is what to blame for a missing scheme.
+pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&syn::Type>) {
+    let Some(q) = &a.quantization else {
+        match at {
+            Some(ty) => cx.error_spanned_by(
+                ty,
+                "a `Quantized` field needs `#[hurray(quantization = \"per_tensor\" | \"per_axis\" | \"per_block\")]`",
+            ),
+            None => {
+                for (key, tokens) in quant_attrs(a) {
+                    cx.error_spanned_by(tokens, format!("`{key}` needs `quantization = \"...\"`"));
+                }
+            }
+        }
+        return;
+    };
+    match (q.value, &a.axis) {
+        (Scheme::PerTensor, Some(axis)) => {
+            cx.error_spanned_by(&axis.tokens, "per-tensor quantization has no `axis`")
+        }
+        (Scheme::PerAxis | Scheme::PerBlock, None) => {
+            cx.error_spanned_by(&q.tokens, "this scheme needs `axis = N`")
+        }
+        (_, Some(axis)) if axis.value as usize >= rank => cx.error_spanned_by(
+            &axis.tokens,
+            format!(
+                "quantization axis {} is out of range for a tensor of rank {rank}",
+                axis.value
+            ),
+        ),
+        _ => {}
+    }
+    match (q.value, &a.block_size) {
+        (Scheme::PerBlock, None) => {
+            cx.error_spanned_by(&q.tokens, "per-block quantization needs `block_size = N`")
+        }
+        (Scheme::PerTensor | Scheme::PerAxis, Some(b)) => cx.error_spanned_by(
+            &b.tokens,
+            "`block_size` applies to per-block quantization only",
+        ),
+        _ => {}
+    }
+}
+
+fn quant_attrs(a: &Attrs) -> Vec<(&'static str, proc_macro2::TokenStream)> {
+    let mut v = Vec::new();
+    if let Some(x) = &a.quantization {
+        v.push(("quantization", x.tokens.clone()));
+    }
+    if let Some(x) = &a.axis {
+        v.push(("axis", x.tokens.clone()));
+    }
+    if let Some(x) = &a.block_size {
+        v.push(("block_size", x.tokens.clone()));
+    }
+    if let Some(x) = &a.expressed {
+        v.push(("expressed", x.tokens.clone()));
+    }
+    v
+}
+
+fn tensor_only_attrs(a: &Attrs) -> Vec<(&'static str, proc_macro2::TokenStream)> {
+    let mut v = quant_attrs(a);
+    if let Some(x) = &a.shape {
+        v.insert(0, ("shape", x.tokens.clone()));
+    }
+    if let Some(x) = &a.layout {
+        v.insert(0, ("layout", x.tokens.clone()));
+    }
+    v
+}

@@ -375,7 +375,12 @@ fn build_tensor<'b>(
             (fb::Layout::Csc, Some(t.as_union_value()))
         }
     };
-    let n_layout = w.buffers.len() - if d.quantization.is_some() { 2 } else { 0 };
+    // Layout buffers come first, then scales and zero points; a descriptor-only
+    // tensor has none at all.
+    let n_layout = w
+        .buffers
+        .len()
+        .saturating_sub(if d.quantization.is_some() { 2 } else { 0 });
     let buffers: Vec<fb::Buffer> = w.buffers[..n_layout]
         .iter()
         .map(|&(o, l)| fb::Buffer::new(o, l))

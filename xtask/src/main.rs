@@ -2,6 +2,8 @@
 //!
 //! - `codegen [--check]`: regenerate everything derived from `schema/hurray.fbs`
 //!   (or, with `--check`, fail listing each stale file), then check schema evolution.
+//! - `vectors [--check]`: regenerate the compliance vectors in `tests/vectors/`
+//!   (or, with `--check`, fail listing each drifted file).
 //! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
 //! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
 //! - `test`: set up, then fmt, codegen --check, clippy, every Rust and Python test.
@@ -9,6 +11,7 @@
 
 mod ci;
 mod setup;
+mod vectors;
 
 use anyhow::{Result, bail};
 use hurray_codegen::{Generator, evolution, flatc::Flatc};
@@ -25,7 +28,11 @@ fn main() -> Result<()> {
         ["setup"] => setup::all(&root),
         ["test"] => ci::test(&root),
         ["example"] => ci::example(&root),
-        _ => bail!("usage: cargo xtask codegen [--check] | install-flatc | setup | test | example"),
+        ["vectors"] => vectors::run(&root, false),
+        ["vectors", "--check"] => vectors::run(&root, true),
+        _ => bail!(
+            "usage: cargo xtask codegen [--check] | vectors [--check] | install-flatc | setup | test | example"
+        ),
     }
 }
 

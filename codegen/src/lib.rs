@@ -7,7 +7,7 @@
 //! - `runtime/src/gen/element_type.rs`: the element-type table (bit widths, names,
 //!   MLIR spellings, DLPack codes, NumPy and safetensors names), read from the
 //!   schema's enum-value attributes through the binary schema ([`schema`], [`element_table`]);
-//! - `python/generated/`: the Python reader module (`flatc --python`);
+//! - `python/hurray_reader/`: the Python reader module (`flatc --python`) and its element-type table.
 //! - `mlir/src/gen/hurray.irdl.mlir`: the `hurray` MLIR dialect as IRDL ([`irdl`]).
 //!
 //! [`Generator::check`] compares what would be generated with what is checked in

@@ -60,8 +60,8 @@ class ElementType(object):
 
 
 # How a tensor's elements are arranged in its buffers. New layouts are
-# appended; a reader that meets a member it does not know reports the tensor
-# as unsupported and never guesses.
+# appended; a reader that meets a member it does not know refuses the file
+# with a typed "unsupported layout" error naming the tensor, never guesses.
 class Layout(object):
     NONE = 0
     Dense = 1

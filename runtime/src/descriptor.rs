@@ -223,9 +223,12 @@ impl TensorDescriptor {
         self.shape.iter().map(|d| d.to_wire()).collect()
     }
 
-    /// Number of logical elements; `None` if a dimension is dynamic or the
-    /// product overflows.
+    /// Number of logical elements: 0 when a resolved dimension is 0 (whatever
+    /// the others are), else `None` if a dimension is dynamic or the product overflows.
     pub fn element_count(&self) -> Option<u64> {
+        if self.is_empty() {
+            return Some(0);
+        }
         self.shape.iter().try_fold(1u64, |acc, d| match d {
             Dim::Fixed(n) => acc.checked_mul(*n),
             Dim::Dynamic => None,
@@ -240,6 +243,20 @@ impl TensorDescriptor {
     /// Checks the descriptor and returns the byte length of every buffer it
     /// needs, in on-wire order (layout buffers, then scales and zero points).
     pub fn buffer_plan(&self) -> Result<Plan> {
+        if let Some(i) = self
+            .shape
+            .iter()
+            .position(|d| *d == Dim::Fixed(DYNAMIC_DIM))
+        {
+            // On the wire u64::MAX *is* the dynamic sentinel: writing it as a
+            // size would silently turn a resolved dimension into a dynamic one.
+            return Err(Error::InvalidField {
+                tensor: self.name.clone(),
+                field: format!("shape[{i}]"),
+                value: DYNAMIC_DIM.to_string(),
+                reason: "u64::MAX is the dynamic sentinel, not a size; use Dim::Dynamic".into(),
+            });
+        }
         validate::plan(
             &self.name,
             self.element_type.to_wire(),

@@ -27,6 +27,10 @@
 //! ```
 
 mod derive_support;
+// Stored elements are little-endian and typed views reinterpret them in place.
+#[cfg(target_endian = "big")]
+compile_error!("hurray's zero-copy views need a little-endian target");
+
 mod descriptor;
 mod element;
 mod error;
@@ -41,19 +45,19 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+#[doc(hidden)]
+pub use derive_support::private as __private;
 pub use derive_support::{
     Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, Quantized, SparseIndex,
     StaticDescriptor, TensorSet, UInt2, UInt4,
 };
-#[doc(hidden)]
-pub use derive_support::private as __private;
-/// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
-#[cfg(feature = "derive")]
-pub use hurray_derive::{Descriptor, Element, Tensors};
 pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
 pub use error::{Error, Result};
 pub use generated::element_type::{ElementClass, ElementType};
+/// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
+#[cfg(feature = "derive")]
+pub use hurray_derive::{Descriptor, Element, Tensors};
 pub use reader::{File, Metadata, Reader, Shape, TensorRef, Tensors};
 pub use validate::Plan;
 pub use views::{CompressedView, CooView, Indices, PackedView, QuantizedView, row_major_strides};

@@ -180,6 +180,23 @@ fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
             "must be a multiple of 8 after the prefix",
         ));
     }
+    if header_length < 8 {
+        // Root offset and file identifier: anything shorter is no FlatBuffer.
+        return Err(bad(
+            "header_length",
+            header_length,
+            "shorter than a FlatBuffer's 8-byte start",
+        ));
+    }
+    let flags = format::read_u64(bytes, footer_at + 16);
+    if flags != 0 {
+        // Flags are for features a reader must understand; 1.0 defines none.
+        return Err(bad(
+            "flags",
+            flags,
+            "unknown flags: the file needs a newer reader",
+        ));
+    }
     if header_offset.checked_add(header_length) != Some(footer_at as u64) {
         return Err(bad(
             "header_length",

@@ -22,7 +22,10 @@ struct Raw {
 enum RawLayout {
     None,
     Strided(Vec<i64>),
-    Csr { nnz: u64, index_type: u8 },
+    Csr {
+        nnz: u64,
+        index_type: u8,
+    },
     /// A union tag this build does not know, with some table behind it.
     Unknown(u8),
 }
@@ -41,7 +44,10 @@ fn f32_tensor(name: &'static str, dims: &[u64], offset: u64) -> Raw {
         element_type: fb::ElementType::Float32.0,
         shape: dims.to_vec(),
         layout: RawLayout::None,
-        buffers: Some(vec![(offset, dims.iter().fold(4u64, |a, d| a.wrapping_mul(*d)))]),
+        buffers: Some(vec![(
+            offset,
+            dims.iter().fold(4u64, |a, d| a.wrapping_mul(*d)),
+        )]),
         descriptor_only: false,
         alignment: 0,
         quant: None,
@@ -49,7 +55,12 @@ fn f32_tensor(name: &'static str, dims: &[u64], offset: u64) -> Raw {
 }
 
 /// A file with `data_len` bytes of data region and `tensors` in the header.
-fn craft(tensors: &[Raw], data_len: u64, file_alignment: u64, metadata: &[(&str, &str)]) -> Vec<u8> {
+fn craft(
+    tensors: &[Raw],
+    data_len: u64,
+    file_alignment: u64,
+    metadata: &[(&str, &str)],
+) -> Vec<u8> {
     let mut fbb = flatbuffers::FlatBufferBuilder::new();
     let mut offs = Vec::new();
     for t in tensors {
@@ -59,7 +70,12 @@ fn craft(tensors: &[Raw], data_len: u64, file_alignment: u64, metadata: &[(&str,
             RawLayout::None => (fb::Layout::NONE, None),
             RawLayout::Strided(s) => {
                 let strides = fbb.create_vector(s);
-                let d = fb::Dense::create(&mut fbb, &fb::DenseArgs { strides: Some(strides) });
+                let d = fb::Dense::create(
+                    &mut fbb,
+                    &fb::DenseArgs {
+                        strides: Some(strides),
+                    },
+                );
                 (fb::Layout::Dense, Some(d.as_union_value()))
             }
             RawLayout::Csr { nnz, index_type } => {
@@ -159,7 +175,12 @@ fn open(bytes: &[u8]) -> Result<File, Error> {
 }
 
 fn valid() -> Vec<u8> {
-    craft(&[f32_tensor("a", &[4], 64), f32_tensor("b", &[2], 128)], 128, 64, &[])
+    craft(
+        &[f32_tensor("a", &[4], 64), f32_tensor("b", &[2], 128)],
+        128,
+        64,
+        &[],
+    )
 }
 
 #[test]
@@ -171,7 +192,10 @@ fn crafted_baseline_is_valid() {
 
 #[test]
 fn too_short_and_bad_magic() {
-    assert!(matches!(open(&[0; 10]), Err(Error::TooShort { len: 10, .. })));
+    assert!(matches!(
+        open(&[0; 10]),
+        Err(Error::TooShort { len: 10, .. })
+    ));
     let mut b = valid();
     b[1] = b'X';
     assert!(matches!(open(&b), Err(Error::BadMagic { .. })));
@@ -181,7 +205,10 @@ fn too_short_and_bad_magic() {
 fn unsupported_major_version_but_newer_minor_reads() {
     let mut b = valid();
     b[8] = 2;
-    assert!(matches!(open(&b), Err(Error::UnsupportedVersion { major: 2, minor: 0 })));
+    assert!(matches!(
+        open(&b),
+        Err(Error::UnsupportedVersion { major: 2, minor: 0 })
+    ));
     let mut b = valid();
     b[10] = 7;
     assert_eq!(open(&b).unwrap().reader().version(), (1, 7));
@@ -190,7 +217,10 @@ fn unsupported_major_version_but_newer_minor_reads() {
 #[test]
 fn truncated_file_fails_on_the_footer() {
     let b = valid();
-    assert!(matches!(open(&b[..b.len() - 5]), Err(Error::BadFooterMagic { .. })));
+    assert!(matches!(
+        open(&b[..b.len() - 5]),
+        Err(Error::BadFooterMagic { .. })
+    ));
 }
 
 #[test]
@@ -198,13 +228,31 @@ fn footer_pointing_outside() {
     let mut b = valid();
     let at = b.len() - 32;
     b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(matches!(open(&b), Err(Error::BadFooter { field: "header_offset", .. })));
+    assert!(matches!(
+        open(&b),
+        Err(Error::BadFooter {
+            field: "header_offset",
+            ..
+        })
+    ));
     let mut b = valid();
     b[at + 8..at + 16].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    assert!(matches!(open(&b), Err(Error::BadFooter { field: "header_length", .. })));
+    assert!(matches!(
+        open(&b),
+        Err(Error::BadFooter {
+            field: "header_length",
+            ..
+        })
+    ));
     let mut b = valid();
     b[at..at + 8].copy_from_slice(&8u64.to_le_bytes());
-    assert!(matches!(open(&b), Err(Error::BadFooter { field: "header_offset", .. })));
+    assert!(matches!(
+        open(&b),
+        Err(Error::BadFooter {
+            field: "header_offset",
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -222,9 +270,19 @@ fn garbage_header_is_rejected_by_the_verifier() {
 
 #[test]
 fn unsorted_and_duplicate_names() {
-    let b = craft(&[f32_tensor("b", &[1], 64), f32_tensor("a", &[1], 128)], 128, 64, &[]);
+    let b = craft(
+        &[f32_tensor("b", &[1], 64), f32_tensor("a", &[1], 128)],
+        128,
+        64,
+        &[],
+    );
     assert!(matches!(open(&b), Err(Error::NamesNotSorted { .. })));
-    let b = craft(&[f32_tensor("a", &[1], 64), f32_tensor("a", &[1], 128)], 128, 64, &[]);
+    let b = craft(
+        &[f32_tensor("a", &[1], 64), f32_tensor("a", &[1], 128)],
+        128,
+        64,
+        &[],
+    );
     assert!(matches!(open(&b), Err(Error::NamesNotSorted { ref name, .. }) if name == "a"));
     let b = craft(&[f32_tensor("", &[1], 64)], 64, 64, &[]);
     assert!(matches!(open(&b), Err(Error::EmptyName { index: 0 })));
@@ -242,14 +300,22 @@ fn unknown_element_type_and_layout() {
     t.element_type = 200;
     let b = craft(&[t], 64, 64, &[]);
     match open(&b) {
-        Err(Error::InvalidElementType { tensor, field, value, .. }) => {
+        Err(Error::InvalidElementType {
+            tensor,
+            field,
+            value,
+            ..
+        }) => {
             assert_eq!((tensor.as_str(), field, value), ("t", "element_type", 200));
         }
         other => panic!("{other:?}"),
     }
     let mut t = f32_tensor("t", &[1], 64);
     t.layout = RawLayout::Unknown(9);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::UnsupportedLayout { value: 9, .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::UnsupportedLayout { value: 9, .. })
+    ));
 }
 
 #[test]
@@ -266,30 +332,60 @@ fn buffer_errors() {
         })
     ));
     let t = f32_tensor("t", &[4], 64 + 64);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::BufferOutOfBounds { offset: 128, .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::BufferOutOfBounds { offset: 128, .. })
+    ));
     let t = f32_tensor("t", &[4], 0);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::BufferOutOfBounds { offset: 0, .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::BufferOutOfBounds { offset: 0, .. })
+    ));
     let mut t = f32_tensor("t", &[4], u64::MAX - 3);
     t.buffers = Some(vec![(u64::MAX - 3, 16)]);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::BufferOutOfBounds { .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::BufferOutOfBounds { .. })
+    ));
     let t = f32_tensor("t", &[4], 72);
     assert!(matches!(
         open(&craft(&[t], 128, 64, &[])),
-        Err(Error::BufferMisaligned { offset: 72, alignment: 64, .. })
+        Err(Error::BufferMisaligned {
+            offset: 72,
+            alignment: 64,
+            ..
+        })
     ));
     let t = f32_tensor("t", &[4], 128);
     assert!(matches!(open(&craft(&[t], 128, 128, &[])), Ok(_)));
-    assert!(matches!(open(&craft(&[f32_tensor("t", &[4], 64)], 128, 128, &[])), Err(Error::BufferMisaligned { .. })));
+    assert!(matches!(
+        open(&craft(&[f32_tensor("t", &[4], 64)], 128, 128, &[])),
+        Err(Error::BufferMisaligned { .. })
+    ));
     let mut t = f32_tensor("t", &[4], 64);
     t.buffers = Some(vec![(64, 16), (128, 16)]);
-    assert!(matches!(open(&craft(&[t], 128, 64, &[])), Err(Error::BufferCount { expected: 1, found: 2, .. })));
+    assert!(matches!(
+        open(&craft(&[t], 128, 64, &[])),
+        Err(Error::BufferCount {
+            expected: 1,
+            found: 2,
+            ..
+        })
+    ));
 }
 
 #[test]
 fn overlapping_buffers() {
-    let b = craft(&[f32_tensor("a", &[32], 64), f32_tensor("b", &[4], 128)], 256, 64, &[]);
+    let b = craft(
+        &[f32_tensor("a", &[32], 64), f32_tensor("b", &[4], 128)],
+        256,
+        64,
+        &[],
+    );
     match open(&b) {
-        Err(Error::BuffersOverlap { first, second, .. }) => assert_eq!((first.as_str(), second.as_str()), ("a", "b")),
+        Err(Error::BuffersOverlap { first, second, .. }) => {
+            assert_eq!((first.as_str(), second.as_str()), ("a", "b"))
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -300,16 +396,25 @@ fn zero_length_buffers_are_exempt_from_position_and_alignment() {
     let mut t = f32_tensor("e", &[3, 0, 5], 0);
     t.buffers = Some(vec![(u64::MAX, 0)]);
     let f = open(&craft(&[t], 0, 64, &[])).unwrap();
-    assert_eq!(f.tensor("e").unwrap().as_slice::<f32>().unwrap(), &[] as &[f32]);
+    assert_eq!(
+        f.tensor("e").unwrap().as_slice::<f32>().unwrap(),
+        &[] as &[f32]
+    );
 }
 
 #[test]
 fn dynamic_dims_and_descriptor_only() {
     let mut t = f32_tensor("t", &[u64::MAX, 2], 64);
     t.buffers = Some(vec![(64, 0)]);
-    assert!(matches!(open(&craft(&[t.clone()], 64, 64, &[])), Err(Error::DynamicWithData { dim: 0, .. })));
+    assert!(matches!(
+        open(&craft(&[t.clone()], 64, 64, &[])),
+        Err(Error::DynamicWithData { dim: 0, .. })
+    ));
     t.descriptor_only = true;
-    assert!(matches!(open(&craft(&[t.clone()], 64, 64, &[])), Err(Error::DescriptorOnlyWithData { .. })));
+    assert!(matches!(
+        open(&craft(&[t.clone()], 64, 64, &[])),
+        Err(Error::DescriptorOnlyWithData { .. })
+    ));
     t.buffers = None;
     assert!(open(&craft(&[t], 64, 64, &[])).is_ok());
 }
@@ -318,24 +423,43 @@ fn dynamic_dims_and_descriptor_only() {
 fn overflowing_shapes() {
     let mut t = f32_tensor("t", &[1 << 40, 1 << 40], 64);
     t.buffers = Some(vec![(64, 0)]);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::SizeOverflow { field: "shape", .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::SizeOverflow { field: "shape", .. })
+    ));
     // 2^62 f32 elements need 2^64 bytes: the byte size itself overflows.
     let mut t = f32_tensor("t", &[1 << 62], 64);
     t.buffers = Some(vec![(64, 0)]);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::SizeOverflow { field: "values", .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::SizeOverflow {
+            field: "values",
+            ..
+        })
+    ));
     // 3 * i64::MAX overflows u64 while computing the extent.
     let mut t = f32_tensor("t", &[4, 2], 64);
     t.layout = RawLayout::Strided(vec![i64::MAX, 1]);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::SizeOverflow { field: "layout.strides", .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::SizeOverflow {
+            field: "layout.strides",
+            ..
+        })
+    ));
 }
 
 #[test]
 fn invalid_strides() {
     let mut t = f32_tensor("t", &[2, 2], 64);
     t.layout = RawLayout::Strided(vec![1]);
-    assert!(matches!(open(&craft(&[t.clone()], 64, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "layout.strides"));
+    assert!(
+        matches!(open(&craft(&[t.clone()], 64, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "layout.strides")
+    );
     t.layout = RawLayout::Strided(vec![-1, 1]);
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "layout.strides[0]"));
+    assert!(
+        matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "layout.strides[0]")
+    );
 }
 
 #[test]
@@ -364,22 +488,46 @@ fn sparse_structure_and_index_contents() {
         b
     };
     let ok = csr(&[0, 1, 2], &[0, 2], 2);
-    assert_eq!(open(&ok).unwrap().tensor("s").unwrap().csr().unwrap().nnz, 2);
+    assert_eq!(
+        open(&ok).unwrap().tensor("s").unwrap().csr().unwrap().nnz,
+        2
+    );
     let f = open(&csr(&[0, 2, 1], &[0, 2], 2)).unwrap();
-    assert!(matches!(f.tensor("s").unwrap().csr(), Err(Error::InvalidSparseIndex { buffer: "pointers", position: 2, .. })));
+    assert!(matches!(
+        f.tensor("s").unwrap().csr(),
+        Err(Error::InvalidSparseIndex {
+            buffer: "pointers",
+            position: 2,
+            ..
+        })
+    ));
     let f = open(&csr(&[0, 1, 1], &[0, 2], 2)).unwrap();
-    assert!(matches!(f.tensor("s").unwrap().csr(), Err(Error::InvalidSparseIndex { reason, .. }) if reason.contains("nnz")));
+    assert!(
+        matches!(f.tensor("s").unwrap().csr(), Err(Error::InvalidSparseIndex { reason, .. }) if reason.contains("nnz"))
+    );
     let f = open(&csr(&[0, 1, 2], &[0, 3], 2)).unwrap();
-    assert!(matches!(f.tensor("s").unwrap().csr(), Err(Error::InvalidSparseIndex { buffer: "indices", value: 3, .. })));
+    assert!(matches!(
+        f.tensor("s").unwrap().csr(),
+        Err(Error::InvalidSparseIndex {
+            buffer: "indices",
+            value: 3,
+            ..
+        })
+    ));
     let f = open(&csr(&[1, 1, 2], &[0, 1], 2)).unwrap();
-    assert!(matches!(f.tensor("s").unwrap().csr(), Err(Error::InvalidSparseIndex { position: 0, .. })));
+    assert!(matches!(
+        f.tensor("s").unwrap().csr(),
+        Err(Error::InvalidSparseIndex { position: 0, .. })
+    ));
     // nnz larger than the shape holds is a structural error at open.
     let mut t = f32_tensor("t", &[2, 2], 64);
     t.layout = RawLayout::Csr {
         nnz: 5,
         index_type: fb::ElementType::Int64.0,
     };
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "layout.nnz"));
+    assert!(
+        matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "layout.nnz")
+    );
 }
 
 #[test]
@@ -396,11 +544,23 @@ fn quantization_errors() {
     t.quant = Some(q(2, fb::ElementType::Float32.0, 1, (128, 12)));
     assert!(open(&craft(&[t.clone()], 128, 64, &[])).is_ok());
     t.quant = Some(q(2, fb::ElementType::Float32.0, 1, (128, 8)));
-    assert!(matches!(open(&craft(&[t.clone()], 128, 64, &[])), Err(Error::BufferLength { buffer: "scales", expected: 12, .. })));
+    assert!(matches!(
+        open(&craft(&[t.clone()], 128, 64, &[])),
+        Err(Error::BufferLength {
+            buffer: "scales",
+            expected: 12,
+            ..
+        })
+    ));
     t.quant = Some(q(2, fb::ElementType::Float32.0, 2, (128, 12)));
-    assert!(matches!(open(&craft(&[t.clone()], 128, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "quantization.axis"));
+    assert!(
+        matches!(open(&craft(&[t.clone()], 128, 64, &[])), Err(Error::InvalidField { ref field, .. }) if field == "quantization.axis")
+    );
     t.quant = Some(q(9, fb::ElementType::Float32.0, 1, (128, 12)));
-    assert!(matches!(open(&craft(&[t.clone()], 128, 64, &[])), Err(Error::UnsupportedQuantization { value: 9, .. })));
+    assert!(matches!(
+        open(&craft(&[t.clone()], 128, 64, &[])),
+        Err(Error::UnsupportedQuantization { value: 9, .. })
+    ));
     t.quant = Some(q(1, fb::ElementType::Int8.0, 0, (128, 1)));
     assert!(matches!(
         open(&craft(&[t.clone()], 128, 64, &[])),
@@ -411,15 +571,24 @@ fn quantization_errors() {
     ));
     // Scales overlapping the values are caught like any other buffer.
     t.quant = Some(q(2, fb::ElementType::Float32.0, 1, (64, 12)));
-    assert!(matches!(open(&craft(&[t], 128, 64, &[])), Err(Error::BuffersOverlap { .. })));
+    assert!(matches!(
+        open(&craft(&[t], 128, 64, &[])),
+        Err(Error::BuffersOverlap { .. })
+    ));
 }
 
 #[test]
 fn invalid_alignments() {
-    assert!(matches!(open(&craft(&[], 0, 48, &[])), Err(Error::InvalidAlignment { value: 48, .. })));
+    assert!(matches!(
+        open(&craft(&[], 0, 48, &[])),
+        Err(Error::InvalidAlignment { value: 48, .. })
+    ));
     let mut t = f32_tensor("t", &[1], 64);
     t.alignment = 96;
-    assert!(matches!(open(&craft(&[t], 64, 64, &[])), Err(Error::InvalidAlignment { value: 96, .. })));
+    assert!(matches!(
+        open(&craft(&[t], 64, 64, &[])),
+        Err(Error::InvalidAlignment { value: 96, .. })
+    ));
 }
 
 #[test]
@@ -427,5 +596,104 @@ fn errors_name_tensor_field_and_value() {
     let mut t = f32_tensor("layer1.weight", &[4], 64);
     t.buffers = Some(vec![(64, 12)]);
     let msg = open(&craft(&[t], 64, 64, &[])).unwrap_err().to_string();
-    assert_eq!(msg, "tensor \"layer1.weight\": buffer values is 12 bytes, expected 16");
+    assert_eq!(
+        msg,
+        "tensor \"layer1.weight\": buffer values is 12 bytes, expected 16"
+    );
+}
+
+#[test]
+fn header_shorter_than_a_flatbuffer_start() {
+    // 64-byte prefix, then a footer claiming a 0-byte header at 64.
+    let mut b = format::prefix().to_vec();
+    b.extend_from_slice(
+        &Footer {
+            header_offset: 64,
+            header_length: 0,
+        }
+        .encode(),
+    );
+    assert!(matches!(
+        open(&b),
+        Err(Error::BadFooter {
+            field: "header_length",
+            value: 0,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn unknown_footer_flags_need_a_newer_reader() {
+    let mut b = valid();
+    let at = b.len() - 16;
+    b[at] = 1;
+    assert!(matches!(
+        open(&b),
+        Err(Error::BadFooter {
+            field: "flags",
+            value: 1,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn empty_shapes_never_overflow() {
+    // ADR-007: the 0 decides, even after dimensions whose product overflows.
+    let mut t = f32_tensor("t", &[1 << 40, 1 << 40, 0], 0);
+    t.buffers = Some(vec![(0, 0)]);
+    let f = open(&craft(&[t.clone()], 0, 64, &[])).unwrap();
+    assert_eq!(f.tensor("t").unwrap().element_count(), Some(0));
+    t.layout = RawLayout::Strided(vec![i64::MAX, i64::MAX, 1]);
+    assert!(open(&craft(&[t], 0, 64, &[])).is_ok());
+}
+
+#[test]
+fn empty_csr_has_no_pointer_bytes() {
+    let t = Raw {
+        name: "s",
+        element_type: fb::ElementType::Float32.0,
+        shape: vec![3, 0],
+        layout: RawLayout::Csr {
+            nnz: 0,
+            index_type: fb::ElementType::Int64.0,
+        },
+        buffers: Some(vec![(64, 32), (0, 0), (0, 0)]),
+        descriptor_only: false,
+        alignment: 0,
+        quant: None,
+    };
+    assert!(matches!(
+        open(&craft(&[t.clone()], 64, 64, &[])),
+        Err(Error::BufferLength {
+            buffer: "pointers",
+            expected: 0,
+            found: 32,
+            ..
+        })
+    ));
+    let mut t = t;
+    t.buffers = Some(vec![(0, 0); 3]);
+    let f = open(&craft(&[t], 0, 64, &[])).unwrap();
+    assert_eq!(f.tensor("s").unwrap().csr().unwrap().pointers.len(), 0);
+}
+
+#[test]
+fn packed_view_refuses_strided_layouts() {
+    let t = Raw {
+        name: "t",
+        element_type: fb::ElementType::UInt8.0,
+        shape: vec![4],
+        layout: RawLayout::Strided(vec![0]),
+        buffers: Some(vec![(64, 1)]),
+        descriptor_only: false,
+        alignment: 0,
+        quant: None,
+    };
+    let f = open(&craft(&[t], 64, 64, &[])).unwrap();
+    assert!(matches!(
+        f.tensor("t").unwrap().packed(),
+        Err(Error::LayoutMismatch { .. })
+    ));
 }

@@ -173,19 +173,30 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         field,
     };
     let rank = shape.len();
-    let mut elements = Some(1u64);
+    // A resolved 0 anywhere makes the tensor empty, whatever else the shape
+    // holds (even a dynamic or a huge dimension): 0 elements, ADR-007 section 1.
+    let mut empty = false;
     for i in 0..rank {
         let d = shape.at(i);
-        if d == DYNAMIC_DIM {
-            if !descriptor_only {
-                return Err(Error::DynamicWithData {
-                    tensor: name.to_owned(),
-                    dim: i,
-                });
-            }
-            elements = None;
-        } else if let Some(e) = elements {
-            elements = Some(e.checked_mul(d).ok_or_else(|| overflow("shape"))?);
+        if d == DYNAMIC_DIM && !descriptor_only {
+            return Err(Error::DynamicWithData {
+                tensor: name.to_owned(),
+                dim: i,
+            });
+        }
+        empty |= d == 0;
+    }
+    let mut elements = Some(1u64);
+    if empty {
+        elements = Some(0);
+    } else {
+        for i in 0..rank {
+            let d = shape.at(i);
+            elements = match elements {
+                _ if d == DYNAMIC_DIM => None,
+                Some(e) => Some(e.checked_mul(d).ok_or_else(|| overflow("shape"))?),
+                None => None,
+            };
         }
     }
     // With a dynamic dimension nothing about the data can be computed, and
@@ -238,7 +249,7 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
                     ));
                 }
                 let d = shape.at(i);
-                if d != DYNAMIC_DIM && d > 0 {
+                if !empty && d != DYNAMIC_DIM {
                     let reach = (d - 1)
                         .checked_mul(s as u64)
                         .ok_or_else(|| overflow("layout.strides"))?;
@@ -314,13 +325,12 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         }
         let expressed = element_type(name, "quantization.expressed_type", q.expressed_type)?;
         if expressed.class() != ElementClass::Float {
-            return Err(one_of(
+            return Err(invalid(
                 name,
                 "quantization.expressed_type",
-                q.expressed_type,
-                SCALE_TYPES,
-            )
-            .unwrap_err());
+                expressed.name(),
+                "the expressed type is a floating-point type",
+            ));
         }
         let scale_type = one_of(name, "quantization.scale_type", q.scale_type, SCALE_TYPES)?;
         let zp_type = match q.zero_point_type {
@@ -376,6 +386,14 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
                     Some(e) => (e / d).checked_mul(d.div_ceil(q.block_size)),
                 }
             }
+            0 => {
+                return Err(invalid(
+                    name,
+                    "quantization.scheme",
+                    "Invalid (0)",
+                    "a quantization names its scheme",
+                ));
+            }
             v => {
                 return Err(Error::UnsupportedQuantization {
                     tensor: name.to_owned(),
@@ -390,8 +408,10 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
             None => 0,
         };
     }
-    if descriptor_only {
-        // No data at all: every buffer, scales included, is absent.
+    if descriptor_only || empty {
+        // A descriptor-only tensor has no data at all; an empty tensor's
+        // buffers, index pointers and scales included, are all 0 bytes
+        // (ADR-007 section 4).
         lengths = [0; 3];
         scales = 0;
         zero_points = 0;

@@ -59,6 +59,9 @@ impl<'a> TensorRef<'a> {
                 reason: "packed views are for types of at most 8 bits".into(),
             });
         }
+        if let Layout::Strided(_) = self.layout() {
+            return Err(self.layout_mismatch("dense", "packed()"));
+        }
         let data = self.data()?;
         Ok(PackedView {
             bytes: data,
@@ -503,7 +506,9 @@ impl QuantizedView<'_> {
         let (axis, block, per_axis) = match q.scheme {
             QuantizationScheme::PerTensor => (None, 1, false),
             QuantizationScheme::PerAxis { axis } => (Some(axis as usize), 1, true),
-            QuantizationScheme::PerBlock { axis, block_size } => (Some(axis as usize), block_size, false),
+            QuantizationScheme::PerBlock { axis, block_size } => {
+                (Some(axis as usize), block_size, false)
+            }
         };
         let (inner, d_axis) = match axis {
             Some(a) => (self.dims[a + 1..].iter().product::<u64>(), self.dims[a]),

@@ -98,15 +98,24 @@ impl<W: Write> Writer<W> {
     }
 
     /// Sets the file's default buffer alignment (a power of two, 64 to 2^30).
-    /// Applies to tensors written after the call.
+    /// Must be called before the first tensor: tensors that do not set their
+    /// own alignment take the file's, which readers check.
     pub fn set_alignment(&mut self, alignment: u64) -> Result<()> {
+        if !self.written.is_empty() {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "file alignment".into(),
+                value: alignment.to_string(),
+                reason: "set the file alignment before writing the first tensor".into(),
+            });
+        }
         if !format::valid_alignment(alignment) {
             return Err(Error::InvalidAlignment {
                 owner: "file".into(),
                 value: alignment,
             });
         }
-        self.alignment = self.alignment.max(alignment);
+        self.alignment = alignment;
         Ok(())
     }
 
@@ -259,14 +268,25 @@ impl<W: Write> Writer<W> {
                 .sync_all()
                 .map_err(|e| Error::io("syncing", temp.path(), e))?;
             let temp_path = temp.path().to_owned();
+            // Temporary files are private (0600); the finished file gets the
+            // usual permissions of a data file.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&temp_path, std::fs::Permissions::from_mode(0o644))
+                    .map_err(|e| Error::io("setting permissions of", &temp_path, e))?;
+            }
             temp.persist(&dest)
                 .map_err(|e| Error::io("renaming", temp_path, e.error))?;
-            if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
-                // Make the rename itself durable.
-                if let Ok(d) = std::fs::File::open(dir) {
-                    let _ = d.sync_all();
-                }
-            }
+            // Make the rename itself durable: sync the directory entry.
+            let dir = match dest.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+                _ => PathBuf::from("."),
+            };
+            #[cfg(unix)]
+            std::fs::File::open(&dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io("syncing directory", &dir, e))?;
         }
         Ok(len)
     }

@@ -15,8 +15,11 @@ const CHILD_DEST: &str = "HURRAY_TEST_CHILD_DEST";
 fn be_the_child(dest: &Path) -> ! {
     let mut w = Writer::create(dest).unwrap();
     let data = vec![7u8; 1 << 20];
-    w.add_tensor(&TensorDescriptor::new("big", ElementType::UInt8, shape(&[1 << 20])), &[&data])
-        .unwrap();
+    w.add_tensor(
+        &TensorDescriptor::new("big", ElementType::UInt8, shape(&[1 << 20])),
+        &[&data],
+    )
+    .unwrap();
     println!("\nready");
     std::io::stdout().flush().unwrap();
     std::thread::sleep(std::time::Duration::from_secs(120));
@@ -34,7 +37,10 @@ fn kill_mid_write(test_name: &str, dest: &Path) {
         .spawn()
         .unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
-    let ready = stdout.lines().map_while(Result::ok).any(|l| l.trim() == "ready");
+    let ready = stdout
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.trim() == "ready");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(ready, "the child wrote its tensor before being killed");

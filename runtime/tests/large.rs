@@ -38,7 +38,13 @@ fn tensor_larger_than_4_gib() {
             zeros: zeros.as_ptr(),
         })
         .unwrap();
-        let mut t = w.begin_tensor(&TensorDescriptor::new("big", ElementType::UInt8, shape(&[big_len]))).unwrap();
+        let mut t = w
+            .begin_tensor(&TensorDescriptor::new(
+                "big",
+                ElementType::UInt8,
+                shape(&[big_len]),
+            ))
+            .unwrap();
         let mut left = big_len;
         while left >= zeros.len() as u64 {
             t.write_all(&zeros).unwrap();
@@ -47,7 +53,11 @@ fn tensor_larger_than_4_gib() {
         t.write_all(&vec![0xEE; left as usize]).unwrap();
         t.finish().unwrap();
         let tail: Vec<u8> = (0..16).collect();
-        w.add_tensor(&TensorDescriptor::new("tail", ElementType::UInt8, shape(&[16])), &[&tail]).unwrap();
+        w.add_tensor(
+            &TensorDescriptor::new("tail", ElementType::UInt8, shape(&[16])),
+            &[&tail],
+        )
+        .unwrap();
         let len = w.finish().unwrap();
         assert!(len > big_len);
     }
@@ -60,6 +70,9 @@ fn tensor_larger_than_4_gib() {
     assert_eq!(data[data.len() - 1], 0xEE);
     let tail = file.tensor("tail").unwrap().data().unwrap();
     let offset = tail.as_ptr() as usize - file.bytes().as_ptr() as usize;
-    assert!(offset as u64 > u64::from(u32::MAX), "offset {offset} is past 2^32");
+    assert!(
+        offset as u64 > u64::from(u32::MAX),
+        "offset {offset} is past 2^32"
+    );
     assert_eq!(tail, (0..16).collect::<Vec<u8>>().as_slice());
 }

@@ -15,12 +15,27 @@ pub(crate) fn test(root: &Path) -> Result<()> {
     setup::all(root)?;
     setup::run(&mut cargo(root, &["fmt", "--all", "--check"]))?;
     crate::codegen(root, true)?;
-    setup::run(&mut cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    setup::run(&mut cargo(
+        root,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ))?;
     setup::run(&mut cargo(root, &["test", "--workspace"]))?;
     let tests = root.join("python/tests");
     if tests.exists() {
         let py = setup::python(root)?;
-        setup::run(Command::new(py).current_dir(root).args(["-m", "pytest", "-q", "python/tests"]))?;
+        setup::run(Command::new(py).current_dir(root).args([
+            "-m",
+            "pytest",
+            "-q",
+            "python/tests",
+        ]))?;
     }
     eprintln!("xtask: all tests passed");
     Ok(())
@@ -30,7 +45,16 @@ pub(crate) fn test(root: &Path) -> Result<()> {
 pub(crate) fn example(root: &Path) -> Result<()> {
     let out = root.join("target/example.hurray");
     let out = out.to_string_lossy();
-    setup::run(&mut cargo(root, &["run", "--quiet", "-p", "hurray-cli", "--", "example", &out]))?;
-    setup::run(&mut cargo(root, &["run", "--quiet", "-p", "hurray-cli", "--", "inspect", &out]))?;
-    setup::run(&mut cargo(root, &["run", "--quiet", "-p", "hurray-cli", "--", "validate", &out]))
+    setup::run(&mut cargo(
+        root,
+        &["run", "--quiet", "-p", "hurray-cli", "--", "example", &out],
+    ))?;
+    setup::run(&mut cargo(
+        root,
+        &["run", "--quiet", "-p", "hurray-cli", "--", "inspect", &out],
+    ))?;
+    setup::run(&mut cargo(
+        root,
+        &["run", "--quiet", "-p", "hurray-cli", "--", "validate", &out],
+    ))
 }

@@ -78,7 +78,14 @@ pub(crate) fn python(root: &Path) -> Result<PathBuf> {
         }
         if requirements.exists() {
             run(Command::new(&py)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                ])
                 .arg(&requirements))?;
         }
         std::fs::write(&stamp, wanted)?;

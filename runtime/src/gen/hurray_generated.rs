@@ -220,8 +220,8 @@ pub const ENUM_VALUES_LAYOUT: [Layout; 5] = [
 ];
 
 /// How a tensor's elements are arranged in its buffers. New layouts are
-/// appended; a reader that meets a member it does not know reports the tensor
-/// as unsupported and never guesses.
+/// appended; a reader that meets a member it does not know refuses the file
+/// with a typed "unsupported layout" error naming the tensor, never guesses.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
 pub struct Layout(pub u8);

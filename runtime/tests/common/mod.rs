@@ -6,7 +6,9 @@ use hurray::{ElementType, TensorDescriptor, Writer};
 /// Deterministic bytes for a buffer of `len` bytes, with the unused high bits
 /// of a packed last byte cleared as the format requires.
 pub fn pattern(len: u64, seed: u8, elements: u64, bits: u32) -> Vec<u8> {
-    let mut v: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect();
+    let mut v: Vec<u8> = (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect();
     let used_bits = elements * u64::from(bits);
     if used_bits % 8 != 0 {
         if let Some(last) = v.last_mut() {

@@ -169,15 +169,19 @@ pub fn render(types: &[ElementTypeFacts], bfbs: &[u8]) -> Result<String> {
     }
     let ls: Vec<String> = layouts.iter().map(|l| format!("%l_{l}")).collect();
     line(w, &format!("    %layout = irdl.any_of({})", ls.join(", ")));
-    line(w, "    %dict = irdl.base \"#builtin.dictionary\"");
+    // One constraint value per attribute: IRDL unifies attributes that share
+    // a constraint value (they would have to be equal).
+    line(w, "    %params = irdl.base \"#builtin.dictionary\"");
     line(w, "    %none = irdl.base \"#builtin.unit\"");
-    line(w, "    %quantization = irdl.any_of(%none, %dict)");
+    line(w, "    %quant_dict = irdl.base \"#builtin.dictionary\"");
+    line(w, "    %quantization = irdl.any_of(%none, %quant_dict)");
     line(w, "    %buffers = irdl.base \"#builtin.array\"");
+    line(w, "    %metadata = irdl.base \"#builtin.dictionary\"");
     line(
         w,
         "    irdl.attributes {\"name\" = %name, \"element_type\" = %element_type, \
-         \"shape\" = %shape, \"layout\" = %layout, \"params\" = %dict, \
-         \"quantization\" = %quantization, \"buffers\" = %buffers, \"metadata\" = %dict}",
+         \"shape\" = %shape, \"layout\" = %layout, \"params\" = %params, \
+         \"quantization\" = %quantization, \"buffers\" = %buffers, \"metadata\" = %metadata}",
     );
     line(w, "  }");
     line(w, "}");

@@ -75,10 +75,12 @@ irdl.dialect @hurray {
     %l_csr = irdl.is "csr"
     %l_csc = irdl.is "csc"
     %layout = irdl.any_of(%l_dense, %l_coo, %l_csr, %l_csc)
-    %dict = irdl.base "#builtin.dictionary"
+    %params = irdl.base "#builtin.dictionary"
     %none = irdl.base "#builtin.unit"
-    %quantization = irdl.any_of(%none, %dict)
+    %quant_dict = irdl.base "#builtin.dictionary"
+    %quantization = irdl.any_of(%none, %quant_dict)
     %buffers = irdl.base "#builtin.array"
-    irdl.attributes {"name" = %name, "element_type" = %element_type, "shape" = %shape, "layout" = %layout, "params" = %dict, "quantization" = %quantization, "buffers" = %buffers, "metadata" = %dict}
+    %metadata = irdl.base "#builtin.dictionary"
+    irdl.attributes {"name" = %name, "element_type" = %element_type, "shape" = %shape, "layout" = %layout, "params" = %params, "quantization" = %quantization, "buffers" = %buffers, "metadata" = %metadata}
   }
 }

@@ -1,0 +1,149 @@
+//! An MLIR context with every upstream dialect and the `hurray` dialect
+//! loaded, whose diagnostics are collected instead of printed.
+
+use crate::error::{Error, Result};
+use melior::Context;
+use melior::dialect::DialectRegistry;
+use melior::ir::Module;
+use melior::utility::{load_irdl_dialects, register_all_dialects};
+use mlir_sys as sys;
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+
+/// The `hurray` dialect in IRDL, generated from `schema/hurray.fbs` by
+/// `cargo xtask codegen`.
+pub const HURRAY_IRDL: &str = include_str!("gen/hurray.irdl.mlir");
+
+/// 64-byte aligned bytes, so MLIR bytecode (whose resource sections need
+/// alignment) can be parsed from memory.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Block([u8; 64]);
+
+/// An MLIR context ready for Hurray: all upstream dialects registered, the
+/// `hurray` IRDL dialect loaded, diagnostics captured for error messages.
+///
+/// Not `Send`: use one per thread.
+pub struct Mlir {
+    // Field order matters: the context (and every module borrowing it) is
+    // dropped before the source buffers MLIR may still reference.
+    context: Context,
+    diagnostics: Rc<RefCell<Vec<String>>>,
+    sources: RefCell<Vec<Vec<Block>>>,
+}
+
+impl std::fmt::Debug for Mlir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mlir")
+            .field("dialects", &self.context.loaded_dialect_count())
+            .finish()
+    }
+}
+
+impl Mlir {
+    /// A context with every upstream dialect and the generated `hurray` dialect.
+    pub fn new() -> Result<Self> {
+        Self::with_dialect(HURRAY_IRDL)
+    }
+
+    /// A context whose `hurray` dialect is the IRDL source `irdl` (tests use it
+    /// to load a dialect regenerated from an edited schema).
+    pub fn with_dialect(irdl: &str) -> Result<Self> {
+        let registry = DialectRegistry::new();
+        register_all_dialects(&registry);
+        let context = Context::new();
+        context.append_dialect_registry(&registry);
+        context.load_all_available_dialects();
+        let diagnostics = Rc::new(RefCell::new(Vec::new()));
+        let sink = Rc::clone(&diagnostics);
+        context.attach_diagnostic_handler(move |d| {
+            let mut text = format!("{}: {d}", d.location());
+            for i in 0..d.note_count() {
+                if let Ok(n) = d.note(i) {
+                    text.push_str(&format!("\n  note: {n}"));
+                }
+            }
+            sink.borrow_mut().push(text);
+            true
+        });
+        let mlir = Mlir {
+            context,
+            diagnostics,
+            sources: RefCell::new(Vec::new()),
+        };
+        {
+            let module = Module::parse(&mlir.context, irdl).ok_or_else(|| Error::Dialect {
+                diagnostics: mlir.take_diagnostics(),
+            })?;
+            if !load_irdl_dialects(&module) {
+                return Err(Error::Dialect {
+                    diagnostics: mlir.take_diagnostics(),
+                });
+            }
+        }
+        Ok(mlir)
+    }
+
+    /// The MLIR context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// Everything MLIR reported since the last call, one diagnostic per line.
+    pub fn take_diagnostics(&self) -> String {
+        let v = std::mem::take(&mut *self.diagnostics.borrow_mut());
+        if v.is_empty() {
+            "(MLIR reported no diagnostic)".to_owned()
+        } else {
+            v.join("\n")
+        }
+    }
+
+    /// Parses MLIR text or bytecode (detected by its magic) and verifies it.
+    /// `source_name` names the input in errors.
+    pub fn parse(&self, source: &[u8], source_name: &str) -> Result<Module<'_>> {
+        let mut blocks = vec![Block([0; 64]); source.len().div_ceil(64).max(1)];
+        let len = source.len();
+        {
+            // SAFETY: `Block` is a plain 64-byte array with no padding, so the
+            // vector is `blocks.len() * 64` initialised bytes; we only write
+            // `len <= blocks.len() * 64` of them.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast::<u8>(), blocks.len() * 64)
+            };
+            dst[..len].copy_from_slice(source);
+        }
+        let data = sys::MlirStringRef {
+            data: blocks.as_ptr().cast(),
+            length: len,
+        };
+        self.diagnostics.borrow_mut().clear();
+        // SAFETY: the context is alive; `data` points at `len` initialised
+        // bytes kept alive in `self.sources` until the context is dropped, so
+        // a module that keeps referencing the buffer stays valid.
+        let raw = unsafe { sys::mlirModuleCreateParse(self.context.to_raw(), data) };
+        self.sources.borrow_mut().push(blocks);
+        // SAFETY: a module handle just returned by the parser (null on failure).
+        let module = unsafe { Module::from_option_raw(raw) };
+        module.ok_or_else(|| Error::Parse {
+            source_name: source_name.to_owned(),
+            diagnostics: self.take_diagnostics(),
+        })
+    }
+
+    /// Parses MLIR text.
+    pub fn parse_text(&self, text: &str) -> Result<Module<'_>> {
+        self.parse(text.as_bytes(), "<text>")
+    }
+
+    /// Reads and parses an MLIR file (text or bytecode).
+    pub fn parse_file(&self, path: &Path) -> Result<Module<'_>> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            op: "reading",
+            path: path.to_owned(),
+            source,
+        })?;
+        self.parse(&bytes, &path.display().to_string())
+    }
+}

@@ -1,0 +1,83 @@
+//! The one error type of the crate.
+
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong loading the dialect, parsing, lowering or
+/// importing. Every variant about IR names the operation (`op`, with its
+/// location) and, where one is at fault, the MLIR type or attribute.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The source is not valid MLIR (text or bytecode); `diagnostics` holds
+    /// what MLIR's parser and verifier reported.
+    #[error("{source_name}: not valid MLIR:\n{diagnostics}")]
+    Parse {
+        source_name: String,
+        diagnostics: String,
+    },
+    /// The generated `hurray` IRDL dialect failed to load.
+    #[error("loading the hurray IRDL dialect failed:\n{diagnostics}")]
+    Dialect { diagnostics: String },
+    /// An element type (or storage type) with no Hurray element type.
+    #[error("{op}: MLIR type `{ty}` has no Hurray element type (in `{context}`){hint}")]
+    UnsupportedType {
+        op: String,
+        ty: String,
+        context: String,
+        hint: &'static str,
+    },
+    /// A `dense_resource` whose blob is absent: elided when printed, or
+    /// missing from the file's `dialect_resources` section.
+    #[error(
+        "{op}: tensor {tensor:?} references dense_resource<{resource}>, whose data is not in the \
+         module (elided or missing from `dialect_resources`); re-emit the IR with its resources"
+    )]
+    MissingResourceData {
+        op: String,
+        tensor: String,
+        resource: String,
+    },
+    /// A construct Hurray cannot represent or the lowering does not handle.
+    #[error("{op}: {what} is not supported: {reason}")]
+    Unsupported {
+        op: String,
+        what: String,
+        reason: String,
+    },
+    /// IR that is valid MLIR but inconsistent for Hurray (a blob of the wrong
+    /// size, a malformed `hurray.tensor`, ...).
+    #[error("{op}: {reason}")]
+    Malformed { op: String, reason: String },
+    /// Two entries would get the same tensor name.
+    #[error("tensor name {name:?} is produced twice: by {first} and by {second}")]
+    DuplicateName {
+        name: String,
+        first: String,
+        second: String,
+    },
+    /// The Hurray runtime rejected a descriptor or a write.
+    #[error("tensor {tensor:?} from {op}: {source}")]
+    Tensor {
+        tensor: String,
+        op: String,
+        #[source]
+        source: hurray::Error,
+    },
+    /// Any other Hurray runtime error (opening, finishing a file).
+    #[error(transparent)]
+    Hurray(#[from] hurray::Error),
+    /// An error reported by melior.
+    #[error(transparent)]
+    Melior(#[from] melior::Error),
+    /// Reading or writing a file.
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}

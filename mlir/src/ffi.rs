@@ -1,0 +1,631 @@
+//! Safe wrappers over the parts of the MLIR C API (mlir-sys) melior does not
+//! wrap, plus the one C++ accessor in `csrc/shim.cpp`.
+//!
+//! Every function takes melior handles (`Attribute<'c>`, `Type<'c>`), which
+//! are non-null and valid for the context lifetime `'c` by construction. Each
+//! C function called here only reads the object it is given (and its
+//! context-owned storage), returns plain values or handles owned by the same
+//! context, and is documented not to fail on a handle of the kind checked
+//! just before. That is the safety argument of every `unsafe` block below,
+//! spelled out where it needs more.
+
+use melior::ir::{Attribute, AttributeLike, Type, TypeLike};
+use mlir_sys as sys;
+use std::ffi::c_char;
+
+unsafe extern "C" {
+    /// `csrc/shim.cpp`: the bytes of a `dense_resource` blob.
+    fn hurray_mlir_resource_blob(
+        attr: sys::MlirAttribute,
+        data: *mut *const c_char,
+        len: *mut usize,
+        key: *mut sys::MlirStringRef,
+    ) -> i32;
+}
+
+fn string_ref(s: sys::MlirStringRef) -> String {
+    if s.data.is_null() || s.length == 0 {
+        return String::new();
+    }
+    // SAFETY: a non-null MlirStringRef from MLIR points at `length` readable
+    // bytes owned by the context, alive for the duration of this call.
+    let bytes = unsafe { std::slice::from_raw_parts(s.data.cast::<u8>(), s.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The blob of a `dense_resource` attribute.
+#[derive(Debug)]
+pub(crate) enum Blob<'c> {
+    /// Not a `dense_resource` attribute.
+    NotResource,
+    /// The resource key, with no data behind it (elided or missing).
+    Missing(String),
+    /// The resource key and its bytes, borrowed from the context.
+    Data(String, &'c [u8]),
+}
+
+/// The bytes behind a `dense_resource<key>` attribute, without copying.
+pub(crate) fn resource_blob<'c>(attr: Attribute<'c>) -> Blob<'c> {
+    let mut data: *const c_char = std::ptr::null();
+    let mut len = 0usize;
+    let mut key = sys::MlirStringRef {
+        data: std::ptr::null(),
+        length: 0,
+    };
+    // SAFETY: `attr` is a valid attribute; the shim only dyn_casts it and
+    // writes the three out-parameters, which point at live locals.
+    let status = unsafe { hurray_mlir_resource_blob(attr.to_raw(), &mut data, &mut len, &mut key) };
+    match status {
+        0 => {
+            let key = string_ref(key);
+            if len == 0 || data.is_null() {
+                return Blob::Data(key, &[]);
+            }
+            // SAFETY: the blob is owned by the context's resource manager and
+            // lives as long as the context ('c); MLIR hands out an immutable
+            // view of exactly `len` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
+            Blob::Data(key, bytes)
+        }
+        2 => Blob::Missing(string_ref(key)),
+        _ => Blob::NotResource,
+    }
+}
+
+/// Whether `attr` is a `DenseElementsAttr` (int, float, complex or string).
+pub(crate) fn is_dense_elements(attr: Attribute<'_>) -> bool {
+    // SAFETY: a type query on a valid attribute (see the module docs).
+    unsafe { sys::mlirAttributeIsADenseElements(attr.to_raw()) }
+}
+
+/// Whether `attr` is a `SparseElementsAttr`.
+pub(crate) fn is_sparse_elements(attr: Attribute<'_>) -> bool {
+    // SAFETY: a type query on a valid attribute.
+    unsafe { sys::mlirAttributeIsASparseElements(attr.to_raw()) }
+}
+
+/// Whether `attr` is a `dense_resource` elements attribute.
+pub(crate) fn is_dense_resource(attr: Attribute<'_>) -> bool {
+    // SAFETY: a type query on a valid attribute.
+    unsafe { sys::mlirAttributeIsADenseResourceElements(attr.to_raw()) }
+}
+
+/// Whether `attr` is any elements attribute Hurray knows how to read.
+pub(crate) fn is_elements(attr: Attribute<'_>) -> bool {
+    is_dense_elements(attr) || is_sparse_elements(attr) || is_dense_resource(attr)
+}
+
+/// Whether a dense elements attribute is a splat (one stored element).
+pub(crate) fn dense_is_splat(attr: Attribute<'_>) -> bool {
+    // SAFETY: only called on attributes for which `is_dense_elements` holds.
+    unsafe { sys::mlirDenseElementsAttrIsSplat(attr.to_raw()) }
+}
+
+/// The raw storage of a dense elements attribute: `len` bytes the caller
+/// computed from the type (the C API has no length accessor).
+///
+/// # Safety
+/// `attr` must be a `DenseElementsAttr` of int/float/complex elements whose
+/// storage holds at least `len` bytes.
+pub(crate) unsafe fn dense_raw<'c>(attr: Attribute<'c>, len: usize) -> &'c [u8] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: `attr` is a dense elements attribute (caller contract); its raw
+    // data is immutable context-owned storage.
+    let ptr = unsafe { sys::mlirDenseElementsAttrGetRawData(attr.to_raw()) };
+    if ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller guarantees `len` bytes of storage; the storage is
+    // uniqued in the context and never mutated, so it lives for 'c.
+    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
+}
+
+/// The indices (`nnz x rank` i64) and values of a sparse elements attribute.
+pub(crate) fn sparse_parts<'c>(attr: Attribute<'c>) -> (Attribute<'c>, Attribute<'c>) {
+    // SAFETY: only called on attributes for which `is_sparse_elements`
+    // holds; both accessors return attributes of the same context.
+    unsafe {
+        (
+            Attribute::from_raw(sys::mlirSparseElementsAttrGetIndices(attr.to_raw())),
+            Attribute::from_raw(sys::mlirSparseElementsAttrGetValues(attr.to_raw())),
+        )
+    }
+}
+
+/// The type of an attribute.
+pub(crate) fn attr_type<'c>(attr: Attribute<'c>) -> Type<'c> {
+    // SAFETY: every attribute has a (possibly `none`) type in its context.
+    unsafe { Type::from_raw(sys::mlirAttributeGetType(attr.to_raw())) }
+}
+
+/// The type wrapped by a `TypeAttr`, if `attr` is one.
+pub(crate) fn type_attr_value<'c>(attr: Attribute<'c>) -> Option<Type<'c>> {
+    // SAFETY: a type query, then the accessor on a checked TypeAttr.
+    unsafe {
+        if !sys::mlirAttributeIsAType(attr.to_raw()) {
+            return None;
+        }
+        Some(Type::from_raw(sys::mlirTypeAttrGetValue(attr.to_raw())))
+    }
+}
+
+/// The value of a `StringAttr`, if `attr` is one.
+pub(crate) fn string_attr(attr: Attribute<'_>) -> Option<String> {
+    // SAFETY: a type query, then the accessor on a checked StringAttr.
+    unsafe {
+        if !sys::mlirAttributeIsAString(attr.to_raw()) {
+            return None;
+        }
+        Some(string_ref(sys::mlirStringAttrGetValue(attr.to_raw())))
+    }
+}
+
+/// The value of an `IntegerAttr` (sign-extended), if `attr` is one.
+pub(crate) fn integer_attr(attr: Attribute<'_>) -> Option<i64> {
+    // SAFETY: a type query, then the accessor on a checked IntegerAttr.
+    unsafe {
+        if !sys::mlirAttributeIsAInteger(attr.to_raw()) {
+            return None;
+        }
+        Some(sys::mlirIntegerAttrGetValueInt(attr.to_raw()))
+    }
+}
+
+/// The value of a `BoolAttr`, if `attr` is one.
+pub(crate) fn bool_attr(attr: Attribute<'_>) -> Option<bool> {
+    // SAFETY: a type query, then the accessor on a checked BoolAttr.
+    unsafe {
+        if !sys::mlirAttributeIsABool(attr.to_raw()) {
+            return None;
+        }
+        Some(sys::mlirBoolAttrGetValue(attr.to_raw()))
+    }
+}
+
+/// Whether `attr` is the unit attribute.
+pub(crate) fn is_unit(attr: Attribute<'_>) -> bool {
+    // SAFETY: a type query on a valid attribute.
+    unsafe { sys::mlirAttributeIsAUnit(attr.to_raw()) }
+}
+
+/// The elements of an `ArrayAttr`, if `attr` is one.
+pub(crate) fn array_attr<'c>(attr: Attribute<'c>) -> Option<Vec<Attribute<'c>>> {
+    // SAFETY: a type query, then bounded element accessors on a checked ArrayAttr.
+    unsafe {
+        if !sys::mlirAttributeIsAArray(attr.to_raw()) {
+            return None;
+        }
+        let n = sys::mlirArrayAttrGetNumElements(attr.to_raw());
+        Some(
+            (0..n)
+                .map(|i| Attribute::from_raw(sys::mlirArrayAttrGetElement(attr.to_raw(), i)))
+                .collect(),
+        )
+    }
+}
+
+/// The entries of a `DictionaryAttr`, if `attr` is one.
+pub(crate) fn dictionary_attr<'c>(attr: Attribute<'c>) -> Option<Vec<(String, Attribute<'c>)>> {
+    // SAFETY: a type query, then bounded element accessors on a checked DictionaryAttr.
+    unsafe {
+        if !sys::mlirAttributeIsADictionary(attr.to_raw()) {
+            return None;
+        }
+        let n = sys::mlirDictionaryAttrGetNumElements(attr.to_raw());
+        Some(
+            (0..n)
+                .map(|i| {
+                    let named = sys::mlirDictionaryAttrGetElement(attr.to_raw(), i);
+                    (
+                        string_ref(sys::mlirIdentifierStr(named.name)),
+                        Attribute::from_raw(named.attribute),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The values of a `DenseI64ArrayAttr` (`array<i64: ...>`), if `attr` is one.
+pub(crate) fn i64_array_attr(attr: Attribute<'_>) -> Option<Vec<i64>> {
+    // SAFETY: a type query, then bounded element accessors on a checked DenseI64ArrayAttr.
+    unsafe {
+        if !sys::mlirAttributeIsADenseI64Array(attr.to_raw()) {
+            return None;
+        }
+        let n = sys::mlirDenseArrayGetNumElements(attr.to_raw());
+        Some(
+            (0..n)
+                .map(|i| sys::mlirDenseI64ArrayGetElement(attr.to_raw(), i))
+                .collect(),
+        )
+    }
+}
+
+/// A ranked shaped type's shape: `Ok(Some(d))` for a static size `d`,
+/// `Ok(None)` for a dynamic one (MLIR's `kDynamic`, INT64_MIN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawDim {
+    Static(u64),
+    Dynamic,
+    /// A negative size that is not `kDynamic`: malformed.
+    Invalid(i64),
+}
+
+/// Shape facts of a type: `None` unless it is a ranked shaped type.
+pub(crate) fn ranked_shape(ty: Type<'_>) -> Option<Vec<RawDim>> {
+    // SAFETY: type queries, then bounded dimension accessors on a checked
+    // ranked shaped type.
+    unsafe {
+        let raw = ty.to_raw();
+        if !sys::mlirTypeIsAShaped(raw) || !sys::mlirShapedTypeHasRank(raw) {
+            return None;
+        }
+        let rank = sys::mlirShapedTypeGetRank(raw);
+        Some(
+            (0..rank)
+                .map(|i| {
+                    let d = sys::mlirShapedTypeGetDimSize(raw, i as isize);
+                    // kDynamic is translated explicitly: it is never a size.
+                    if sys::mlirShapedTypeIsDynamicSize(d) {
+                        RawDim::Dynamic
+                    } else if d < 0 {
+                        RawDim::Invalid(d)
+                    } else {
+                        RawDim::Static(d as u64)
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Whether `ty` is a ranked tensor type.
+pub(crate) fn is_ranked_tensor(ty: Type<'_>) -> bool {
+    // SAFETY: a type query on a valid type.
+    unsafe { sys::mlirTypeIsARankedTensor(ty.to_raw()) }
+}
+
+/// Whether `ty` is an unranked tensor or memref type.
+pub(crate) fn is_unranked_shaped(ty: Type<'_>) -> bool {
+    // SAFETY: type queries on a valid type.
+    unsafe { sys::mlirTypeIsAShaped(ty.to_raw()) && !sys::mlirShapedTypeHasRank(ty.to_raw()) }
+}
+
+/// The element type of a shaped type.
+pub(crate) fn element_type<'c>(ty: Type<'c>) -> Option<Type<'c>> {
+    // SAFETY: a type query, then the accessor on a checked shaped type.
+    unsafe {
+        if !sys::mlirTypeIsAShaped(ty.to_raw()) {
+            return None;
+        }
+        Some(Type::from_raw(sys::mlirShapedTypeGetElementType(ty.to_raw())))
+    }
+}
+
+/// The encoding attribute of a ranked tensor type.
+pub(crate) fn tensor_encoding<'c>(ty: Type<'c>) -> Option<Attribute<'c>> {
+    // SAFETY: a type query, then the accessor on a checked ranked tensor;
+    // a null encoding is mapped to None.
+    unsafe {
+        if !sys::mlirTypeIsARankedTensor(ty.to_raw()) {
+            return None;
+        }
+        Attribute::from_option_raw(sys::mlirRankedTensorTypeGetEncoding(ty.to_raw()))
+    }
+}
+
+/// Inputs and results of a `FunctionType`.
+pub(crate) fn function_type<'c>(ty: Type<'c>) -> Option<(Vec<Type<'c>>, Vec<Type<'c>>)> {
+    // SAFETY: a type query, then bounded accessors on a checked FunctionType.
+    unsafe {
+        let raw = ty.to_raw();
+        if !sys::mlirTypeIsAFunction(raw) {
+            return None;
+        }
+        let inputs = (0..sys::mlirFunctionTypeGetNumInputs(raw))
+            .map(|i| Type::from_raw(sys::mlirFunctionTypeGetInput(raw, i)))
+            .collect();
+        let results = (0..sys::mlirFunctionTypeGetNumResults(raw))
+            .map(|i| Type::from_raw(sys::mlirFunctionTypeGetResult(raw, i)))
+            .collect();
+        Some((inputs, results))
+    }
+}
+
+/// The bit width MLIR stores one element of `ty` with, in a dense elements
+/// attribute: 1 for i1 (bit-packed), otherwise the width rounded up to whole
+/// bytes, complex counting both parts. `None` for other types.
+pub(crate) fn dense_storage_bits(ty: Type<'_>) -> Option<u64> {
+    // SAFETY: type queries, then width accessors on checked types.
+    unsafe {
+        let raw = ty.to_raw();
+        if sys::mlirTypeIsAComplex(raw) {
+            let inner = Type::from_raw(sys::mlirComplexTypeGetElementType(raw));
+            return dense_storage_bits(inner).map(|b| 2 * b);
+        }
+        let bits = if sys::mlirTypeIsAInteger(raw) {
+            u64::from(sys::mlirIntegerTypeGetWidth(raw))
+        } else if sys::mlirTypeIsAFloat(raw) {
+            u64::from(sys::mlirFloatTypeGetWidth(raw))
+        } else if sys::mlirTypeIsAIndex(raw) {
+            64
+        } else {
+            return None;
+        };
+        Some(if bits == 1 { 1 } else { bits.div_ceil(8) * 8 })
+    }
+}
+
+// ---- sparse_tensor encodings ----
+
+/// A `#sparse_tensor.encoding` reduced to what Hurray's layouts need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SparseEncoding {
+    /// Level formats, outermost first.
+    pub(crate) levels: Vec<SparseLevel>,
+    /// The level order as dimension positions (`None` when the map is not a
+    /// permutation).
+    pub(crate) dim_of_level: Option<Vec<usize>>,
+    pub(crate) pos_width: u32,
+    pub(crate) crd_width: u32,
+}
+
+/// One level's storage format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SparseLevel {
+    Dense,
+    Compressed { unique: bool },
+    Singleton { unique: bool },
+    Other(u64),
+}
+
+/// The sparse encoding of `attr`, if it is a `#sparse_tensor.encoding`.
+pub(crate) fn sparse_encoding(attr: Attribute<'_>) -> Option<SparseEncoding> {
+    // SAFETY: a type query, then bounded level accessors on a checked
+    // sparse tensor encoding; the affine map handles belong to the context.
+    unsafe {
+        let raw = attr.to_raw();
+        if !sys::mlirAttributeIsASparseTensorEncodingAttr(raw) {
+            return None;
+        }
+        let rank = sys::mlirSparseTensorEncodingGetLvlRank(raw);
+        let mut levels = Vec::new();
+        for l in 0..rank {
+            let lt = sys::mlirSparseTensorEncodingAttrGetLvlType(raw, l);
+            let fmt = u64::from(sys::mlirSparseTensorEncodingAttrGetLvlFmt(raw, l));
+            let unique = lt & u64::from(sys::MlirSparseTensorLevelPropertyNondefault_MLIR_SPARSE_PROPERTY_NON_UNIQUE) == 0;
+            levels.push(match fmt {
+                f if f == u64::from(sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_DENSE) => {
+                    SparseLevel::Dense
+                }
+                f if f
+                    == u64::from(sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_COMPRESSED) =>
+                {
+                    SparseLevel::Compressed { unique }
+                }
+                f if f
+                    == u64::from(sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_SINGLETON) =>
+                {
+                    SparseLevel::Singleton { unique }
+                }
+                f => SparseLevel::Other(f),
+            });
+        }
+        let map = sys::mlirSparseTensorEncodingAttrGetDimToLvl(raw);
+        let dim_of_level = if map.ptr.is_null() {
+            Some((0..levels.len()).collect())
+        } else if sys::mlirAffineMapIsPermutation(map) {
+            let n = sys::mlirAffineMapGetNumResults(map);
+            let mut dims = Vec::new();
+            for i in 0..n {
+                let e = sys::mlirAffineMapGetResult(map, i);
+                if !sys::mlirAffineExprIsADim(e) {
+                    break;
+                }
+                dims.push(sys::mlirAffineDimExprGetPosition(e) as usize);
+            }
+            (dims.len() == n as usize).then_some(dims)
+        } else {
+            None
+        };
+        Some(SparseEncoding {
+            levels,
+            dim_of_level,
+            pos_width: sys::mlirSparseTensorEncodingAttrGetPosWidth(raw) as u32,
+            crd_width: sys::mlirSparseTensorEncodingAttrGetCrdWidth(raw) as u32,
+        })
+    }
+}
+
+// ---- quant types ----
+
+/// A `!quant.uniform` type reduced to Hurray's quantization descriptor.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct QuantType<'c> {
+    pub(crate) storage: Type<'c>,
+    pub(crate) expressed: Type<'c>,
+    pub(crate) storage_min: i64,
+    pub(crate) storage_max: i64,
+    pub(crate) kind: QuantKind,
+}
+
+/// The granularity of a uniform quantized type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum QuantKind {
+    PerTensor {
+        scale: f64,
+        zero_point: i64,
+    },
+    PerAxis {
+        axis: i32,
+        scales: Vec<f64>,
+        zero_points: Vec<i64>,
+    },
+    /// Sub-channel (blockwise): block sizes per quantized dimension, and the
+    /// scales / zero points as dense elements attributes.
+    SubChannel {
+        dims: Vec<(i32, i64)>,
+        scales: String,
+        zero_points: String,
+        scale_values: Vec<f64>,
+        zero_point_values: Vec<i64>,
+    },
+    /// A quantized type Hurray has no descriptor for (any, calibrated).
+    Other,
+}
+
+/// The quantized type `ty`, if it is one.
+pub(crate) fn quant_type(ty: Type<'_>) -> Option<QuantType<'_>> {
+    // SAFETY: type queries, then accessors on checked quantized types with
+    // indices bounded by the reported counts.
+    unsafe {
+        let raw = ty.to_raw();
+        if !sys::mlirTypeIsAQuantizedType(raw) {
+            return None;
+        }
+        let kind = if sys::mlirTypeIsAUniformQuantizedType(raw) {
+            QuantKind::PerTensor {
+                scale: sys::mlirUniformQuantizedTypeGetScale(raw),
+                zero_point: sys::mlirUniformQuantizedTypeGetZeroPoint(raw),
+            }
+        } else if sys::mlirTypeIsAUniformQuantizedPerAxisType(raw) {
+            let n = sys::mlirUniformQuantizedPerAxisTypeGetNumDims(raw);
+            QuantKind::PerAxis {
+                axis: sys::mlirUniformQuantizedPerAxisTypeGetQuantizedDimension(raw),
+                scales: (0..n)
+                    .map(|i| sys::mlirUniformQuantizedPerAxisTypeGetScale(raw, i))
+                    .collect(),
+                zero_points: (0..n)
+                    .map(|i| sys::mlirUniformQuantizedPerAxisTypeGetZeroPoint(raw, i))
+                    .collect(),
+            }
+        } else if sys::mlirTypeIsAUniformQuantizedSubChannelType(raw) {
+            let n = sys::mlirUniformQuantizedSubChannelTypeGetNumBlockSizes(raw);
+            let dims = (0..n)
+                .map(|i| {
+                    (
+                        sys::mlirUniformQuantizedSubChannelTypeGetQuantizedDimension(raw, i),
+                        sys::mlirUniformQuantizedSubChannelTypeGetBlockSize(raw, i),
+                    )
+                })
+                .collect();
+            let scales =
+                Attribute::from_raw(sys::mlirUniformQuantizedSubChannelTypeGetScales(raw));
+            let zps =
+                Attribute::from_raw(sys::mlirUniformQuantizedSubChannelTypeGetZeroPoints(raw));
+            let count = sys::mlirElementsAttrGetNumElements(scales.to_raw());
+            let count_zp = sys::mlirElementsAttrGetNumElements(zps.to_raw());
+            // Typed accessors do not check the element width: dispatch on it.
+            let float_at = |a: Attribute<'_>, i: i64| -> f64 {
+                let el = sys::mlirShapedTypeGetElementType(sys::mlirAttributeGetType(a.to_raw()));
+                match (sys::mlirTypeIsAFloat(el), sys::mlirFloatTypeGetWidth(el)) {
+                    (true, 32) => f64::from(sys::mlirDenseElementsAttrGetFloatValue(a.to_raw(), i as isize)),
+                    (true, 64) => sys::mlirDenseElementsAttrGetDoubleValue(a.to_raw(), i as isize),
+                    _ => f64::NAN,
+                }
+            };
+            let int_at = |a: Attribute<'_>, i: i64| -> i64 {
+                let el = sys::mlirShapedTypeGetElementType(sys::mlirAttributeGetType(a.to_raw()));
+                if !sys::mlirTypeIsAInteger(el) {
+                    return 0;
+                }
+                let p = i as isize;
+                match sys::mlirIntegerTypeGetWidth(el) {
+                    8 => i64::from(sys::mlirDenseElementsAttrGetInt8Value(a.to_raw(), p)),
+                    16 => i64::from(sys::mlirDenseElementsAttrGetInt16Value(a.to_raw(), p)),
+                    32 => i64::from(sys::mlirDenseElementsAttrGetInt32Value(a.to_raw(), p)),
+                    64 => sys::mlirDenseElementsAttrGetInt64Value(a.to_raw(), p),
+                    _ => 0,
+                }
+            };
+            let dense = |a: Attribute<'_>| sys::mlirAttributeIsADenseElements(a.to_raw());
+            QuantKind::SubChannel {
+                dims,
+                scales: scales.to_string(),
+                zero_points: zps.to_string(),
+                scale_values: if dense(scales) {
+                    (0..count).map(|i| float_at(scales, i)).collect()
+                } else {
+                    Vec::new()
+                },
+                zero_point_values: if dense(zps) {
+                    (0..count_zp).map(|i| int_at(zps, i)).collect()
+                } else {
+                    Vec::new()
+                },
+            }
+        } else {
+            QuantKind::Other
+        };
+        Some(QuantType {
+            storage: Type::from_raw(sys::mlirQuantizedTypeGetStorageType(raw)),
+            expressed: Type::from_raw(sys::mlirQuantizedTypeGetExpressedType(raw)),
+            storage_min: sys::mlirQuantizedTypeGetStorageTypeMin(raw),
+            storage_max: sys::mlirQuantizedTypeGetStorageTypeMax(raw),
+            kind,
+        })
+    }
+}
+
+/// Whether a quantized type's storage is signed.
+pub(crate) fn quant_is_signed(ty: Type<'_>) -> bool {
+    // SAFETY: only called on types for which `quant_type` returned Some.
+    unsafe { sys::mlirQuantizedTypeIsSigned(ty.to_raw()) }
+}
+
+/// A `dense_resource` attribute of type `ty` whose blob borrows `data`
+/// (no copy, no deleter): the caller keeps `data` alive and unchanged for as
+/// long as the context may read the blob.
+///
+/// # Safety
+/// `data` must outlive every use of the returned attribute and of the module
+/// it is put in (including printing), and must not be mutated meanwhile.
+pub(crate) unsafe fn unmanaged_resource<'c>(
+    ty: Type<'c>,
+    name: &str,
+    data: &[u8],
+    alignment: usize,
+) -> Attribute<'c> {
+    let name_ref = sys::MlirStringRef {
+        data: name.as_ptr().cast(),
+        length: name.len(),
+    };
+    // SAFETY: `ty` is a valid shaped type, `name` is copied by MLIR, and the
+    // caller guarantees `data` outlives the attribute's uses; MLIR treats the
+    // immutable blob as read-only (`dataIsMutable = false`).
+    unsafe {
+        Attribute::from_raw(sys::mlirUnmanagedDenseResourceElementsAttrGet(
+            ty.to_raw(),
+            name_ref,
+            data.as_ptr().cast_mut().cast(),
+            data.len(),
+            alignment,
+            false,
+            None,
+            std::ptr::null_mut(),
+        ))
+    }
+}
+
+/// A dense elements attribute of type `ty` from MLIR-format raw bytes (copied).
+/// `None` if MLIR rejects the buffer size for the type.
+pub(crate) fn dense_from_raw<'c>(ty: Type<'c>, raw: &[u8]) -> Option<Attribute<'c>> {
+    // SAFETY: `ty` is a valid shaped type; MLIR copies `raw.len()` bytes from
+    // a live slice and returns null when the length does not fit the type.
+    unsafe {
+        Attribute::from_option_raw(sys::mlirDenseElementsAttrRawBufferGet(
+            ty.to_raw(),
+            raw.len(),
+            raw.as_ptr().cast(),
+        ))
+    }
+}
+
+/// `true` for types melior's `Type` prints as the given text: used only for
+/// messages.
+pub(crate) fn describe(ty: Type<'_>) -> String {
+    ty.to_string()
+}

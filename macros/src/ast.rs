@@ -175,9 +175,31 @@ fn option_inner(ty: &Type) -> Option<&Type> {
 }
 
 const NOT_TENSORS: &[&str] = &[
-    "bool", "char", "str", "String", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
-    "u32", "u64", "u128", "usize", "f32", "f64", "Box", "Rc", "Arc", "HashMap", "BTreeMap",
-    "Cow", "PhantomData",
+    "bool",
+    "char",
+    "str",
+    "String",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "f32",
+    "f64",
+    "Box",
+    "Rc",
+    "Arc",
+    "HashMap",
+    "BTreeMap",
+    "Cow",
+    "PhantomData",
 ];
 
 const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an `Option` of one of them, or a struct deriving `Tensors`";

@@ -33,9 +33,9 @@ pub(crate) enum LayoutKind {
 /// `quantization = "..."`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scheme {
-    PerTensor,
-    PerAxis,
-    PerBlock,
+    Tensor,
+    Axis,
+    Block,
 }
 
 /// A value with the tokens it came from.
@@ -71,6 +71,16 @@ pub(crate) struct Attrs {
     pub(crate) expressed: Option<Spanned<&'static str>>,
     /// Scale type variant (`#[derive(Descriptor)]` only).
     pub(crate) scale: Option<Spanned<&'static str>>,
+    /// Every accepted key that was written, valid value or not, so a bad
+    /// value is not reported a second time as a missing key.
+    pub(crate) seen: Vec<&'static str>,
+}
+
+impl Attrs {
+    /// Whether `key` was written.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.seen.contains(&key)
+    }
 }
 
 /// Keys accepted on a `#[derive(Tensors)]` struct.
@@ -101,7 +111,7 @@ pub(crate) const DESCRIPTOR_CONTAINER: &[&str] = &[
 ];
 
 /// Parses every `#[hurray(...)]` among `attrs`, accepting only `allowed` keys.
-pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&str]) -> Attrs {
+pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static str]) -> Attrs {
     let mut out = Attrs::default();
     for attr in attrs {
         if !attr.path().is_ident("hurray") {
@@ -130,6 +140,9 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&str]) -
                     v.parse::<syn::Expr>()?;
                 }
                 return Ok(());
+            }
+            if let Some(k) = allowed.iter().find(|k| **k == key) {
+                out.seen.push(k);
             }
             let path = meta.path.clone();
             let dup = |cx: &mut Ctxt, present: bool| {
@@ -192,9 +205,9 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&str]) -
                     let s: LitStr = meta.value()?.parse()?;
                     dup(cx, out.quantization.is_some());
                     let scheme = match s.value().as_str() {
-                        "per_tensor" => Some(Scheme::PerTensor),
-                        "per_axis" => Some(Scheme::PerAxis),
-                        "per_block" => Some(Scheme::PerBlock),
+                        "per_tensor" => Some(Scheme::Tensor),
+                        "per_axis" => Some(Scheme::Axis),
+                        "per_block" => Some(Scheme::Block),
                         other => {
                             cx.error_spanned_by(
                                 &s,
@@ -231,17 +244,16 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&str]) -
     out
 }
 
-fn element_type(
-    cx: &mut Ctxt,
-    s: &LitStr,
-    only: Option<&[&str]>,
-) -> Option<Spanned<&'static str>> {
+fn element_type(cx: &mut Ctxt, s: &LitStr, only: Option<&[&str]>) -> Option<Spanned<&'static str>> {
     let name = s.value();
     match (dtype::lookup(&name), only) {
         (Some(_), Some(allowed)) if !allowed.contains(&name.as_str()) => {
             cx.error_spanned_by(
                 s,
-                format!("`{name}` is not allowed here; expected one of: {}", allowed.join(", ")),
+                format!(
+                    "`{name}` is not allowed here; expected one of: {}",
+                    allowed.join(", ")
+                ),
             );
             None
         }
@@ -249,7 +261,10 @@ fn element_type(
         (None, _) => {
             cx.error_spanned_by(
                 s,
-                format!("unknown element type `{name}`; expected one of: {}", dtype::names()),
+                format!(
+                    "unknown element type `{name}`; expected one of: {}",
+                    dtype::names()
+                ),
             );
             None
         }
@@ -274,7 +289,10 @@ fn parse_shape(cx: &mut Ctxt, input: ParseStream<'_>) -> syn::Result<Shape> {
             match n.base10_parse::<u64>() {
                 Ok(v) if v != u64::MAX => dims.push(ShapeDim::Fixed(v)),
                 _ => {
-                    cx.error_spanned_by(&n, "a dimension is a size below 2^64 - 1, or `?` for a dynamic one");
+                    cx.error_spanned_by(
+                        &n,
+                        "a dimension is a size below 2^64 - 1, or `?` for a dynamic one",
+                    );
                     dims.push(ShapeDim::Dynamic);
                 }
             }

@@ -47,7 +47,11 @@ pub(crate) fn lookup(name: &str) -> Option<(&'static str, Class)> {
 
 /// Every canonical name, for error messages.
 pub(crate) fn names() -> String {
-    TABLE.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")
+    TABLE
+        .iter()
+        .map(|(n, _, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Scale and expressed types: the floats of at least 16 bits.

@@ -4,8 +4,8 @@ mod ast;
 mod attr;
 mod ctxt;
 mod dtype;
-mod valid;
 mod expand;
+mod valid;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};

@@ -29,10 +29,11 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
                 names.insert(name.clone(), f.ident);
             }
         }
-        if name.contains('.') && f.kind == Kind::Nested {
-            if let Some(r) = &a.rename {
-                cx.error_spanned_by(&r.tokens, "a nested struct's prefix cannot contain `.`");
-            }
+        if name.contains('.')
+            && f.kind == Kind::Nested
+            && let Some(r) = &a.rename
+        {
+            cx.error_spanned_by(&r.tokens, "a nested struct's prefix cannot contain `.`");
         }
 
         if f.kind == Kind::Nested {
@@ -164,6 +165,8 @@ pub(crate) fn struct_lifetime(
 pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&syn::Type>) {
     let Some(q) = &a.quantization else {
         match at {
+            // A scheme was written but is invalid: already reported.
+            _ if a.has("quantization") => {}
             Some(ty) => cx.error_spanned_by(
                 ty,
                 "a `Quantized` field needs `#[hurray(quantization = \"per_tensor\" | \"per_axis\" | \"per_block\")]`",
@@ -177,10 +180,10 @@ pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&sy
         return;
     };
     match (q.value, &a.axis) {
-        (Scheme::PerTensor, Some(axis)) => {
+        (Scheme::Tensor, Some(axis)) => {
             cx.error_spanned_by(&axis.tokens, "per-tensor quantization has no `axis`")
         }
-        (Scheme::PerAxis | Scheme::PerBlock, None) => {
+        (Scheme::Axis | Scheme::Block, None) => {
             cx.error_spanned_by(&q.tokens, "this scheme needs `axis = N`")
         }
         (_, Some(axis)) if axis.value as usize >= rank => cx.error_spanned_by(
@@ -193,10 +196,10 @@ pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&sy
         _ => {}
     }
     match (q.value, &a.block_size) {
-        (Scheme::PerBlock, None) => {
+        (Scheme::Block, None) => {
             cx.error_spanned_by(&q.tokens, "per-block quantization needs `block_size = N`")
         }
-        (Scheme::PerTensor | Scheme::PerAxis, Some(b)) => cx.error_spanned_by(
+        (Scheme::Tensor | Scheme::Axis, Some(b)) => cx.error_spanned_by(
             &b.tokens,
             "`block_size` applies to per-block quantization only",
         ),
@@ -222,12 +225,13 @@ fn quant_attrs(a: &Attrs) -> Vec<(&'static str, proc_macro2::TokenStream)> {
 }
 
 fn tensor_only_attrs(a: &Attrs) -> Vec<(&'static str, proc_macro2::TokenStream)> {
-    let mut v = quant_attrs(a);
+    let mut v = Vec::new();
     if let Some(x) = &a.shape {
-        v.insert(0, ("shape", x.tokens.clone()));
+        v.push(("shape", x.tokens.clone()));
     }
     if let Some(x) = &a.layout {
-        v.insert(0, ("layout", x.tokens.clone()));
+        v.push(("layout", x.tokens.clone()));
     }
+    v.extend(quant_attrs(a));
     v
 }

@@ -2,8 +2,8 @@
 //! and the checks that name the field at fault.
 
 use hurray::{
-    Compressed, Descriptor, Dim, Element, ElementType, File, Int4, Layout, Packed, Quantized,
-    QuantizationScheme, StaticDescriptor, TensorSet, Tensors, UInt2, shape,
+    Compressed, Descriptor, Dim, Element, ElementType, File, Int4, Layout, Packed,
+    QuantizationScheme, Quantized, StaticDescriptor, TensorSet, Tensors, UInt2, shape,
 };
 use std::borrow::Cow;
 
@@ -84,7 +84,11 @@ fn descriptors_follow_fields_and_attributes() {
     assert_eq!(d[0].shape, shape(&[3, 0, 5]));
     assert_eq!(d[0].element_type, ElementType::Float32);
     assert_eq!(d[1].element_type, ElementType::Int4);
-    assert_eq!(d[1].shape, shape(&[2, 3]), "the `?` is inferred from 6 elements");
+    assert_eq!(
+        d[1].shape,
+        shape(&[2, 3]),
+        "the `?` is inferred from 6 elements"
+    );
     assert_eq!(
         d[2].layout,
         Layout::Csr {
@@ -130,7 +134,11 @@ fn round_trip_borrows_from_the_mmap() {
     assert_eq!(back.counts, None);
     assert_eq!(file.tensor("empty").unwrap().dims(), shape(&[3, 0, 5]));
     assert_eq!(
-        file.tensor("quant").unwrap().quantized().unwrap().dequantize(),
+        file.tensor("quant")
+            .unwrap()
+            .quantized()
+            .unwrap()
+            .dequantize(),
         [0.5, -1.0, 0.5, -1.25]
     );
 }
@@ -214,11 +222,20 @@ fn mismatches_are_errors_naming_the_field() {
     let msg = |e: hurray::Error| e.to_string();
 
     let e = msg(mismatch::WrongType::load(&file).unwrap_err());
-    assert!(e.contains("\"encoder.bias\"") && e.contains("Float32"), "{e}");
+    assert!(
+        e.contains("\"encoder.bias\"") && e.contains("Float32"),
+        "{e}"
+    );
     let e = msg(mismatch::WrongRank::load(&file).unwrap_err());
-    assert!(e.contains("\"encoder.weight\"") && e.contains("rank"), "{e}");
+    assert!(
+        e.contains("\"encoder.weight\"") && e.contains("rank"),
+        "{e}"
+    );
     let e = msg(mismatch::WrongDim::load(&file).unwrap_err());
-    assert!(e.contains("\"encoder.weight\"") && e.contains("shape[0]"), "{e}");
+    assert!(
+        e.contains("\"encoder.weight\"") && e.contains("shape[0]"),
+        "{e}"
+    );
     let e = msg(mismatch::Missing::load(&file).unwrap_err());
     assert!(e.contains("\"nowhere\""), "{e}");
     let e = msg(mismatch::WrongLayout::load(&file).unwrap_err());
@@ -238,7 +255,10 @@ fn save_checks_the_declared_shape() {
     let short = [1.0f32; 5];
     let m = model(&short, &B, None);
     let e = m.descriptors().unwrap_err().to_string();
-    assert!(e.contains("\"encoder.weight\"") && e.contains("[2, 3]"), "{e}");
+    assert!(
+        e.contains("\"encoder.weight\"") && e.contains("[2, 3]"),
+        "{e}"
+    );
     let mut bytes = Vec::new();
     assert!(m.write_to(&mut bytes).is_err());
 }

@@ -33,12 +33,17 @@ use std::path::Path;
 /// `'a` is the lifetime of the file data the struct may borrow on load. The
 /// derive also generates inherent `descriptors`, `save`, `write_to`, `load`
 /// and `from_reader` methods that call these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a struct of tensors",
+    label = "a field of this type is read as a nested struct of tensors",
+    note = "derive `hurray::Tensors` for `{Self}`, or use a tensor field type (`&'a [T]`, `Vec<T>`, `Packed`, `Compressed`, `Quantized`)"
+)]
 pub trait TensorSet<'a>: Sized {
     /// Appends the descriptor of every tensor, names prefixed by `prefix`.
     fn describe_tensors(&self, prefix: &str, out: &mut Vec<TensorDescriptor>) -> Result<()>;
 
-    /// Writes every tensor, names prefixed by `prefix`.
-    fn write_tensors<W: Write>(&self, prefix: &str, writer: &mut Writer<W>) -> Result<()>;
+    /// Writes every tensor to `sink` (a [`Writer`]), names prefixed by `prefix`.
+    fn write_tensors(&self, prefix: &str, sink: &mut dyn TensorSink) -> Result<()>;
 
     /// Reads every tensor named with `prefix`, checking each against the
     /// declared element type, rank, fixed dimensions, layout and quantization.
@@ -68,6 +73,19 @@ pub trait TensorSet<'a>: Sized {
     /// Reads the struct from a verified file, borrowing its bytes.
     fn load_file(file: &'a File) -> Result<Self> {
         Self::read_tensors(file.reader(), "")
+    }
+}
+
+/// Where [`TensorSet::write_tensors`] sends tensors: a [`Writer`], or
+/// anything else that takes whole tensors.
+pub trait TensorSink {
+    /// Adds one tensor: its descriptor and the bytes of every buffer it needs.
+    fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()>;
+}
+
+impl<W: Write> TensorSink for Writer<W> {
+    fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
+        Writer::add_tensor(self, desc, buffers)
     }
 }
 
@@ -140,10 +158,7 @@ impl<P: PackedElement> Packed<'static, P> {
     /// Packs `codes`, each in its low bits (higher bits are ignored).
     pub fn from_codes(codes: impl IntoIterator<Item = u8>) -> Self {
         let mut len = 0u64;
-        let bytes = crate::pack_codes(
-            codes.into_iter().inspect(|_| len += 1),
-            P::TYPE.bits(),
-        );
+        let bytes = crate::pack_codes(codes.into_iter().inspect(|_| len += 1), P::TYPE.bits());
         Packed {
             bytes: Cow::Owned(bytes),
             len,
@@ -323,7 +338,7 @@ impl<'a, T: Element, S: Element> Quantized<'a, T, S> {
 /// Items used by generated code. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod private {
-    pub use super::{StaticDescriptor, TensorSet};
+    pub use super::{StaticDescriptor, TensorSet, TensorSink};
     pub use crate::{
         Dim, Element, ElementType, Error, File, Layout, Quantization, QuantizationScheme, Reader,
         Result, TensorDescriptor, Writer,
@@ -363,6 +378,11 @@ pub mod private {
     }
 
     /// A type a derived struct's field may have.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a tensor field type",
+        label = "not a tensor field type",
+        note = "tensor fields are `&'a [T]` or `Vec<T>` with `T: hurray::Element`, `Packed`, `Compressed` or `Quantized`"
+    )]
     pub trait TensorField<'a>: Sized {
         /// The descriptor of this value, named `name`.
         fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor>;
@@ -387,66 +407,157 @@ pub mod private {
         s
     }
 
-    pub fn describe<'a, F: TensorField<'a>>(
-        value: &F,
-        prefix: &str,
-        spec: &FieldSpec,
-        out: &mut Vec<TensorDescriptor>,
-    ) -> Result<()> {
-        out.push(value.descriptor(&join(prefix, spec.name), spec)?);
-        Ok(())
+    /// The operations of one field type, as function pointers: built once per
+    /// field (where an unsatisfied bound is reported, once), then called
+    /// without further bounds.
+    pub struct FieldOps<'a, F> {
+        descriptor: fn(&F, &str, &FieldSpec) -> Result<TensorDescriptor>,
+        buffers: fn(&F) -> Vec<&[u8]>,
+        load: fn(TensorRef<'a>, &FieldSpec) -> Result<F>,
     }
 
-    pub fn describe_optional<'a, F: TensorField<'a>>(
-        value: &Option<F>,
-        prefix: &str,
-        spec: &FieldSpec,
-        out: &mut Vec<TensorDescriptor>,
-    ) -> Result<()> {
-        match value {
-            Some(v) => describe(v, prefix, spec, out),
-            None => Ok(()),
+    impl<F> Clone for FieldOps<'_, F> {
+        fn clone(&self) -> Self {
+            *self
         }
     }
 
-    pub fn write<'a, F: TensorField<'a>, W: Write>(
-        value: &F,
-        prefix: &str,
-        spec: &FieldSpec,
-        writer: &mut Writer<W>,
-    ) -> Result<()> {
-        let desc = value.descriptor(&join(prefix, spec.name), spec)?;
-        writer.add_tensor(&desc, &value.buffers())
-    }
+    impl<F> Copy for FieldOps<'_, F> {}
 
-    pub fn write_optional<'a, F: TensorField<'a>, W: Write>(
-        value: &Option<F>,
-        prefix: &str,
-        spec: &FieldSpec,
-        writer: &mut Writer<W>,
-    ) -> Result<()> {
-        match value {
-            Some(v) => write(v, prefix, spec, writer),
-            None => Ok(()),
+    impl<F> fmt::Debug for FieldOps<'_, F> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("FieldOps").finish_non_exhaustive()
         }
     }
 
-    pub fn read<'a, F: TensorField<'a>>(
-        reader: Reader<'a>,
-        prefix: &str,
-        spec: &FieldSpec,
-    ) -> Result<F> {
-        F::load(reader.tensor(&join(prefix, spec.name))?, spec)
+    /// The operations of field type `F`.
+    pub fn field_ops<'a, F: TensorField<'a>>() -> FieldOps<'a, F> {
+        FieldOps {
+            descriptor: F::descriptor,
+            buffers: F::buffers,
+            load: F::load,
+        }
     }
 
-    pub fn read_optional<'a, F: TensorField<'a>>(
-        reader: Reader<'a>,
-        prefix: &str,
-        spec: &FieldSpec,
-    ) -> Result<Option<F>> {
-        match reader.get(&join(prefix, spec.name)) {
-            Some(t) => F::load(t, spec).map(Some),
-            None => Ok(None),
+    impl<'a, F> FieldOps<'a, F> {
+        pub fn describe(
+            self,
+            value: &F,
+            prefix: &str,
+            spec: &FieldSpec,
+            out: &mut Vec<TensorDescriptor>,
+        ) -> Result<()> {
+            out.push((self.descriptor)(value, &join(prefix, spec.name), spec)?);
+            Ok(())
+        }
+
+        pub fn describe_optional(
+            self,
+            value: &Option<F>,
+            prefix: &str,
+            spec: &FieldSpec,
+            out: &mut Vec<TensorDescriptor>,
+        ) -> Result<()> {
+            match value {
+                Some(v) => self.describe(v, prefix, spec, out),
+                None => Ok(()),
+            }
+        }
+
+        pub fn write(
+            self,
+            value: &F,
+            prefix: &str,
+            spec: &FieldSpec,
+            sink: &mut dyn TensorSink,
+        ) -> Result<()> {
+            let desc = (self.descriptor)(value, &join(prefix, spec.name), spec)?;
+            sink.add_tensor(&desc, &(self.buffers)(value))
+        }
+
+        pub fn write_optional(
+            self,
+            value: &Option<F>,
+            prefix: &str,
+            spec: &FieldSpec,
+            sink: &mut dyn TensorSink,
+        ) -> Result<()> {
+            match value {
+                Some(v) => self.write(v, prefix, spec, sink),
+                None => Ok(()),
+            }
+        }
+
+        pub fn read(self, reader: Reader<'a>, prefix: &str, spec: &FieldSpec) -> Result<F> {
+            (self.load)(reader.tensor(&join(prefix, spec.name))?, spec)
+        }
+
+        pub fn read_optional(
+            self,
+            reader: Reader<'a>,
+            prefix: &str,
+            spec: &FieldSpec,
+        ) -> Result<Option<F>> {
+            match reader.get(&join(prefix, spec.name)) {
+                Some(t) => (self.load)(t, spec).map(Some),
+                None => Ok(None),
+            }
+        }
+    }
+
+    /// The operations of a nested struct, as function pointers (see [`FieldOps`]).
+    pub struct NestedOps<'a, T> {
+        describe: fn(&T, &str, &mut Vec<TensorDescriptor>) -> Result<()>,
+        write: fn(&T, &str, &mut dyn TensorSink) -> Result<()>,
+        read: fn(Reader<'a>, &str) -> Result<T>,
+    }
+
+    impl<T> Clone for NestedOps<'_, T> {
+        fn clone(&self) -> Self {
+            *self
+        }
+    }
+
+    impl<T> Copy for NestedOps<'_, T> {}
+
+    impl<T> fmt::Debug for NestedOps<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("NestedOps").finish_non_exhaustive()
+        }
+    }
+
+    /// The operations of nested struct type `T`.
+    pub fn nested_ops<'a, T: TensorSet<'a>>() -> NestedOps<'a, T> {
+        NestedOps {
+            describe: T::describe_tensors,
+            write: T::write_tensors,
+            read: T::read_tensors,
+        }
+    }
+
+    impl<'a, T> NestedOps<'a, T> {
+        pub fn describe(
+            self,
+            value: &T,
+            prefix: &str,
+            name: &str,
+            out: &mut Vec<TensorDescriptor>,
+        ) -> Result<()> {
+            (self.describe)(value, &nested(prefix, name), out)
+        }
+
+        pub fn write(
+            self,
+            value: &T,
+            prefix: &str,
+            name: &str,
+            sink: &mut dyn TensorSink,
+        ) -> Result<()> {
+            (self.write)(value, &nested(prefix, name), sink)
+        }
+
+        pub fn read(self, reader: Reader<'a>, prefix: &str, name: &str) -> Result<T> {
+            (self.read)(reader, &nested(prefix, name))
         }
     }
 
@@ -494,7 +605,7 @@ pub mod private {
         let resolved = match dynamic {
             0 if fixed == len => None,
             0 => return Err(wrong(format!("that holds {fixed}"))),
-            1 if fixed != 0 && len % fixed == 0 => Some(len / fixed),
+            1 if fixed != 0 && len.is_multiple_of(fixed) => Some(len / fixed),
             1 if fixed == 0 => {
                 return Err(wrong(
                     "a dynamic dimension beside an empty one cannot be inferred".into(),
@@ -544,15 +655,15 @@ pub mod private {
         }
         if let Some(declared) = spec.shape {
             for (i, (want, got)) in declared.iter().zip(shape.iter()).enumerate() {
-                if let Dim::Fixed(w) = want {
-                    if got != Dim::Fixed(*w) {
-                        return Err(invalid(
-                            name,
-                            format!("shape[{i}]"),
-                            got.to_string(),
-                            format!("the field declares shape {}", dims_text(declared)),
-                        ));
-                    }
+                if let Dim::Fixed(w) = want
+                    && got != Dim::Fixed(*w)
+                {
+                    return Err(invalid(
+                        name,
+                        format!("shape[{i}]"),
+                        got.to_string(),
+                        format!("the field declares shape {}", dims_text(declared)),
+                    ));
                 }
             }
         }
@@ -560,8 +671,7 @@ pub mod private {
         match (t.quantization(), expected) {
             (None, None) => {}
             (Some(found), Some(want))
-                if found.scheme == want.scheme
-                    && found.expressed_type == want.expressed_type => {}
+                if found.scheme == want.scheme && found.expressed_type == want.expressed_type => {}
             (found, want) => {
                 return Err(invalid(
                     name,
@@ -750,7 +860,9 @@ pub mod private {
             vec![
                 bytemuck::cast_slice(&self.values),
                 bytemuck::cast_slice(&self.scales),
-                self.zero_points.as_deref().map_or(&[], bytemuck::cast_slice),
+                self.zero_points
+                    .as_deref()
+                    .map_or(&[], bytemuck::cast_slice),
             ]
         }
         fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {

@@ -49,7 +49,7 @@ mod tests;
 pub use derive_support::private as __private;
 pub use derive_support::{
     Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, Quantized, SparseIndex,
-    StaticDescriptor, TensorSet, UInt2, UInt4,
+    StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
 };
 pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};

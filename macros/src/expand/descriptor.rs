@@ -20,7 +20,7 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             "#[derive(Descriptor)] is for a unit struct (a marker) such as `struct Logits;`",
         ),
     }
-    if a.dtype.is_none() {
+    if !a.has("dtype") {
         cx.error_spanned_by(
             &input.ident,
             "#[derive(Descriptor)] needs `#[hurray(dtype = \"...\")]`, e.g. `dtype = \"f32\"`",
@@ -42,9 +42,14 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     } else if let Some(x) = a.expressed.as_ref().or(a.scale.as_ref()) {
-        cx.error_spanned_by(&x.tokens, "`expressed` and `scale` need `quantization = \"...\"`");
+        cx.error_spanned_by(
+            &x.tokens,
+            "`expressed` and `scale` need `quantization = \"...\"`",
+        );
     }
-    cx.check()?;
+    if let Err(e) = cx.check() {
+        return Ok(fallback(input, &a, e));
+    }
 
     let p = {
         let k = krate(&a);
@@ -81,4 +86,33 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             }
         };
     })
+}
+
+/// The errors plus a stub impl, so uses of `Self::descriptor()` do not add
+/// errors of their own.
+fn fallback(input: &syn::DeriveInput, a: &attr::Attrs, errors: syn::Error) -> TokenStream {
+    let errors = errors.into_compile_error();
+    if !input.generics.params.is_empty() {
+        return errors;
+    }
+    let p = {
+        let k = krate(a);
+        quote!(#k::__private)
+    };
+    let ident = &input.ident;
+    quote! {
+        #errors
+        const _: () = {
+            #[automatically_derived]
+            impl #p::StaticDescriptor for #ident {
+                const NAME: &'static #p::str = "";
+                const ELEMENT_TYPE: #p::ElementType = #p::ElementType::UInt8;
+                const SHAPE: &'static [#p::Dim] = &[];
+
+                fn descriptor() -> #p::TensorDescriptor {
+                    ::core::unreachable!("#[derive(Descriptor)] failed")
+                }
+            }
+        };
+    }
 }

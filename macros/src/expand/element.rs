@@ -67,14 +67,13 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
 fn is_transparent(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("repr")
-            && a
-                .parse_nested_meta(|m| {
-                    if m.path.is_ident("transparent") {
-                        Err(m.error("found"))
-                    } else {
-                        Ok(())
-                    }
-                })
-                .is_err()
+            && a.parse_nested_meta(|m| {
+                if m.path.is_ident("transparent") {
+                    Err(m.error("found"))
+                } else {
+                    Ok(())
+                }
+            })
+            .is_err()
     })
 }

@@ -41,9 +41,9 @@ pub(crate) fn quant_spec(p: &TokenStream, a: &Attrs) -> TokenStream {
     let axis = a.axis.as_ref().map_or(0, |x| x.value);
     let block = a.block_size.as_ref().map_or(1, |x| x.value);
     let scheme = match q.value {
-        Scheme::PerTensor => quote!(#p::QuantizationScheme::PerTensor),
-        Scheme::PerAxis => quote!(#p::QuantizationScheme::PerAxis { axis: #axis }),
-        Scheme::PerBlock => {
+        Scheme::Tensor => quote!(#p::QuantizationScheme::PerTensor),
+        Scheme::Axis => quote!(#p::QuantizationScheme::PerAxis { axis: #axis }),
+        Scheme::Block => {
             quote!(#p::QuantizationScheme::PerBlock { axis: #axis, block_size: #block })
         }
     };

@@ -9,41 +9,172 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-/// Parses, validates and expands.
+/// Parses, validates and expands. On error the output is the errors plus a
+/// stub implementation (when the struct's generics allow one), so the user
+/// sees the real errors rather than a cascade of "no method `load`".
 pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut cx = Ctxt::default();
     let parsed = Input::from_syn(&mut cx, input);
     if let Some(parsed) = &parsed {
         valid::tensors(&mut cx, parsed);
     }
-    cx.check()?;
-    let Some(parsed) = parsed else {
-        unreachable!("no input means an error was recorded")
-    };
-    Ok(expand(&parsed))
+    match (cx.check(), parsed) {
+        (Ok(()), Some(parsed)) => Ok(expand(&parsed)),
+        (Err(e), _) => Ok(fallback(input, e)),
+        (Ok(()), None) => unreachable!("no input means an error was recorded"),
+    }
+}
+
+/// The impl headers shared by the real expansion and the fallback.
+struct Frame {
+    p: TokenStream,
+    lt: syn::Lifetime,
+    trait_header: TokenStream,
+    inherent_header: TokenStream,
+    method_lt: TokenStream,
+}
+
+impl Frame {
+    fn new(krate: &syn::Path, ident: &syn::Ident, generics: &syn::Generics) -> Self {
+        let p = quote!(#krate::__private);
+        let (_, ty_generics, where_clause) = generics.split_for_impl();
+        // The file lifetime: the struct's own, or a fresh one for owned structs.
+        let own = generics.lifetimes().next().map(|l| l.lifetime.clone());
+        let lt = own
+            .clone()
+            .unwrap_or_else(|| syn::Lifetime::new("'__hurray", Span::call_site()));
+        let mut with_lt = generics.clone();
+        if own.is_none() {
+            with_lt
+                .params
+                .push(syn::GenericParam::Lifetime(syn::LifetimeParam::new(
+                    lt.clone(),
+                )));
+        }
+        let (trait_generics, _, _) = with_lt.split_for_impl();
+        let (inherent_generics, _, _) = generics.split_for_impl();
+        Frame {
+            trait_header: quote! {
+                impl #trait_generics #p::TensorSet<#lt> for #ident #ty_generics #where_clause
+            },
+            inherent_header: quote!(impl #inherent_generics #ident #ty_generics #where_clause),
+            // Owned structs take the file lifetime per method.
+            method_lt: if own.is_none() {
+                quote!(<#lt>)
+            } else {
+                quote!()
+            },
+            p,
+            lt,
+        }
+    }
+
+    /// `const _: () = { impl TensorSet ..; impl S { load, save, .. } };`
+    fn render(
+        &self,
+        specs: &[TokenStream],
+        describe: TokenStream,
+        write: TokenStream,
+        read: TokenStream,
+    ) -> TokenStream {
+        let Frame {
+            p,
+            lt,
+            trait_header,
+            inherent_header,
+            method_lt,
+            ..
+        } = self;
+        quote! {
+            const _: () = {
+                #(#specs)*
+
+                #[automatically_derived]
+                #trait_header {
+                    fn describe_tensors(
+                        &self,
+                        prefix: &#p::str,
+                        out: &mut #p::Vec<#p::TensorDescriptor>,
+                    ) -> #p::Result<()> {
+                        #describe
+                    }
+
+                    fn write_tensors(
+                        &self,
+                        prefix: &#p::str,
+                        sink: &mut dyn #p::TensorSink,
+                    ) -> #p::Result<()> {
+                        #write
+                    }
+
+                    fn read_tensors(
+                        reader: #p::Reader<#lt>,
+                        prefix: &#p::str,
+                    ) -> #p::Result<Self> {
+                        #read
+                    }
+                }
+
+                #[automatically_derived]
+                #inherent_header {
+                    /// The descriptor of every tensor of this value.
+                    pub fn descriptors(&self) -> #p::Result<#p::Vec<#p::TensorDescriptor>> {
+                        #p::TensorSet::tensor_descriptors(self)
+                    }
+
+                    /// Writes every tensor to `path` atomically; returns the file length.
+                    pub fn save(&self, path: impl #p::AsRef<#p::Path>) -> #p::Result<u64> {
+                        #p::TensorSet::save_file(self, #p::AsRef::as_ref(&path))
+                    }
+
+                    /// Writes every tensor as a Hurray file to `out`; returns its length.
+                    pub fn write_to<__W: #p::Write>(&self, out: __W) -> #p::Result<u64> {
+                        #p::TensorSet::write_file(self, out)
+                    }
+
+                    /// Reads every tensor from a verified file, borrowing its bytes,
+                    /// each checked against its field's declaration.
+                    pub fn load #method_lt (file: &#lt #p::File) -> #p::Result<Self> {
+                        <Self as #p::TensorSet<#lt>>::load_file(file)
+                    }
+
+                    /// Like [`load`](Self::load), from a reader.
+                    pub fn from_reader #method_lt (reader: #p::Reader<#lt>) -> #p::Result<Self> {
+                        <Self as #p::TensorSet<#lt>>::read_tensors(reader, "")
+                    }
+                }
+            };
+        }
+    }
+}
+
+/// The errors, plus a stub implementation for structs whose generics are
+/// supported (else the stub itself would add errors).
+fn fallback(input: &syn::DeriveInput, errors: syn::Error) -> TokenStream {
+    let errors = errors.into_compile_error();
+    let g = &input.generics;
+    let simple = g.type_params().next().is_none()
+        && g.const_params().next().is_none()
+        && g.lifetimes().count() <= 1
+        && matches!(input.data, syn::Data::Struct(_));
+    if !simple {
+        return errors;
+    }
+    let attrs = crate::attr::parse(
+        &mut Ctxt::default(),
+        &input.attrs,
+        crate::attr::TENSORS_CONTAINER,
+    );
+    let frame = Frame::new(&krate(&attrs), &input.ident, g);
+    let stub = quote!(::core::unreachable!("#[derive(Tensors)] failed"));
+    let out = frame.render(&[], stub.clone(), stub.clone(), stub);
+    quote!(#errors #out)
 }
 
 fn expand(input: &Input<'_>) -> TokenStream {
-    let krate = krate(&input.attrs);
-    let p = quote!(#krate::__private);
-    let ident = input.ident;
-    let (_, ty_generics, where_clause) = input.generics.split_for_impl();
-
-    // The file lifetime: the struct's own, or a fresh one for owned structs.
-    let own = input.generics.lifetimes().next().map(|l| l.lifetime.clone());
-    let lt = own
-        .clone()
-        .unwrap_or_else(|| syn::Lifetime::new("'__hurray", Span::call_site()));
-    let mut impl_generics = input.generics.clone();
-    if own.is_none() {
-        impl_generics
-            .params
-            .push(syn::GenericParam::Lifetime(syn::LifetimeParam::new(lt.clone())));
-    }
-    let (trait_impl_generics, _, _) = impl_generics.split_for_impl();
-    let (inherent_generics, _, _) = input.generics.split_for_impl();
-    // Owned structs take the file lifetime per method.
-    let method_lt = if own.is_none() { quote!(<#lt>) } else { quote!() };
+    let frame = Frame::new(&krate(&input.attrs), input.ident, input.generics);
+    let p = frame.p.clone();
+    let lt = frame.lt.clone();
 
     let mut specs = Vec::new();
     let mut describe = Vec::new();
@@ -52,18 +183,26 @@ fn expand(input: &Input<'_>) -> TokenStream {
     for (i, f) in input.fields.iter().enumerate() {
         let field = f.ident;
         let name = f.name();
-        let ty = f.ty;
+        // One function per field builds its operations: the only place the
+        // field type's bound is required, so a bad type is reported once,
+        // at the type (the turbofish carries its span).
+        let ops = format_ident!("__ops_{}", i);
+        let inner = f.inner;
         if f.kind == Kind::Nested {
-            let span = ty.span();
-            let tr = quote_spanned!(span=> <#ty as #p::TensorSet<#lt>>);
+            let build = quote_spanned!(inner.span()=> #p::nested_ops::<#lt, #inner>());
+            specs.push(quote! {
+                fn #ops<#lt>() -> #p::NestedOps<#lt, #inner> {
+                    #build
+                }
+            });
             describe.push(quote! {
-                #tr::describe_tensors(&self.#field, &#p::nested(prefix, #name), out)?;
+                #ops().describe(&self.#field, prefix, #name, out)?;
             });
             write.push(quote! {
-                #tr::write_tensors(&self.#field, &#p::nested(prefix, #name), writer)?;
+                #ops().write(&self.#field, prefix, #name, sink)?;
             });
             read.push(quote! {
-                #field: #tr::read_tensors(reader, &#p::nested(prefix, #name))?,
+                #field: #ops().read(reader, prefix, #name)?,
             });
             continue;
         }
@@ -82,6 +221,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
             _ => quote!(#p::LayoutKind::Dense),
         };
         let quant = quant_spec(&p, &f.attrs);
+        let build = quote_spanned!(inner.span()=> #p::field_ops::<#lt, #inner>());
         specs.push(quote! {
             const #spec: #p::FieldSpec = #p::FieldSpec {
                 name: #name,
@@ -89,6 +229,9 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 layout: #layout,
                 quantization: #quant,
             };
+            fn #ops<#lt>() -> #p::FieldOps<#lt, #inner> {
+                #build
+            }
         });
         let (d, w, r) = if f.optional {
             (
@@ -99,81 +242,31 @@ fn expand(input: &Input<'_>) -> TokenStream {
         } else {
             (quote!(describe), quote!(write), quote!(read))
         };
-        // Spanned at the field type, so an unsatisfied bound points there.
-        let inner = f.inner;
-        let span = inner.span();
-        let tf = quote_spanned!(span=> #inner);
-        let wty = quote_spanned!(span=> __W);
         describe.push(quote! {
-            #p::#d::<#tf>(&self.#field, prefix, &#spec, out)?;
+            #ops().#d(&self.#field, prefix, &#spec, out)?;
         });
         write.push(quote! {
-            #p::#w::<#tf, #wty>(&self.#field, prefix, &#spec, writer)?;
+            #ops().#w(&self.#field, prefix, &#spec, sink)?;
         });
         read.push(quote! {
-            #field: #p::#r::<#tf>(reader, prefix, &#spec)?,
+            #field: #ops().#r(reader, prefix, &#spec)?,
         });
     }
 
-    quote! {
-        const _: () = {
-            #(#specs)*
-
-            #[automatically_derived]
-            impl #trait_impl_generics #p::TensorSet<#lt> for #ident #ty_generics #where_clause {
-                fn describe_tensors(
-                    &self,
-                    prefix: &#p::str,
-                    out: &mut #p::Vec<#p::TensorDescriptor>,
-                ) -> #p::Result<()> {
-                    #(#describe)*
-                    #p::Result::Ok(())
-                }
-
-                fn write_tensors<__W: #p::Write>(
-                    &self,
-                    prefix: &#p::str,
-                    writer: &mut #p::Writer<__W>,
-                ) -> #p::Result<()> {
-                    #(#write)*
-                    #p::Result::Ok(())
-                }
-
-                fn read_tensors(reader: #p::Reader<#lt>, prefix: &#p::str) -> #p::Result<Self> {
-                    #p::Result::Ok(Self {
-                        #(#read)*
-                    })
-                }
-            }
-
-            #[automatically_derived]
-            impl #inherent_generics #ident #ty_generics #where_clause {
-                /// The descriptor of every tensor of this value.
-                pub fn descriptors(&self) -> #p::Result<#p::Vec<#p::TensorDescriptor>> {
-                    #p::TensorSet::tensor_descriptors(self)
-                }
-
-                /// Writes every tensor to `path` atomically; returns the file length.
-                pub fn save(&self, path: impl #p::AsRef<#p::Path>) -> #p::Result<u64> {
-                    #p::TensorSet::save_file(self, #p::AsRef::as_ref(&path))
-                }
-
-                /// Writes every tensor as a Hurray file to `out`; returns its length.
-                pub fn write_to<__W: #p::Write>(&self, out: __W) -> #p::Result<u64> {
-                    #p::TensorSet::write_file(self, out)
-                }
-
-                /// Reads every tensor from a verified file, borrowing its bytes,
-                /// each checked against its field's declaration.
-                pub fn load #method_lt (file: &#lt #p::File) -> #p::Result<Self> {
-                    <Self as #p::TensorSet<#lt>>::load_file(file)
-                }
-
-                /// Like [`load`](Self::load), from a reader.
-                pub fn from_reader #method_lt (reader: #p::Reader<#lt>) -> #p::Result<Self> {
-                    <Self as #p::TensorSet<#lt>>::read_tensors(reader, "")
-                }
-            }
-        };
-    }
+    frame.render(
+        &specs,
+        quote! {
+            #(#describe)*
+            #p::Result::Ok(())
+        },
+        quote! {
+            #(#write)*
+            #p::Result::Ok(())
+        },
+        quote! {
+            #p::Result::Ok(Self {
+                #(#read)*
+            })
+        },
+    )
 }

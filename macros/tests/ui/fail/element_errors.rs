@@ -1,0 +1,16 @@
+use hurray::Element;
+
+#[derive(Element, Clone, Copy)]
+struct NotTransparent(f32);
+
+#[derive(Element, Clone, Copy)]
+#[repr(transparent)]
+struct TwoFields(f32, f32);
+
+#[derive(Element)]
+#[repr(transparent)]
+enum NotAStruct {
+    A,
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+use hurray::{Packed, Int4, Tensors};
+
+// A borrowed field needs the struct's lifetime.
+#[derive(Tensors)]
+struct NoLifetime {
+    w: &'static [f32],
+    p: Packed<'static, Int4>,
+}
+
+// One lifetime only, and the fields must use it.
+#[derive(Tensors)]
+struct TwoLifetimes<'a, 'b> {
+    a: &'a [f32],
+    b: &'b [f32],
+}
+
+#[derive(Tensors)]
+struct Generic<T, const N: usize> {
+    w: Vec<T>,
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use hurray::{Compressed, Quantized, Tensors};
+
+#[derive(Tensors)]
+struct Sparse<'a> {
+    #[hurray(shape = [3, 4, 5])]
+    m: Compressed<'a, f32>,
+    #[hurray(shape = [4, 4], quantization = "per_axis", axis = 2)]
+    q: Quantized<'a, i8>,
+}
+
+fn main() {}

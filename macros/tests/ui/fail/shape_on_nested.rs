@@ -1,0 +1,15 @@
+use hurray::Tensors;
+
+#[derive(Tensors)]
+struct Inner<'a> {
+    w: &'a [f32],
+}
+
+#[derive(Tensors)]
+struct Outer<'a> {
+    #[hurray(shape = [2], layout = "csr")]
+    inner: Inner<'a>,
+    maybe: Option<Inner<'a>>,
+}
+
+fn main() {}

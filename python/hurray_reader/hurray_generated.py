@@ -850,8 +850,42 @@ class Header(object):
             return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
         return 64
 
+    # Added in 1.1. Optional hash index over `tensors` for O(1) lookup by
+    # name: an open-addressing table whose length is a power of two, at least
+    # twice the tensor count. A name's home slot is FNV-1a-64(name bytes)
+    # modulo the length; probing is linear. An entry is a tensor's position
+    # plus one; 0 marks an empty slot. Readers that find no match through the
+    # index fall back to binary search, so an absent index (1.0 files) only
+    # costs speed.
+    # Header
+    def NameIndex(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Header
+    def NameIndexAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint32Flags, o)
+        return 0
+
+    # Header
+    def NameIndexLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Header
+    def NameIndexIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
 def HeaderStart(builder):
-    builder.StartObject(3)
+    builder.StartObject(4)
 
 def HeaderAddTensors(builder, tensors):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(tensors), 0)
@@ -867,6 +901,12 @@ def HeaderStartMetadataVector(builder, numElems):
 
 def HeaderAddAlignment(builder, alignment):
     builder.PrependUint64Slot(2, alignment, 64)
+
+def HeaderAddNameIndex(builder, nameIndex):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(nameIndex), 0)
+
+def HeaderStartNameIndexVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
 
 def HeaderEnd(builder):
     return builder.EndObject()

@@ -9,7 +9,7 @@ pub const FOOTER_MAGIC: [u8; 8] = *b"HRRY_END";
 /// Major format version this crate reads and writes. A reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor format version this crate writes. A reader accepts any minor of its major.
-pub const VERSION_MINOR: u16 = 0;
+pub const VERSION_MINOR: u16 = 1;
 /// Length of the prefix; the data region starts right after it.
 pub const PREFIX_LEN: u64 = 64;
 /// Length of the footer.
@@ -67,3 +67,22 @@ pub(crate) fn align_up(pos: u64, align: u64) -> Option<u64> {
 pub(crate) fn valid_alignment(a: u64) -> bool {
     a.is_power_of_two() && (MIN_ALIGNMENT..=MAX_ALIGNMENT).contains(&a)
 }
+
+/// FNV-1a, 64-bit: the hash of the header's name index (format 1.1).
+pub fn name_hash(name: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Slots of the name index for `n` tensors: the smallest power of two >= 2n.
+pub(crate) fn name_index_len(n: usize) -> usize {
+    (2 * n).next_power_of_two()
+}
+
+/// Probes of one look-up before falling back to binary search; bounds the
+/// cost of a crafted index.
+pub(crate) const MAX_PROBES: usize = 64;

@@ -269,7 +269,7 @@ impl<'a> Reader<'a> {
         let Some(tensors) = self.header.tensors() else {
             return Ok(());
         };
-        let mut ranges: Vec<(u64, u64, usize, &'static str)> = Vec::with_capacity(tensors.len());
+        let mut ranges: Vec<(u64, u64, u32, &'static str)> = Vec::with_capacity(tensors.len());
         let mut previous: Option<&str> = None;
         for (index, t) in tensors.iter().enumerate() {
             let name = t.name();
@@ -297,7 +297,6 @@ impl<'a> Reader<'a> {
             };
             let plan = plan_of(&t)?;
             let quant = t.quantization();
-            let expected = plan.all(quant.is_some());
             let listed = t.buffers().map_or(0, |b| b.len());
             let layout_buffers = if t.descriptor_only() {
                 0
@@ -354,12 +353,12 @@ impl<'a> Reader<'a> {
                             alignment,
                         });
                     }
-                    ranges.push((offset, offset + length, index, role));
+                    ranges.push((offset, offset + length, index as u32, role));
                     Ok(())
                 };
             if let Some(buffers) = t.buffers() {
                 for (i, b) in buffers.iter().enumerate() {
-                    check(expected[i].0, expected[i].1, Some(b))?;
+                    check(plan.roles[i], plan.lengths[i], Some(b))?;
                 }
             }
             if let Some(q) = quant {
@@ -368,18 +367,24 @@ impl<'a> Reader<'a> {
             }
             check_metadata(name, t.metadata())?;
         }
-        ranges.sort_unstable();
+        check_name_index(&self.header, tensors.len())?;
+        ranges.sort_unstable_by_key(|r| r.0);
         for w in ranges.windows(2) {
             if w[1].0 < w[0].1 {
                 return Err(Error::BuffersOverlap {
-                    first: tensors.get(w[0].2).name().to_owned(),
+                    first: tensors.get(w[0].2 as usize).name().to_owned(),
                     first_buffer: w[0].3,
-                    second: tensors.get(w[1].2).name().to_owned(),
+                    second: tensors.get(w[1].2 as usize).name().to_owned(),
                     second_buffer: w[1].3,
                 });
             }
         }
         Ok(())
+    }
+
+    #[cfg(test)]
+    pub(crate) fn header(&self) -> fb::Header<'a> {
+        self.header
     }
 
     /// The format version of the file (major, minor).
@@ -417,12 +422,28 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The tensor named `name`: a binary search, O(log n).
+    /// The tensor named `name`: through the file's hash index when it has
+    /// one (O(1) expected), else, or on a miss, by binary search (O(log n)).
     pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
-        let t = self
-            .header
-            .tensors()?
-            .lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
+        let tensors = self.header.tensors()?;
+        if let Some(index) = self.header.name_index() {
+            // Verified at open: a power-of-two length and entries <= tensors.len().
+            let mask = index.len().wrapping_sub(1);
+            let mut slot = format::name_hash(name.as_bytes()) as usize & mask;
+            for _ in 0..format::MAX_PROBES.min(index.len()) {
+                match index.get(slot) {
+                    0 => break,
+                    e => {
+                        let t = tensors.get(e as usize - 1);
+                        if t.name() == name {
+                            return Some(TensorRef::new(self.bytes, t, self.header.alignment()));
+                        }
+                    }
+                }
+                slot = (slot + 1) & mask;
+            }
+        }
+        let t = tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
         Some(TensorRef::new(self.bytes, t, self.header.alignment()))
     }
 
@@ -440,6 +461,37 @@ impl<'a> Reader<'a> {
             next: 0,
         }
     }
+}
+
+/// The name index is only a hint (a miss falls back to binary search), but
+/// its shape must be sound: a power-of-two length and entries that name tensors.
+fn check_name_index(header: &fb::Header<'_>, tensors: usize) -> Result<()> {
+    let Some(index) = header.name_index() else {
+        return Ok(());
+    };
+    let bad = |value: String, reason: &str| Error::InvalidField {
+        tensor: String::new(),
+        field: "name_index".into(),
+        value,
+        reason: reason.into(),
+    };
+    if !index.len().is_power_of_two() || index.len() < tensors {
+        return Err(bad(
+            format!("{} slots", index.len()),
+            "the length must be a power of two of at least the tensor count",
+        ));
+    }
+    if let Some((slot, e)) = index
+        .iter()
+        .enumerate()
+        .find(|&(_, e)| e as usize > tensors)
+    {
+        return Err(bad(
+            format!("slot {slot} = {e}"),
+            "an entry names a tensor that does not exist",
+        ));
+    }
+    Ok(())
 }
 
 fn check_metadata(
@@ -801,6 +853,21 @@ impl<'a> TensorRef<'a> {
         let i = self.plan().roles.iter().position(|r| *r == role)?;
         let buffers = self.t.buffers()?;
         (i < buffers.len()).then(|| self.slice(Some(buffers.get(i))))
+    }
+
+    /// The values buffer of a dense or strided tensor; `None` for other layouts.
+    /// The hot path of every typed view: no plan, no allocation.
+    pub(crate) fn dense_values(&self) -> Option<&'a [u8]> {
+        match self.t.layout_type() {
+            fb::Layout::NONE | fb::Layout::Dense => Some(self.t.buffers().map_or(&[][..], |b| {
+                if b.is_empty() {
+                    &[]
+                } else {
+                    self.slice(Some(b.get(0)))
+                }
+            })),
+            _ => None,
+        }
     }
 
     pub(crate) fn require_data(&self) -> Result<()> {

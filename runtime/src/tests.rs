@@ -149,6 +149,7 @@ fn craft(
             tensors: Some(tensors),
             metadata,
             alignment: file_alignment,
+            name_index: None,
         },
     );
     fb::finish_header_buffer(&mut fbb, root);
@@ -207,7 +208,7 @@ fn unsupported_major_version_but_newer_minor_reads() {
     b[8] = 2;
     assert!(matches!(
         open(&b),
-        Err(Error::UnsupportedVersion { major: 2, minor: 0 })
+        Err(Error::UnsupportedVersion { major: 2, .. })
     ));
     let mut b = valid();
     b[10] = 7;
@@ -696,4 +697,55 @@ fn packed_view_refuses_strided_layouts() {
         f.tensor("t").unwrap().packed(),
         Err(Error::LayoutMismatch { .. })
     ));
+}
+
+#[test]
+fn name_index_is_checked_and_only_a_hint() {
+    use crate::{ElementType, TensorDescriptor, Writer, shape};
+    let mut out = Vec::new();
+    let mut w = Writer::new(&mut out).unwrap();
+    for i in 0..50 {
+        w.add_tensor(
+            &TensorDescriptor::new(format!("t{i}"), ElementType::UInt8, shape(&[1])),
+            &[&[i as u8]],
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let f = File::from_bytes(&out).unwrap();
+    let r = f.reader();
+    let index = r.header().name_index().expect("the writer emits an index");
+    assert_eq!(index.len(), 128);
+    for i in 0..50 {
+        assert_eq!(
+            f.tensor(&format!("t{i}")).unwrap().data().unwrap(),
+            &[i as u8]
+        );
+    }
+    assert!(f.get("t50").is_none());
+    // Locate the index vector in the header and corrupt it.
+    let at = index.bytes().as_ptr() as usize - f.bytes().as_ptr() as usize;
+    drop(f);
+    let mut wiped = out.clone();
+    wiped[at..at + 128 * 4].fill(0);
+    // An empty index is sound: every look-up falls back to binary search.
+    let f = File::from_bytes(&wiped).unwrap();
+    assert_eq!(f.tensor("t42").unwrap().data().unwrap(), &[42]);
+    // Entries all pointing at one wrong tensor: still the right answers.
+    let mut wrong = out.clone();
+    for s in 0..128 {
+        wrong[at + 4 * s..at + 4 * s + 4].copy_from_slice(&1u32.to_le_bytes());
+    }
+    let f = File::from_bytes(&wrong).unwrap();
+    assert_eq!(f.tensor("t17").unwrap().data().unwrap(), &[17]);
+    // An entry past the tensor count is refused at open.
+    let mut bad = out.clone();
+    bad[at..at + 4].copy_from_slice(&51u32.to_le_bytes());
+    assert!(
+        matches!(open(&bad), Err(Error::InvalidField { ref field, .. }) if field == "name_index")
+    );
+    // The v1.0 layout (no index) reads as before.
+    let f = File::from_bytes(&valid()).unwrap();
+    assert!(f.reader().header().name_index().is_none());
+    assert!(f.get("b").is_some());
 }

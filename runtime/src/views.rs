@@ -11,11 +11,11 @@ impl<'a> TensorRef<'a> {
     /// Empty for an empty tensor; [`Error::NoData`] for a descriptor-only one.
     pub fn data(&self) -> Result<&'a [u8]> {
         self.require_data()?;
-        match self.plan().layout {
-            "dense" | "strided" => Ok(self.buffer("values").unwrap_or(&[])),
-            other => Err(Error::LayoutMismatch {
+        match self.dense_values() {
+            Some(values) => Ok(values),
+            None => Err(Error::LayoutMismatch {
                 tensor: self.name().to_owned(),
-                found: other,
+                found: self.plan().layout,
                 needed: "dense",
                 operation: "data()",
             }),

@@ -300,6 +300,18 @@ impl<W: Write> Writer<W> {
             tensors.push(build_tensor(&mut fbb, w));
         }
         let tensors = fbb.create_vector(&tensors);
+        let name_index = (!self.written.is_empty()).then(|| {
+            let mut slots = vec![0u32; format::name_index_len(self.written.len())];
+            let mask = slots.len() - 1;
+            for (i, w) in self.written.iter().enumerate() {
+                let mut s = format::name_hash(w.desc.name.as_bytes()) as usize & mask;
+                while slots[s] != 0 {
+                    s = (s + 1) & mask;
+                }
+                slots[s] = i as u32 + 1;
+            }
+            fbb.create_vector(&slots)
+        });
         let metadata = build_metadata(&mut fbb, &self.metadata);
         let root = fb::Header::create(
             &mut fbb,
@@ -307,6 +319,7 @@ impl<W: Write> Writer<W> {
                 tensors: Some(tensors),
                 metadata,
                 alignment: self.alignment,
+                name_index,
             },
         );
         fb::finish_header_buffer(&mut fbb, root);

@@ -1794,6 +1794,7 @@ impl<'a> Header<'a> {
   pub const VT_TENSORS: ::flatbuffers::VOffsetT = 4;
   pub const VT_METADATA: ::flatbuffers::VOffsetT = 6;
   pub const VT_ALIGNMENT: ::flatbuffers::VOffsetT = 8;
+  pub const VT_NAME_INDEX: ::flatbuffers::VOffsetT = 10;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1806,6 +1807,7 @@ impl<'a> Header<'a> {
   ) -> ::flatbuffers::WIPOffset<Header<'bldr>> {
     let mut builder = HeaderBuilder::new(_fbb);
     builder.add_alignment(args.alignment);
+    if let Some(x) = args.name_index { builder.add_name_index(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
     if let Some(x) = args.tensors { builder.add_tensors(x); }
     builder.finish()
@@ -1836,6 +1838,20 @@ impl<'a> Header<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(Header::VT_ALIGNMENT, Some(64)).unwrap()}
   }
+  /// Added in 1.1. Optional hash index over `tensors` for O(1) lookup by
+  /// name: an open-addressing table whose length is a power of two, at least
+  /// twice the tensor count. A name's home slot is FNV-1a-64(name bytes)
+  /// modulo the length; probing is linear. An entry is a tensor's position
+  /// plus one; 0 marks an empty slot. Readers that find no match through the
+  /// index fall back to binary search, so an absent index (1.0 files) only
+  /// costs speed.
+  #[inline]
+  pub fn name_index(&self) -> Option<::flatbuffers::Vector<'a, u32>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(Header::VT_NAME_INDEX, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Header<'_> {
@@ -1847,6 +1863,7 @@ impl ::flatbuffers::Verifiable for Header<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Tensor>>>>("tensors", Self::VT_TENSORS, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<KeyValue>>>>("metadata", Self::VT_METADATA, false)?
      .visit_field::<u64>("alignment", Self::VT_ALIGNMENT, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("name_index", Self::VT_NAME_INDEX, false)?
      .finish();
     Ok(())
   }
@@ -1855,6 +1872,7 @@ pub struct HeaderArgs<'a> {
     pub tensors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Tensor<'a>>>>>,
     pub metadata: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<KeyValue<'a>>>>>,
     pub alignment: u64,
+    pub name_index: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
 }
 impl<'a> Default for HeaderArgs<'a> {
   #[inline]
@@ -1863,6 +1881,7 @@ impl<'a> Default for HeaderArgs<'a> {
       tensors: None,
       metadata: None,
       alignment: 64,
+      name_index: None,
     }
   }
 }
@@ -1885,6 +1904,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> HeaderBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<u64>(Header::VT_ALIGNMENT, alignment, 64);
   }
   #[inline]
+  pub fn add_name_index(&mut self, name_index: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u32>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Header::VT_NAME_INDEX, name_index);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> HeaderBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     HeaderBuilder {
@@ -1905,6 +1928,7 @@ impl ::core::fmt::Debug for Header<'_> {
       ds.field("tensors", &self.tensors());
       ds.field("metadata", &self.metadata());
       ds.field("alignment", &self.alignment());
+      ds.field("name_index", &self.name_index());
       ds.finish()
   }
 }

@@ -128,26 +128,15 @@ pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
 
 /// Full validation of one file: the verifying open, then every sparse index.
 fn validate_one(path: &Path) -> Vec<String> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) => return vec![e.to_string()],
-    };
-    let mut problems = Vec::new();
-    for t in file.tensors() {
-        if t.is_descriptor_only() {
-            continue;
-        }
-        let checked = match t.layout() {
-            Layout::Coo { .. } => t.coo().map(|_| ()),
-            Layout::Csr { .. } => t.csr().map(|_| ()),
-            Layout::Csc { .. } => t.csc().map(|_| ()),
-            _ => Ok(()),
-        };
-        if let Err(e) = checked {
-            problems.push(e.to_string());
-        }
+    match File::open(path) {
+        Ok(file) => file
+            .reader()
+            .check_sparse_indices()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        Err(e) => vec![e.to_string()],
     }
-    problems
 }
 
 pub(crate) fn validate(paths: &[PathBuf]) -> ExitCode {

@@ -387,6 +387,24 @@ impl<'a> Reader<'a> {
         self.header
     }
 
+    /// Checks what opening leaves for later: the index contents of every
+    /// sparse tensor (ADR-0003). Returns every problem found; empty when the
+    /// whole file is valid. This is what `hurray validate` runs.
+    pub fn check_sparse_indices(&self) -> Vec<Error> {
+        self.tensors()
+            .filter(|t| !t.is_descriptor_only())
+            .filter_map(|t| {
+                let checked = match t.layout() {
+                    Layout::Coo { .. } => t.coo().map(drop),
+                    Layout::Csr { .. } => t.csr().map(drop),
+                    Layout::Csc { .. } => t.csc().map(drop),
+                    Layout::Dense | Layout::Strided(_) => Ok(()),
+                };
+                checked.err()
+            })
+            .collect()
+    }
+
     /// The format version of the file (major, minor).
     pub fn version(&self) -> (u16, u16) {
         self.version

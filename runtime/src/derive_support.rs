@@ -344,7 +344,12 @@ pub mod private {
         Result, TensorDescriptor, Writer,
     };
     pub use std::{
-        convert::AsRef, io::Write, option::Option, path::Path, primitive::str, vec::Vec,
+        convert::AsRef,
+        io::Write,
+        option::Option,
+        path::Path,
+        primitive::{str, u64},
+        vec::Vec,
     };
 
     use super::*;

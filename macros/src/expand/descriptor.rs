@@ -1,6 +1,6 @@
 //! `#[derive(Descriptor)]`: a marker type declaring one tensor descriptor.
 
-use super::{dims, element_type, krate, quant_spec};
+use super::{dims, element_type, krate, quant_spec_value};
 use crate::attr;
 use crate::ctxt::Ctxt;
 use crate::dtype::{self, Class};
@@ -65,12 +65,12 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
         Some(s) => dims(&p, s),
         None => quote!(&[]),
     };
-    let quant = if a.quantization.is_some() {
-        let spec = quant_spec(&p, &a);
-        let scale = element_type(&p, a.scale.as_ref().map_or("Float32", |s| s.value));
-        quote!(#p::Option::map(#spec, |q| (q, #scale)))
-    } else {
-        quote!(#p::Option::None)
+    let quant = match quant_spec_value(&p, &a) {
+        Some(spec) => {
+            let scale = element_type(&p, a.scale.as_ref().map_or("Float32", |s| s.value));
+            quote!(#p::Option::Some((#spec, #scale)))
+        }
+        None => quote!(#p::Option::None),
     };
     Ok(quote! {
         const _: () = {

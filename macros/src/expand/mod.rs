@@ -33,11 +33,17 @@ pub(crate) fn element_type(p: &TokenStream, variant: &str) -> TokenStream {
     quote!(#p::ElementType::#v)
 }
 
-/// The `QuantSpec` of the attributes, or `None`.
+/// The `QuantSpec` of the attributes as an `Option`.
 pub(crate) fn quant_spec(p: &TokenStream, a: &Attrs) -> TokenStream {
-    let Some(q) = &a.quantization else {
-        return quote!(#p::Option::None);
-    };
+    match quant_spec_value(p, a) {
+        Some(spec) => quote!(#p::Option::Some(#spec)),
+        None => quote!(#p::Option::None),
+    }
+}
+
+/// The `QuantSpec` of the attributes, if they declare a scheme.
+pub(crate) fn quant_spec_value(p: &TokenStream, a: &Attrs) -> Option<TokenStream> {
+    let q = a.quantization.as_ref()?;
     let axis = a.axis.as_ref().map_or(0, |x| x.value);
     let block = a.block_size.as_ref().map_or(1, |x| x.value);
     let scheme = match q.value {
@@ -48,5 +54,5 @@ pub(crate) fn quant_spec(p: &TokenStream, a: &Attrs) -> TokenStream {
         }
     };
     let expressed = element_type(p, a.expressed.as_ref().map_or("Float32", |e| e.value));
-    quote!(#p::Option::Some(#p::QuantSpec { scheme: #scheme, expressed_type: #expressed }))
+    Some(quote!(#p::QuantSpec { scheme: #scheme, expressed_type: #expressed }))
 }

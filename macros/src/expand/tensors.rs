@@ -123,12 +123,12 @@ impl Frame {
                     }
 
                     /// Writes every tensor to `path` atomically; returns the file length.
-                    pub fn save(&self, path: impl #p::AsRef<#p::Path>) -> #p::Result<u64> {
+                    pub fn save(&self, path: impl #p::AsRef<#p::Path>) -> #p::Result<#p::u64> {
                         #p::TensorSet::save_file(self, #p::AsRef::as_ref(&path))
                     }
 
                     /// Writes every tensor as a Hurray file to `out`; returns its length.
-                    pub fn write_to<__W: #p::Write>(&self, out: __W) -> #p::Result<u64> {
+                    pub fn write_to<__W: #p::Write>(&self, out: __W) -> #p::Result<#p::u64> {
                         #p::TensorSet::write_file(self, out)
                     }
 

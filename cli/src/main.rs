@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod convert;
 mod inspect;
 
 #[derive(Parser)]
@@ -34,6 +35,8 @@ enum Command {
     },
     /// Write the bundled example tensors (dense, empty, sub-byte, sparse, quantized, dynamic) to a file.
     Example { output: PathBuf },
+    /// Convert between .hurray, .safetensors, .npy and .npz (formats chosen by extension).
+    Convert { input: PathBuf, output: PathBuf },
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,9 @@ fn main() -> ExitCode {
         }
         Command::Validate { files } => Ok(inspect::validate(&files)),
         Command::Example { output } => inspect::example(&output).map(|()| ExitCode::SUCCESS),
+        Command::Convert { input, output } => {
+            convert::convert(&input, &output).map(|()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

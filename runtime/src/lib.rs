@@ -32,6 +32,7 @@ mod derive_support;
 compile_error!("hurray's zero-copy views need a little-endian target");
 
 mod descriptor;
+pub mod dlpack;
 mod element;
 mod error;
 pub mod format;

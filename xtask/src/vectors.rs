@@ -552,7 +552,7 @@ fn build(
         bytes,
         json: json!({
             "valid": true,
-            "version": [1, 0],
+            "version": [hurray::format::VERSION_MAJOR, hurray::format::VERSION_MINOR],
             "alignment": file_alignment,
             "metadata": metadata_json(&metadata),
             "tensors": tensors,
@@ -698,7 +698,7 @@ fn valid_vectors() -> Result<Vec<Vector>> {
         )?,
         build(
             "empty_csr_nnz_0",
-            "ADR-007 section 6: CSR tensors with nnz = 0, one of shape [3, 4] (pointers all 0) and one of shape [0, 4] (pointers [0])",
+            "ADR-007 section 6: CSR tensors with nnz = 0, one of shape [3, 4] (pointers [0, 0, 0, 0]) and one of shape [0, 4] (empty: every buffer, pointers included, is 0 bytes)",
             None,
             &[],
             vec![
@@ -710,7 +710,7 @@ fn valid_vectors() -> Result<Vec<Vector>> {
                         nnz: 0,
                         index_type: E::Int64,
                     },
-                    &[("pointers", &[0]), ("indices", &[])],
+                    &[("pointers", &[]), ("indices", &[])],
                     &[],
                 )?,
                 sparse(
@@ -959,8 +959,8 @@ fn valid_vectors() -> Result<Vec<Vector>> {
         ],
     )?);
     out.push(build(
-        "quant_per_axis_empty",
-        "ADR-007 section 8: per-axis quantization whose axis has size 0 (i8 [0, 3] axis 0 and i8 [3, 0] axis 1): scales and zero points are empty",
+        "quant_empty",
+        "ADR-007 sections 4 and 8: empty quantized tensors have 0-byte scales and zero points: per-axis i8 [0, 3] axis 0, per-axis i8 [3, 0] axis 1, per-block u4 [2, 0] axis 0 and per-tensor i8 [0]",
         None,
         &[],
         vec![
@@ -981,6 +981,27 @@ fn valid_vectors() -> Result<Vec<Vector>> {
                 &[],
                 &[],
                 None,
+            )?,
+            quantized(
+                "per_block_empty",
+                E::UInt4,
+                &[2, 0],
+                QuantizationScheme::PerBlock {
+                    axis: 0,
+                    block_size: 2,
+                },
+                &[],
+                &[],
+                Some((E::UInt4, &[])),
+            )?,
+            quantized(
+                "per_tensor_empty",
+                E::Int8,
+                &[0],
+                QuantizationScheme::PerTensor,
+                &[],
+                &[],
+                Some((E::Int8, &[])),
             )?,
         ],
     )?);
@@ -1155,6 +1176,7 @@ mod field {
         pub(crate) const TENSORS: usize = 0;
         pub(crate) const METADATA: usize = 1;
         pub(crate) const ALIGNMENT: usize = 2;
+        pub(crate) const NAME_INDEX: usize = 3;
     }
     pub(super) mod tensor {
         pub(crate) const NAME: usize = 0;
@@ -1175,6 +1197,7 @@ mod field {
     }
     pub(super) mod quant {
         pub(crate) const SCHEME: usize = 0;
+        pub(crate) const EXPRESSED_TYPE: usize = 1;
         pub(crate) const AXIS: usize = 4;
         pub(crate) const BLOCK_SIZE: usize = 5;
         pub(crate) const SCALES: usize = 6;
@@ -1271,9 +1294,8 @@ struct Expect {
     stage: &'static str,
     tensor: Option<&'static str>,
     field: Option<&'static str>,
-    /// For `BuffersOverlap`: the other buffer of the pair, (tensor, role). The
-    /// pair is ordered by (offset, end, tensor index, role); `tensor`/`field`
-    /// name the second.
+    /// For `BuffersOverlap`: the other buffer of the pair, (tensor, role).
+    /// Which of the two is `tensor`/`field` and which is `with` is unspecified.
     with: Option<(&'static str, &'static str)>,
 }
 
@@ -1353,6 +1375,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
     let align = find("alignment_4096")?;
     let align_t = find("alignment_per_tensor")?;
     let empty = find("empty_shape_3_0_5")?;
+    let empty_csr = find("empty_csr_nnz_0")?;
+    let q_empty = find("quant_empty")?;
     let mut out = Vec::new();
 
     // --- prefix and footer ---------------------------------------------------
@@ -1437,6 +1461,21 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             let f = b.len() - 32;
             let v = Nav { b }.u64(f + 8);
             put_u64(b, f + 8, v + 8);
+            Ok(())
+        },
+    )?);
+
+    out.push(invalid(
+        "footer_flags_set",
+        "footer flags (bytes 16..24, reserved in 1.0) set to 1",
+        dense,
+        Expect {
+            field: Some("flags"),
+            ..at_open("BadFooter")
+        },
+        |b| {
+            let f = b.len() - 32;
+            put_u64(b, f + 16, 1);
             Ok(())
         },
     )?);
@@ -1549,6 +1588,41 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             let kv = n.table_at(n.req(n.root(), field::header::METADATA)?, 0);
             let s = n.string(n.req(kv, field::kv::KEY)?);
             b[s] = b'z';
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "name_index_entry_out_of_range",
+        "a used slot of the header's name index (format 1.1) set to 3 in a file of 2 tensors",
+        dense,
+        Expect {
+            field: Some("name_index"),
+            ..at_open("InvalidField")
+        },
+        |b| {
+            let n = Nav { b };
+            let v = n.follow(n.req(n.root(), field::header::NAME_INDEX)?);
+            let len = n.u32(v);
+            let used = (0..len)
+                .find(|&i| n.u32(v + 4 + 4 * i) != 0)
+                .context("an empty name index")?;
+            put_u32(b, v + 4 + 4 * used, 3);
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "name_index_length_not_power_of_two",
+        "the header's name index shortened from 4 to 3 slots",
+        dense,
+        Expect {
+            field: Some("name_index"),
+            ..at_open("InvalidField")
+        },
+        |b| {
+            let n = Nav { b };
+            let v = n.follow(n.req(n.root(), field::header::NAME_INDEX)?);
+            ensure!(n.u32(v) == 4, "expected a 4-slot index");
+            put_u32(b, v, 3);
             Ok(())
         },
     )?);
@@ -1673,6 +1747,30 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             let n = Nav { b };
             let at = n.struct_at(n.req(n.tensor(0)?, field::tensor::SHAPE)?, 1, 8);
             put_u64(b, at, 1);
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "empty_csr_pointers_not_empty",
+        "pointers of the empty CSR [0, 4] given length 8: an empty tensor has 0-byte buffers only",
+        empty_csr,
+        err("BufferLength", "csr_0x4", "pointers"),
+        |b| {
+            let n = Nav { b };
+            let (_, len) = n.buffer(n.tensor(0)?, 0)?;
+            put_u64(b, len, 8);
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "empty_quantized_with_scales",
+        "the per-tensor quantized empty i8 [0] given a 4-byte scale: an empty tensor has no scales",
+        q_empty,
+        err("BufferLength", "per_tensor_empty", "scales"),
+        |b| {
+            let n = Nav { b };
+            let s = n.req(n.quantization(n.tensor(3)?)?, field::quant::SCALES)?;
+            put_u64(b, s + 8, 4);
             Ok(())
         },
     )?);
@@ -1803,6 +1901,30 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             let n = Nav { b };
             let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::SCHEME)?;
             b[at] = 7;
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "quant_scheme_invalid_zero",
+        "quantization scheme set to 0 (Invalid)",
+        q_tensor,
+        err("InvalidField", "q", "quantization.scheme"),
+        |b| {
+            let n = Nav { b };
+            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::SCHEME)?;
+            b[at] = 0;
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "quant_expressed_not_float",
+        "quantization expressed_type f32 changed to i8",
+        q_tensor,
+        err("InvalidField", "q", "quantization.expressed_type"),
+        |b| {
+            let n = Nav { b };
+            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::EXPRESSED_TYPE)?;
+            b[at] = ElementType::Int8.to_wire();
             Ok(())
         },
     )?);

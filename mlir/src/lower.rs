@@ -864,8 +864,15 @@ impl<'c> Collector<'c> {
         }
         if let Some((q, (scales, zps))) = quant {
             d.quantization = Some(q);
-            buffers.push(Buf::Owned(scales));
-            buffers.push(Buf::Owned(zps));
+            if count == 0 {
+                // An empty tensor has no bytes at all, scales included
+                // (ADR-007; the runtime's rule): the scheme and types remain.
+                buffers.push(Buf::Raw(&[]));
+                buffers.push(Buf::Raw(&[]));
+            } else {
+                buffers.push(Buf::Owned(scales));
+                buffers.push(Buf::Owned(zps));
+            }
         }
         Ok(Entry {
             desc: d,
@@ -967,6 +974,8 @@ impl<'c> Collector<'c> {
         let idx_shape = ffi::ranked_shape(idx_ty).unwrap_or_default();
         let rank = shape.len();
         let nnz = match idx_shape.as_slice() {
+            // `sparse<>`: no stored element, whatever shape the indices have.
+            s if s.contains(&RawDim::Static(0)) => 0,
             [RawDim::Static(n), RawDim::Static(r)] if *r as usize == rank => *n,
             [RawDim::Static(n)] if rank == 1 => *n,
             [] if rank == 0 => 0,
@@ -1498,11 +1507,13 @@ fn compress<'c>(
             });
         }
     }
-    let mut pointers = vec![0i64; majors + 1];
+    // An empty tensor has no bytes at all, pointers included (ADR-007).
+    let empty = shape.contains(&Dim::Fixed(0));
+    let mut pointers = vec![0i64; if empty { 0 } else { majors + 1 }];
     for e in entries {
         pointers[e[major] as usize + 1] += 1;
     }
-    for i in 0..majors {
+    for i in 0..pointers.len().saturating_sub(1) {
         pointers[i + 1] += pointers[i];
     }
     let indices: Vec<i64> = order.iter().map(|&i| entries[i][minor]).collect();

@@ -394,7 +394,9 @@ class File:
                 check("zero_points", p.zero_points, quant.ZeroPoints())
             metadata = _check_metadata(name, _kv_list(t))
             self.tensors.append(Tensor(self, t, name, shape, layout, p, alignment, spans, metadata))
-        if h.TensorsLength() > 0:
+        if not h.TensorsIsNone():
+            # As the reference reader: the index is checked whenever the
+            # tensor list is present, even empty.
             self._check_name_index(h.TensorsLength())
         ranges.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
         for a, b in zip(ranges, ranges[1:]):
@@ -544,6 +546,18 @@ class Tensor:
             raise HurrayError("LayoutMismatch", f"tensor {self.name!r} has layout {self.layout}; numpy() needs dense", self.name)
         buf = self.buffer("values")
         shape = self.shape
+        limit = np.iinfo(np.intp).max
+        logical_bytes = 16
+        for d in shape:
+            # NumPy refuses a shape whose non-zero dimensions overflow, even
+            # when another dimension is 0.
+            logical_bytes *= max(d, 1)
+        if any(d > limit for d in shape) or logical_bytes > limit:
+            # Valid (an empty tensor may have a huge other dimension) but
+            # beyond what a NumPy shape can hold.
+            raise HurrayError(
+                "NotRepresentable", f"tensor {self.name!r}: shape {list(shape)} does not fit a NumPy shape", self.name, "shape"
+            )
         if self.layout == "dense":
             flat = dec.decode(buf, self._wire, self.element_count, raw)
             return flat.reshape(shape)

@@ -18,6 +18,10 @@ pub(crate) enum Kind {
     Compressed,
     /// `Quantized<'a, T, S>`.
     Quantized,
+    /// `ndarray::ArrayView<'a, T, D>` and its aliases (`ArrayView2<'a, T>`, ...).
+    NdView,
+    /// `ndarray::Array<T, D>` and its aliases (`Array2<T>`, `ArrayD<T>`, ...).
+    NdArray,
     /// Another struct deriving `Tensors`.
     Nested,
 }
@@ -31,6 +35,8 @@ impl Kind {
             Kind::Packed => "a `Packed` field",
             Kind::Compressed => "a `Compressed` field",
             Kind::Quantized => "a `Quantized` field",
+            Kind::NdView => "an ndarray view",
+            Kind::NdArray => "an ndarray array",
             Kind::Nested => "a nested struct",
         }
     }
@@ -47,6 +53,8 @@ pub(crate) struct Field<'a> {
     pub(crate) kind: Kind,
     /// The lifetime a borrowed kind is declared with, if written.
     pub(crate) lifetime: Option<&'a syn::Lifetime>,
+    /// The rank the type itself fixes (`Array2` is 2, `Compressed` 2), if any.
+    pub(crate) type_rank: Option<usize>,
     pub(crate) attrs: Attrs,
 }
 
@@ -66,7 +74,7 @@ impl Field<'_> {
     pub(crate) fn borrows(&self) -> bool {
         matches!(
             self.kind,
-            Kind::Slice | Kind::Packed | Kind::Compressed | Kind::Quantized
+            Kind::Slice | Kind::Packed | Kind::Compressed | Kind::Quantized | Kind::NdView
         )
     }
 }
@@ -134,6 +142,7 @@ impl<'a> Input<'a> {
                     optional,
                     kind,
                     lifetime,
+                    type_rank: type_rank(kind, inner),
                     attrs,
                 }),
                 Err(msg) => cx.error_spanned_by(inner, msg),
@@ -202,7 +211,7 @@ const NOT_TENSORS: &[&str] = &[
     "PhantomData",
 ];
 
-const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an `Option` of one of them, or a struct deriving `Tensors`";
+const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
 
 fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
     match ty {
@@ -227,6 +236,8 @@ fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
                 "Packed" => Ok((Kind::Packed, lifetime)),
                 "Compressed" => Ok((Kind::Compressed, lifetime)),
                 "Quantized" => Ok((Kind::Quantized, lifetime)),
+                n if n.starts_with("ArrayView") => Ok((Kind::NdView, lifetime)),
+                n if n == "Array" || is_array_alias(n) => Ok((Kind::NdArray, None)),
                 "Option" => Err("an optional tensor is `Option<F>` of a tensor field type, not of another `Option`".into()),
                 n if NOT_TENSORS.contains(&n) => Err(format!(
                     "`{n}` is not a tensor field type: {SUPPORTED}"
@@ -235,5 +246,37 @@ fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
             }
         }
         _ => Err(format!("unsupported tensor field type: {SUPPORTED}")),
+    }
+}
+
+/// `Array0` ... `Array6`, `ArrayD`.
+fn is_array_alias(name: &str) -> bool {
+    name.strip_prefix("Array")
+        .is_some_and(|rest| rest == "D" || (rest.len() == 1 && rest.as_bytes()[0].is_ascii_digit()))
+}
+
+/// The rank an ndarray type name or its dimension argument fixes
+/// (`Array2`, `ArrayView<'a, T, Ix3>`), or 2 for `Compressed`.
+fn type_rank(kind: Kind, ty: &Type) -> Option<usize> {
+    let seg = last_segment(ty)?;
+    match kind {
+        Kind::Compressed => Some(2),
+        Kind::NdView | Kind::NdArray => {
+            let name = seg.ident.to_string();
+            let suffix = name
+                .trim_start_matches("ArrayView")
+                .trim_start_matches("Array");
+            if let Ok(n) = suffix.parse::<usize>() {
+                return Some(n);
+            }
+            generic_args(seg).into_iter().find_map(|a| match a {
+                GenericArgument::Type(t) => {
+                    let s = last_segment(t)?.ident.to_string();
+                    s.strip_prefix("Ix")?.parse().ok()
+                }
+                _ => None,
+            })
+        }
+        _ => None,
     }
 }

@@ -74,20 +74,25 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
         }
 
         // Shape and rank.
-        let rank = match (&a.shape, f.kind) {
-            (Some(s), Kind::Compressed) if s.dims.len() != 2 => {
+        let rank = match (&a.shape, f.type_rank) {
+            (Some(s), Some(r)) if s.dims.len() != r => {
+                let what = if f.kind == Kind::Compressed {
+                    "a `Compressed` field is a rank-2 matrix".to_owned()
+                } else {
+                    format!("the field's type has rank {r}")
+                };
                 cx.error_spanned_by(
                     &s.tokens,
                     format!(
-                        "rank mismatch: a `Compressed` field is a rank-2 matrix, but the shape has rank {}",
+                        "rank mismatch: {what}, but the shape has rank {}",
                         s.dims.len()
                     ),
                 );
-                2
+                r
             }
             (Some(s), _) => s.dims.len(),
-            (None, Kind::Compressed) => 2,
-            (None, _) => 1,
+            (None, Some(r)) => r,
+            (None, None) => 1,
         };
 
         // Quantization.

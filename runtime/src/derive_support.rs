@@ -12,6 +12,8 @@
 //! | [`Packed<'a, P>`] | packed sub-byte (`P`: [`Int4`], [`UInt4`], [`Int2`], [`UInt2`], [`Bool`], [`Float4E2M1FN`]) | borrowed |
 //! | [`Compressed<'a, T, I>`] | CSR (default) or CSC, rank 2, `I` = `i32` or `i64` | borrowed |
 //! | [`Quantized<'a, T, S>`] | dense storage `T` with scales `S` and optional zero points | borrowed |
+//! | `ndarray::ArrayView<'a, T, D>` (feature `ndarray`) | dense, the array's shape | borrowed |
+//! | `ndarray::Array<T, D>` (feature `ndarray`) | dense, the array's shape | copied |
 //! | `Option<F>` | an optional tensor of field type `F` | `None` when absent |
 //! | a struct deriving `Tensors` | its tensors, named `field.inner` | as that struct |
 
@@ -696,6 +698,32 @@ pub mod private {
         Ok(())
     }
 
+    /// Checks a value's own shape against the declared one (rank and fixed dims).
+    fn check_declared(name: &str, spec: &FieldSpec, shape: &[Dim]) -> Result<()> {
+        let Some(declared) = spec.shape else {
+            return Ok(());
+        };
+        if declared.len() != shape.len() {
+            return Err(invalid(
+                name,
+                "rank",
+                shape.len().to_string(),
+                format!("the field declares shape {}", dims_text(declared)),
+            ));
+        }
+        for (i, (want, got)) in declared.iter().zip(shape).enumerate() {
+            if matches!(want, Dim::Fixed(_)) && want != got {
+                return Err(invalid(
+                    name,
+                    format!("shape[{i}]"),
+                    got.to_string(),
+                    format!("the field declares shape {}", dims_text(declared)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Borrows `bytes` as elements; an empty buffer is never dereferenced (ADR-007).
     fn cast<'a, T: Element>(tensor: &str, bytes: &'a [u8]) -> Result<&'a [T]> {
         if bytes.is_empty() {
@@ -777,18 +805,7 @@ pub mod private {
     impl<'a, T: Element, I: SparseIndex> TensorField<'a> for Compressed<'a, T, I> {
         fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
             let shape = vec![Dim::Fixed(self.shape[0]), Dim::Fixed(self.shape[1])];
-            if let Some(declared) = spec.shape {
-                for (i, (want, got)) in declared.iter().zip(&shape).enumerate() {
-                    if matches!(want, Dim::Fixed(_)) && want != got {
-                        return Err(invalid(
-                            name,
-                            format!("shape[{i}]"),
-                            got.to_string(),
-                            format!("the field declares shape {}", dims_text(declared)),
-                        ));
-                    }
-                }
-            }
+            check_declared(name, spec, &shape)?;
             let nnz = self.nnz();
             let layout = match spec.layout {
                 LayoutKind::Csc => Layout::Csc {
@@ -907,6 +924,94 @@ pub mod private {
                     None => None,
                 },
             })
+        }
+    }
+
+    /// `ndarray` fields (the `ndarray` feature): the array's own shape is
+    /// written; on load the stored shape becomes the view's.
+    #[cfg(feature = "ndarray")]
+    mod nd {
+        use super::*;
+        use ndarray::{Array, ArrayView, Dimension, IxDyn};
+
+        fn describe<T: Element>(
+            name: &str,
+            spec: &FieldSpec,
+            dims: &[usize],
+            standard: bool,
+        ) -> Result<TensorDescriptor> {
+            if !standard {
+                return Err(invalid(
+                    name,
+                    "layout",
+                    "non-standard strides".into(),
+                    "an ndarray field is written in standard (row-major, contiguous) layout: \
+                     make it so with `as_standard_layout()`"
+                        .into(),
+                ));
+            }
+            let shape: Vec<Dim> = dims.iter().map(|&d| Dim::Fixed(d as u64)).collect();
+            check_declared(name, spec, &shape)?;
+            Ok(TensorDescriptor::new(name, T::TYPE, shape))
+        }
+
+        fn view<'a, T: Element, D: Dimension>(
+            t: TensorRef<'a>,
+            spec: &FieldSpec,
+        ) -> Result<ArrayView<'a, T, D>> {
+            let rank = D::NDIM.unwrap_or_else(|| t.shape().rank());
+            check(&t, spec, T::TYPE, rank)?;
+            dense_layout(&t)?;
+            let data = t.as_slice::<T>()?;
+            let too_big = || Error::SizeOverflow {
+                tensor: t.name().to_owned(),
+                field: "shape",
+            };
+            let dims = t
+                .shape()
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => usize::try_from(n).map_err(|_| too_big()),
+                    Dim::Dynamic => Err(Error::NoData {
+                        tensor: t.name().to_owned(),
+                    }),
+                })
+                .collect::<Result<Vec<usize>>>()?;
+            let wrong_rank = || {
+                invalid(
+                    t.name(),
+                    "rank",
+                    dims.len().to_string(),
+                    format!("the field's array type has rank {rank}"),
+                )
+            };
+            let dim = D::from_dimension(&IxDyn(&dims)).ok_or_else(wrong_rank)?;
+            ArrayView::from_shape(dim, data)
+                .map_err(|e| invalid(t.name(), "shape", format!("{dims:?}"), e.to_string()))
+        }
+
+        impl<'a, T: Element, D: Dimension> TensorField<'a> for ArrayView<'a, T, D> {
+            fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
+                describe::<T>(name, spec, self.shape(), self.is_standard_layout())
+            }
+            fn buffers(&self) -> Vec<&[u8]> {
+                vec![self.as_slice().map_or(&[][..], bytemuck::cast_slice)]
+            }
+            fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {
+                view(t, spec)
+            }
+        }
+
+        impl<'a, T: Element, D: Dimension> TensorField<'a> for Array<T, D> {
+            fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
+                describe::<T>(name, spec, self.shape(), self.is_standard_layout())
+            }
+            fn buffers(&self) -> Vec<&[u8]> {
+                vec![self.as_slice().map_or(&[][..], bytemuck::cast_slice)]
+            }
+            fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {
+                view::<T, D>(t, spec).map(|v| v.to_owned())
+            }
         }
     }
 

@@ -759,9 +759,10 @@ fn valid_vectors() -> Result<Vec<Vector>> {
         out.push(build(
             &format!("dtype_{}", et.name()),
             &format!(
-                "element type {} ({} bits): 7 elements of shape [7] covering its range{}",
+                "element type {} ({} bit{}): 7 elements of shape [7] covering its range{}",
                 et.name(),
                 et.bits(),
+                if et.bits() == 1 { "" } else { "s" },
                 if et.bits() < 8 {
                     ", packed LSB-first with a partial last byte"
                 } else {

@@ -533,3 +533,29 @@ impl QuantizedView<'_> {
             .collect()
     }
 }
+
+#[cfg(feature = "ndarray")]
+impl<'a> TensorRef<'a> {
+    /// An `ndarray` view of a dense or strided tensor, without copying.
+    /// ndarray checks that every strided index stays inside the buffer.
+    pub fn as_ndarray<T: Element>(&self) -> Result<ndarray::ArrayViewD<'a, T>> {
+        let (values, strides) = self.as_strided::<T>()?;
+        let dims: Vec<usize> = self.dims_u64().iter().map(|&d| d as usize).collect();
+        let strides: Vec<usize> = strides.iter().map(|&s| s as usize).collect();
+        let view = if dims.contains(&0) {
+            // An empty view has no strides to honour (and ndarray rejects any
+            // custom strides over an empty slice).
+            ndarray::ArrayViewD::from_shape(ndarray::IxDyn(&dims), values)
+        } else {
+            let shape =
+                ndarray::ShapeBuilder::strides(ndarray::IxDyn(&dims), ndarray::IxDyn(&strides));
+            ndarray::ArrayViewD::from_shape(shape, values)
+        };
+        view.map_err(|e| Error::InvalidField {
+            tensor: self.name().to_owned(),
+            field: "layout.strides".into(),
+            value: format!("{strides:?}"),
+            reason: format!("not a valid ndarray view: {e}"),
+        })
+    }
+}

@@ -27,6 +27,19 @@ pub(crate) fn test(root: &Path) -> Result<()> {
         ],
     ))?;
     setup::run(&mut cargo(root, &["test", "--workspace"]))?;
+    // Features no workspace member turns on.
+    setup::run(&mut cargo(
+        root,
+        &[
+            "test",
+            "-p",
+            "hurray",
+            "--features",
+            "ndarray",
+            "--test",
+            "ndarray",
+        ],
+    ))?;
     let tests = root.join("python/tests");
     if tests.exists() {
         let py = setup::python(root)?;

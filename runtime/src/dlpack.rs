@@ -154,6 +154,8 @@ fn to_i64(tensor: &TensorRef<'_>, field: &'static str, v: u64) -> Result<i64> {
 }
 
 fn parts(t: &TensorRef<'_>) -> Result<Parts> {
+    // Refuses descriptor-only tensors (NoData) and sparse layouts (LayoutMismatch).
+    let bytes = t.data()?;
     if t.quantization().is_some() {
         return Err(Error::InvalidField {
             tensor: t.name().to_owned(),
@@ -164,8 +166,6 @@ fn parts(t: &TensorRef<'_>) -> Result<Parts> {
                 .into(),
         });
     }
-    // Refuses descriptor-only tensors (NoData) and sparse layouts (LayoutMismatch).
-    let bytes = t.data()?;
     let shape = t
         .shape()
         .to_wire()

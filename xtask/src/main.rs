@@ -4,11 +4,13 @@
 //!   (or, with `--check`, fail listing each stale file), then check schema evolution.
 //! - `vectors [--check]`: regenerate the compliance vectors in `tests/vectors/`
 //!   (or, with `--check`, fail listing each drifted file).
+//! - `cbindgen [--check]`: regenerate (or check) the C header `ffi/include/hurray.h`.
 //! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
 //! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
 //! - `test`: set up, then fmt, codegen --check, clippy, every Rust and Python test.
 //! - `example`: the main job on the bundled example.
 
+mod cbindgen;
 mod ci;
 mod setup;
 mod vectors;
@@ -30,8 +32,10 @@ fn main() -> Result<()> {
         ["example"] => ci::example(&root),
         ["vectors"] => vectors::run(&root, false),
         ["vectors", "--check"] => vectors::run(&root, true),
+        ["cbindgen"] => cbindgen::run(&root, false),
+        ["cbindgen", "--check"] => cbindgen::run(&root, true),
         _ => bail!(
-            "usage: cargo xtask codegen [--check] | vectors [--check] | install-flatc | setup | test | example"
+            "usage: cargo xtask codegen [--check] | vectors [--check] | cbindgen [--check] | install-flatc | setup | test | example"
         ),
     }
 }

@@ -1,0 +1,502 @@
+/*
+ * C test of the Hurray C API, compiled and run by ffi/tests/c_api.rs.
+ *
+ *   test_hurray selftest DIR     write files with the writer API into DIR, read them back
+ *   test_hurray vectors SPEC     check every compliance vector described in SPEC
+ *
+ * SPEC (written by the Rust harness from tests/vectors/NAME.json), one record a line:
+ *   valid PATH NTENSORS NFILEMETA
+ *   tensor NAMEHEX DTYPE RANK D0..Dn LAYOUT DESCONLY ELEMENTS QUANTIZED NBUF NMETA DLCODE DLBITS
+ *   buffer ROLE LEN HEX            (HEX is "-" for an empty buffer)
+ *   invalid PATH STAGE VARIANT TENSORHEX
+ * A dimension or ELEMENTS of "?" is dynamic/unknown.
+ *
+ * Ends with "N passed, N failed" and exits non-zero on any failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "hurray.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed = 0;
+static int failed = 0;
+static const char *context = "";
+
+#define CHECK(cond, ...)                                              \
+    do {                                                              \
+        if (cond) {                                                   \
+            passed++;                                                 \
+        } else {                                                      \
+            failed++;                                                 \
+            fprintf(stderr, "FAIL %s:%d [%s] %s: ", __FILE__, __LINE__, \
+                    context, #cond);                                  \
+            fprintf(stderr, __VA_ARGS__);                             \
+            fprintf(stderr, " (last error: %s)\n", last_error());     \
+        }                                                             \
+    } while (0)
+
+static const char *last_error(void) {
+    const char *m = hurray_last_error_message();
+    return m ? m : "(none)";
+}
+
+static const char *last_kind(void) {
+    const char *k = hurray_last_error_kind();
+    return k ? k : "(none)";
+}
+
+#define OK(call) CHECK((call) == HURRAY_OK, "%s", #call)
+
+/* ------------------------------------------------------------ selftest -- */
+
+static uint8_t dtype(const char *name) {
+    uint8_t code = 0;
+    if (hurray_dtype_from_name(name, &code) != HURRAY_OK) {
+        fprintf(stderr, "unknown dtype %s\n", name);
+        exit(2);
+    }
+    return code;
+}
+
+static void selftest(const char *dir) {
+    char path[4096];
+    char missing[4096];
+    snprintf(path, sizeof path, "%s/selftest.hurray", dir);
+    snprintf(missing, sizeof missing, "%s/does-not-exist.hurray", dir);
+    context = "selftest";
+
+    /* Write: a 2x3 f32, an empty [3,0,5] f32 (NULL data, length 0), a u4 of
+       3 packed elements, a descriptor-only tensor with a dynamic dimension. */
+    HurrayWriter *w = NULL;
+    OK(hurray_writer_create(path, &w));
+    const float values[6] = {1, 2, 3, 4, 5, 6};
+    const uint64_t dims_w[2] = {2, 3};
+    OK(hurray_writer_add_dense(w, "w", dtype("f32"), dims_w, 2, values, sizeof values));
+    const uint64_t dims_empty[3] = {3, 0, 5};
+    OK(hurray_writer_add_dense(w, "empty", dtype("f32"), dims_empty, 3, NULL, 0));
+    const uint8_t packed[2] = {0x21, 0x03};
+    const uint64_t dims_u4[1] = {3};
+    OK(hurray_writer_add_dense(w, "u4", dtype("u4"), dims_u4, 1, packed, 2));
+    const uint64_t dims_dyn[2] = {HURRAY_DYNAMIC_DIM, 4};
+    OK(hurray_writer_add_descriptor(w, "dyn", dtype("bf16"), dims_dyn, 2));
+    OK(hurray_writer_set_metadata(w, "producer", "test_hurray.c"));
+
+    /* Bad arguments are refused, the writer stays usable. */
+    CHECK(hurray_writer_add_dense(w, "short", dtype("f32"), dims_w, 2, values, 8) ==
+              HURRAY_ERR_INVALID_ARGUMENT, "short data");
+    CHECK(strcmp(last_kind(), "BufferLength") == 0, "kind %s", last_kind());
+    CHECK(hurray_writer_add_dense(w, "w", dtype("f32"), dims_w, 2, values, sizeof values) ==
+              HURRAY_ERR_INVALID_ARGUMENT, "duplicate name");
+    CHECK(strcmp(last_kind(), "DuplicateName") == 0, "kind %s", last_kind());
+    CHECK(hurray_writer_add_dense(w, "d", dtype("f32"), dims_dyn, 2, NULL, 0) ==
+              HURRAY_ERR_INVALID_ARGUMENT, "dynamic dim with data");
+    CHECK(hurray_writer_add_dense(w, "x", 0, dims_w, 2, values, sizeof values) ==
+              HURRAY_ERR_INVALID_ARGUMENT, "dtype 0");
+    CHECK(hurray_writer_add_dense(w, "x", dtype("f32"), dims_w, 2, NULL, 24) ==
+              HURRAY_ERR_NULL_ARGUMENT, "NULL data with a length");
+    CHECK(hurray_writer_add_dense(NULL, "x", dtype("f32"), dims_w, 2, values, 24) ==
+              HURRAY_ERR_NULL_ARGUMENT, "NULL writer");
+    CHECK(hurray_last_error_message() != NULL && strstr(last_error(), "writer") != NULL,
+          "message names the argument: %s", last_error());
+    OK(hurray_writer_finish(w));
+
+    /* An aborted writer leaves nothing behind. */
+    char aborted[4096];
+    snprintf(aborted, sizeof aborted, "%s/aborted.hurray", dir);
+    HurrayWriter *w2 = NULL;
+    OK(hurray_writer_create(aborted, &w2));
+    OK(hurray_writer_add_dense(w2, "w", dtype("f32"), dims_w, 2, values, sizeof values));
+    hurray_writer_abort(w2);
+    FILE *probe = fopen(aborted, "rb");
+    CHECK(probe == NULL, "aborted file exists");
+    if (probe) fclose(probe);
+
+    /* Errors: a missing file, NULL arguments. */
+    HurrayFile *f = NULL;
+    CHECK(hurray_file_open(missing, &f) == HURRAY_ERR_IO, "missing file");
+    CHECK(strstr(last_error(), "does-not-exist") != NULL, "message: %s", last_error());
+    CHECK(hurray_file_open(NULL, &f) == HURRAY_ERR_NULL_ARGUMENT, "NULL path");
+    CHECK(hurray_file_open(path, NULL) == HURRAY_ERR_NULL_ARGUMENT, "NULL out");
+    hurray_file_close(NULL);
+
+    OK(hurray_file_open(path, &f));
+    size_t n = 0;
+    OK(hurray_file_count(f, &n));
+    CHECK(n == 4, "count %zu", n);
+    const HurrayTensor *t = NULL;
+    CHECK(hurray_file_tensor_at(f, 4, &t) == HURRAY_ERR_OUT_OF_RANGE, "index 4");
+    CHECK(hurray_file_lookup(f, "nope", &t) == HURRAY_ERR_NOT_FOUND, "lookup nope");
+    CHECK(strcmp(last_kind(), "NotFound") == 0, "kind %s", last_kind());
+    CHECK(strstr(last_error(), "nope") != NULL, "message %s", last_error());
+
+    /* Names come sorted: dyn, empty, u4, w. */
+    const char *name = NULL;
+    size_t name_len = 0;
+    OK(hurray_file_tensor_at(f, 0, &t));
+    OK(hurray_tensor_name(t, &name, &name_len));
+    CHECK(strcmp(name, "dyn") == 0 && name_len == 3, "first name %s", name);
+
+    /* w: data points into the file; DLPack export shares it. */
+    OK(hurray_file_lookup(f, "w", &t));
+    const void *data = NULL;
+    size_t len = 0;
+    OK(hurray_tensor_data(t, &data, &len));
+    CHECK(data != NULL && len == 24 && memcmp(data, values, 24) == 0, "w data");
+    CHECK(((uintptr_t)data) % 64 == 0, "w data 64-byte aligned");
+    DLManagedTensorVersioned *dl = NULL;
+    OK(hurray_tensor_to_dlpack(t, &dl));
+
+    /* empty [3,0,5]: NULL and 0 (ADR-007), both from data() and from DLPack. */
+    OK(hurray_file_lookup(f, "empty", &t));
+    data = (const void *)1;
+    len = 99;
+    OK(hurray_tensor_data(t, &data, &len));
+    CHECK(data == NULL && len == 0, "empty data %p %zu", data, len);
+    size_t rank = 0;
+    const uint64_t *dims = NULL;
+    OK(hurray_tensor_rank(t, &rank));
+    OK(hurray_tensor_dims(t, &dims));
+    CHECK(rank == 3 && dims[0] == 3 && dims[1] == 0 && dims[2] == 5, "empty dims");
+    uint64_t count = 7;
+    bool known = false;
+    OK(hurray_tensor_element_count(t, &count, &known));
+    CHECK(known && count == 0, "empty count");
+    uint64_t bytes = 1;
+    OK(hurray_tensor_byte_length(t, &bytes));
+    CHECK(bytes == 0, "empty byte length");
+    DLManagedTensorVersioned *dl_empty = NULL;
+    OK(hurray_tensor_to_dlpack(t, &dl_empty));
+    CHECK(dl_empty->dl_tensor.data == NULL, "empty DLPack data is NULL");
+    CHECK(dl_empty->dl_tensor.ndim == 3 && dl_empty->dl_tensor.shape[1] == 0, "empty DLPack shape");
+
+    /* dyn: the sentinel, distinct from 0; descriptor-only has no data. */
+    OK(hurray_file_lookup(f, "dyn", &t));
+    OK(hurray_tensor_dims(t, &dims));
+    CHECK(dims[0] == HURRAY_DYNAMIC_DIM && dims[0] != 0 && dims[1] == 4, "dyn dims");
+    OK(hurray_tensor_element_count(t, &count, &known));
+    CHECK(!known, "dyn count unknown");
+    bool desc_only = false;
+    OK(hurray_tensor_descriptor_only(t, &desc_only));
+    CHECK(desc_only, "dyn descriptor-only");
+    CHECK(hurray_tensor_data(t, &data, &len) == HURRAY_ERR_NO_DATA, "dyn data");
+    CHECK(strcmp(last_kind(), "NoData") == 0, "kind %s", last_kind());
+    DLManagedTensorVersioned *dl_dyn = NULL;
+    CHECK(hurray_tensor_to_dlpack(t, &dl_dyn) == HURRAY_ERR_NO_DATA && dl_dyn == NULL, "dyn DLPack");
+
+    /* u4: packed sub-byte DLPack export. */
+    OK(hurray_file_lookup(f, "u4", &t));
+    uint8_t code = 0;
+    OK(hurray_tensor_dtype(t, &code));
+    CHECK(strcmp(hurray_dtype_name(code), "u4") == 0 && hurray_dtype_bits(code) == 4, "u4 dtype");
+    DLManagedTensorVersioned *dl_u4 = NULL;
+    OK(hurray_tensor_to_dlpack(t, &dl_u4));
+    CHECK(dl_u4->dl_tensor.dtype.code == 1 && dl_u4->dl_tensor.dtype.bits == 4 &&
+              dl_u4->dl_tensor.dtype.lanes == 1, "u4 DLPack dtype");
+    CHECK((dl_u4->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0, "u4 packed");
+    CHECK(((const uint8_t *)dl_u4->dl_tensor.data)[0] == 0x21, "u4 bytes");
+
+    size_t meta = 0;
+    OK(hurray_file_metadata_count(f, &meta));
+    CHECK(meta == 1, "file metadata");
+
+    /* Close the file: the exports keep the mapping alive until their deleters. */
+    hurray_file_close(f);
+    CHECK(dl->version.major == 1 && dl->version.minor == HURRAY_DLPACK_MINOR_VERSION, "DLPack version");
+    CHECK((dl->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "read-only flag");
+    CHECK(dl->dl_tensor.device.device_type == HURRAY_DLPACK_CPU && dl->dl_tensor.device.device_id == 0,
+          "CPU device");
+    CHECK(dl->dl_tensor.dtype.code == 2 && dl->dl_tensor.dtype.bits == 32, "f32 DLPack dtype");
+    CHECK(dl->dl_tensor.ndim == 2 && dl->dl_tensor.shape[0] == 2 && dl->dl_tensor.shape[1] == 3,
+          "DLPack shape");
+    CHECK(dl->dl_tensor.strides[0] == 3 && dl->dl_tensor.strides[1] == 1, "DLPack strides");
+    CHECK(dl->dl_tensor.byte_offset == 0, "byte offset");
+    const float *fl = (const float *)dl->dl_tensor.data;
+    CHECK(fl[0] == 1.0f && fl[5] == 6.0f, "DLPack data readable after close");
+    dl->deleter(dl);
+    dl_empty->deleter(dl_empty);
+    dl_u4->deleter(dl_u4);
+
+    /* Invalid input: not a Hurray file. */
+    static const uint8_t junk[200] = {1, 2, 3};
+    CHECK(hurray_file_open_bytes(junk, sizeof junk, &f) == HURRAY_ERR_INVALID_FILE, "junk");
+    CHECK(strcmp(last_kind(), "BadMagic") == 0, "kind %s", last_kind());
+    CHECK(strstr(last_error(), "magic") != NULL, "message %s", last_error());
+    CHECK(strcmp(hurray_status_name(HURRAY_ERR_INVALID_FILE), "HURRAY_ERR_INVALID_FILE") == 0,
+          "status name");
+}
+
+/* ------------------------------------------------------------- vectors -- */
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes HEX ("-" is empty) into a malloc'd buffer; returns its length. */
+static size_t unhex(const char *hex, uint8_t **out) {
+    if (strcmp(hex, "-") == 0) {
+        *out = NULL;
+        return 0;
+    }
+    size_t n = strlen(hex) / 2;
+    *out = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) {
+        (*out)[i] = (uint8_t)(hexval(hex[2 * i]) * 16 + hexval(hex[2 * i + 1]));
+    }
+    (*out)[n] = 0;
+    return n;
+}
+
+static char *next_tok(void) { return strtok(NULL, " \n"); }
+
+static int layout_of(const char *name) {
+    for (uint32_t i = 0; i < 5; i++) {
+        if (strcmp(hurray_layout_name(i), name) == 0) return (int)i;
+    }
+    return -1;
+}
+
+static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *line) {
+    /* tensor NAMEHEX DTYPE RANK D... LAYOUT DESCONLY ELEMENTS QUANTIZED NBUF NMETA DLCODE DLBITS */
+    strtok(line, " \n");
+    uint8_t *want_name = NULL;
+    size_t want_name_len = unhex(next_tok(), &want_name);
+    const char *want_dtype = next_tok();
+    size_t want_rank = strtoull(next_tok(), NULL, 10);
+    uint64_t want_dims[64];
+    for (size_t i = 0; i < want_rank && i < 64; i++) {
+        const char *d = next_tok();
+        want_dims[i] = strcmp(d, "?") == 0 ? HURRAY_DYNAMIC_DIM : strtoull(d, NULL, 10);
+    }
+    int want_layout = layout_of(next_tok());
+    bool want_desc_only = strcmp(next_tok(), "1") == 0;
+    const char *el = next_tok();
+    bool want_known = strcmp(el, "?") != 0;
+    uint64_t want_elements = want_known ? strtoull(el, NULL, 10) : 0;
+    bool want_quantized = strcmp(next_tok(), "1") == 0;
+    size_t want_nbuf = strtoull(next_tok(), NULL, 10);
+    size_t want_nmeta = strtoull(next_tok(), NULL, 10);
+    int want_dlcode = atoi(next_tok());
+    int want_dlbits = atoi(next_tok());
+
+    const HurrayTensor *t = NULL;
+    OK(hurray_file_tensor_at(f, index, &t));
+    if (!t) return;
+    const char *name = NULL;
+    size_t name_len = 0;
+    OK(hurray_tensor_name(t, &name, &name_len));
+    CHECK(name_len == want_name_len && memcmp(name, want_name, name_len) == 0, "name");
+    if (memchr(want_name, 0, want_name_len) == NULL) {
+        const HurrayTensor *by_name = NULL;
+        OK(hurray_file_lookup(f, (const char *)want_name, &by_name));
+        CHECK(by_name == t, "lookup by name gives the same tensor");
+    }
+    uint8_t code = 0;
+    OK(hurray_tensor_dtype(t, &code));
+    CHECK(strcmp(hurray_dtype_name(code), want_dtype) == 0, "dtype %s", hurray_dtype_name(code));
+    size_t rank = 0;
+    const uint64_t *dims = NULL;
+    OK(hurray_tensor_rank(t, &rank));
+    OK(hurray_tensor_dims(t, &dims));
+    CHECK(rank == want_rank, "rank %zu", rank);
+    CHECK(dims != NULL, "dims not NULL");
+    for (size_t i = 0; i < rank && i < want_rank && dims; i++) {
+        CHECK(dims[i] == want_dims[i], "dim %zu = %" PRIu64, i, dims[i]);
+    }
+    HurrayLayout layout;
+    OK(hurray_tensor_layout(t, &layout));
+    CHECK((int)layout == want_layout, "layout %d", (int)layout);
+    bool desc_only = false;
+    OK(hurray_tensor_descriptor_only(t, &desc_only));
+    CHECK(desc_only == want_desc_only, "descriptor_only");
+    uint64_t elements = 0;
+    bool known = false;
+    OK(hurray_tensor_element_count(t, &elements, &known));
+    CHECK(known == want_known && elements == want_elements, "element count");
+    bool quantized = false;
+    OK(hurray_tensor_quantized(t, &quantized));
+    CHECK(quantized == want_quantized, "quantized");
+    OK(hurray_tensor_check(t));
+
+    size_t nbuf = 0;
+    OK(hurray_tensor_buffer_count(t, &nbuf));
+    CHECK(nbuf == want_nbuf, "buffer count %zu", nbuf);
+    uint64_t total = 0;
+    const void *values = NULL;
+    size_t values_len = 0;
+    char buf_line[1 << 16];
+    for (size_t i = 0; i < want_nbuf; i++) {
+        char *bl = NULL;
+        size_t cap = 0;
+        if (getline(&bl, &cap, spec) < 0) {
+            CHECK(0, "spec truncated");
+            free(bl);
+            return;
+        }
+        strtok(bl, " \n");
+        snprintf(buf_line, sizeof buf_line, "%s", next_tok());
+        size_t want_len = strtoull(next_tok(), NULL, 10);
+        uint8_t *want = NULL;
+        size_t got_hex = unhex(next_tok(), &want);
+        const char *role = NULL;
+        const void *data = (const void *)1;
+        size_t len = 99;
+        if (i < nbuf) {
+            OK(hurray_tensor_buffer_at(t, i, &role, &data, &len));
+            CHECK(role && strcmp(role, buf_line) == 0, "buffer %zu role %s", i, role);
+            CHECK(len == want_len && got_hex == want_len, "buffer %s length %zu", buf_line, len);
+            if (len == 0) {
+                CHECK(data == NULL, "zero-length buffer %s is NULL (ADR-007)", buf_line);
+            } else {
+                CHECK(data != NULL && memcmp(data, want, len) == 0, "buffer %s bytes", buf_line);
+                CHECK(((uintptr_t)data) % 64 == 0, "buffer %s 64-byte aligned", buf_line);
+            }
+            if (strcmp(buf_line, "values") == 0) {
+                values = data;
+                values_len = len;
+            }
+        }
+        total += want_len;
+        free(want);
+        free(bl);
+    }
+    uint64_t byte_length = 0;
+    OK(hurray_tensor_byte_length(t, &byte_length));
+    CHECK(byte_length == total, "byte length %" PRIu64, byte_length);
+
+    const void *data = (const void *)1;
+    size_t len = 99;
+    HurrayStatus s = hurray_tensor_data(t, &data, &len);
+    bool dense = want_layout == HURRAY_LAYOUT_DENSE || want_layout == HURRAY_LAYOUT_STRIDED;
+    if (desc_only) {
+        CHECK(s == HURRAY_ERR_NO_DATA, "data of descriptor-only: %s", hurray_status_name(s));
+    } else if (!dense) {
+        CHECK(s == HURRAY_ERR_UNSUPPORTED, "data of sparse: %s", hurray_status_name(s));
+    } else {
+        CHECK(s == HURRAY_OK, "data: %s", hurray_status_name(s));
+        CHECK(data == values && len == values_len, "data is the values buffer");
+        CHECK((data == NULL) == (len == 0), "NULL iff length 0 (ADR-007)");
+    }
+
+    DLManagedTensorVersioned *dl = NULL;
+    s = hurray_tensor_to_dlpack(t, &dl);
+    if (desc_only) {
+        CHECK(s == HURRAY_ERR_NO_DATA, "DLPack of descriptor-only: %s", hurray_status_name(s));
+    } else if (!dense || quantized) {
+        CHECK(s == HURRAY_ERR_UNSUPPORTED, "DLPack of sparse/quantized: %s", hurray_status_name(s));
+    } else {
+        CHECK(s == HURRAY_OK && dl != NULL, "DLPack export: %s", hurray_status_name(s));
+        if (dl) {
+            CHECK(dl->version.major == HURRAY_DLPACK_MAJOR_VERSION, "DLPack major");
+            CHECK((dl->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "read-only");
+            CHECK(dl->dl_tensor.dtype.code == want_dlcode && dl->dl_tensor.dtype.bits == want_dlbits &&
+                      dl->dl_tensor.dtype.lanes == 1,
+                  "DLPack dtype %d/%d", dl->dl_tensor.dtype.code, dl->dl_tensor.dtype.bits);
+            CHECK((size_t)dl->dl_tensor.ndim == want_rank, "DLPack ndim");
+            CHECK(dl->dl_tensor.shape != NULL && dl->dl_tensor.strides != NULL, "shape/strides set");
+            for (size_t i = 0; i < want_rank; i++) {
+                CHECK((uint64_t)dl->dl_tensor.shape[i] == want_dims[i], "DLPack dim %zu", i);
+            }
+            if (want_elements == 0) {
+                CHECK(dl->dl_tensor.data == NULL, "empty tensor exports NULL (ADR-007)");
+            } else {
+                CHECK(dl->dl_tensor.data == values, "DLPack data is the values buffer");
+            }
+            dl->deleter(dl);
+        }
+    }
+
+    size_t nmeta = 0;
+    OK(hurray_tensor_metadata_count(t, &nmeta));
+    CHECK(nmeta == want_nmeta, "tensor metadata count %zu", nmeta);
+    free(want_name);
+}
+
+static void vectors(const char *spec_path) {
+    FILE *spec = fopen(spec_path, "r");
+    if (!spec) {
+        perror(spec_path);
+        exit(2);
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int valid = 0, invalid = 0;
+    static char ctx[4096];
+    while (getline(&line, &cap, spec) >= 0) {
+        char *kind = strtok(line, " \n");
+        if (!kind) continue;
+        if (strcmp(kind, "valid") == 0) {
+            valid++;
+            const char *path = next_tok();
+            snprintf(ctx, sizeof ctx, "%s", path);
+            context = ctx;
+            size_t want_n = strtoull(next_tok(), NULL, 10);
+            size_t want_meta = strtoull(next_tok(), NULL, 10);
+            HurrayFile *f = NULL;
+            OK(hurray_file_open(path, &f));
+            size_t n = 0;
+            OK(hurray_file_count(f, &n));
+            CHECK(n == want_n, "count %zu", n);
+            size_t meta = 0;
+            OK(hurray_file_metadata_count(f, &meta));
+            CHECK(meta == want_meta, "file metadata %zu", meta);
+            for (size_t i = 0; i < want_n; i++) {
+                if (getline(&line, &cap, spec) < 0) break;
+                if (f) check_tensor(f, i, spec, line);
+            }
+            hurray_file_close(f);
+        } else if (strcmp(kind, "invalid") == 0) {
+            invalid++;
+            const char *path = next_tok();
+            snprintf(ctx, sizeof ctx, "%s", path);
+            context = ctx;
+            const char *stage = next_tok();
+            char variant[256];
+            snprintf(variant, sizeof variant, "%s", next_tok());
+            uint8_t *tensor = NULL;
+            unhex(next_tok(), &tensor);
+            HurrayFile *f = NULL;
+            HurrayStatus s = hurray_file_open(path, &f);
+            if (strcmp(stage, "open") == 0) {
+                CHECK(s == HURRAY_ERR_INVALID_FILE && f == NULL, "rejected at open: %s",
+                      hurray_status_name(s));
+                CHECK(strcmp(last_kind(), variant) == 0, "kind %s, expected %s", last_kind(), variant);
+            } else {
+                OK(s);
+                const HurrayTensor *t = NULL;
+                OK(hurray_file_lookup(f, tensor ? (const char *)tensor : "", &t));
+                s = hurray_tensor_check(t);
+                CHECK(s == HURRAY_ERR_INVALID_FILE, "rejected by check: %s", hurray_status_name(s));
+                CHECK(strcmp(last_kind(), variant) == 0, "kind %s, expected %s", last_kind(), variant);
+                hurray_file_close(f);
+            }
+            free(tensor);
+        }
+    }
+    free(line);
+    fclose(spec);
+    context = "vectors";
+    CHECK(valid > 0 && invalid > 0, "valid %d invalid %d", valid, invalid);
+    printf("vectors: %d valid, %d invalid\n", valid, invalid);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s selftest DIR | vectors SPEC\n", argv[0]);
+        return 2;
+    }
+    if (strcmp(argv[1], "selftest") == 0) {
+        selftest(argv[2]);
+    } else if (strcmp(argv[1], "vectors") == 0) {
+        vectors(argv[2]);
+    } else {
+        return 2;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,207 @@
+//! Compiles `tests/c/test_hurray.c` against `include/hurray.h` and the
+//! static library of this crate with the system C compiler (`$CC`, default
+//! `cc`), then runs it: once on files it writes itself, once on every
+//! compliance vector of `tests/vectors/` (facts from each NAME.json passed
+//! in a spec file), which it must read exactly or reject with the expected
+//! error.
+
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/<profile>`, where cargo put `libhurray_ffi.a` for this test run.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/c_api-<hash>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_owned()
+}
+
+/// The static library cargo built for this test run: `cargo test` leaves the
+/// fresh one in `deps/` (only `cargo build` copies it up a level), so take
+/// the newer of the two.
+fn static_lib() -> PathBuf {
+    let dir = profile_dir();
+    let candidates = [
+        dir.join("deps/libhurray_ffi.a"),
+        dir.join("libhurray_ffi.a"),
+    ];
+    candidates
+        .into_iter()
+        .filter_map(|p| {
+            let modified = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
+            Some((modified, p))
+        })
+        .max()
+        .map(|(_, p)| p)
+        .expect("libhurray_ffi.a was not built (crate-type staticlib)")
+}
+
+/// Builds the C test program once per test run.
+fn program() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let lib = static_lib();
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test_hurray");
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+        let status = Command::new(&cc)
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
+            .arg("-I")
+            .arg(manifest().join("include"))
+            .arg(manifest().join("tests/c/test_hurray.c"))
+            .arg(&lib)
+            .args(["-lpthread", "-ldl", "-lm"])
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .unwrap_or_else(|e| panic!("running {cc}: {e}"));
+        assert!(status.success(), "compiling test_hurray.c failed");
+        out
+    })
+}
+
+fn run(args: &[&Path]) {
+    let out = Command::new(program())
+        .args(args)
+        .output()
+        .expect("running test_hurray");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success(),
+        "test_hurray failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn c_program_writes_and_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    run(&[Path::new("selftest"), dir.path()]);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".to_owned();
+    }
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key} is not a string in {v}"))
+}
+
+/// One spec line for a valid tensor, then one per buffer.
+fn tensor_spec(t: &Value, spec: &mut String) {
+    let dtype = str_field(t, "dtype");
+    let (dl_code, dl_bits) = hurray::ElementType::from_name(dtype)
+        .unwrap_or_else(|| panic!("unknown dtype {dtype}"))
+        .dlpack();
+    let shape = t["shape"].as_array().expect("shape");
+    let dims: Vec<String> = shape
+        .iter()
+        .map(|d| match d {
+            Value::Number(n) => n.to_string(),
+            _ => "?".to_owned(),
+        })
+        .collect();
+    let elements = match &t["element_count"] {
+        Value::Number(n) => n.to_string(),
+        _ => "?".to_owned(),
+    };
+    let buffers = t["buffers"].as_array().expect("buffers");
+    let meta = t["metadata"].as_object().map_or(0, |m| m.len());
+    let _ = writeln!(
+        spec,
+        "tensor {} {dtype} {} {} {} {} {elements} {} {} {meta} {dl_code} {dl_bits}",
+        hex(str_field(t, "name").as_bytes()),
+        dims.len(),
+        if dims.is_empty() {
+            String::new()
+        } else {
+            dims.join(" ")
+        },
+        str_field(t, "layout"),
+        u8::from(t["descriptor_only"] == Value::Bool(true)),
+        u8::from(!t["quantization"].is_null()),
+        buffers.len(),
+    );
+    for b in buffers {
+        let _ = writeln!(
+            spec,
+            "buffer {} {} {}",
+            str_field(b, "role"),
+            b["length"].as_u64().expect("length"),
+            if str_field(b, "hex").is_empty() {
+                "-"
+            } else {
+                str_field(b, "hex")
+            },
+        );
+    }
+}
+
+#[test]
+fn c_program_reads_every_compliance_vector() {
+    let dir = manifest().join("../tests/vectors");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hurray"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no vectors in {}", dir.display());
+    let mut spec = String::new();
+    let (mut valid, mut invalid) = (0, 0);
+    for path in &names {
+        let json_path = path.with_extension("json");
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", json_path.display()));
+        let path_str = path.to_str().expect("UTF-8 path");
+        assert!(
+            !path_str.contains(' '),
+            "vector paths must not contain spaces"
+        );
+        if json["valid"] == Value::Bool(true) {
+            valid += 1;
+            let tensors = json["tensors"].as_array().expect("tensors");
+            let meta = json["metadata"].as_object().map_or(0, |m| m.len());
+            let _ = writeln!(spec, "valid {path_str} {} {meta}", tensors.len());
+            for t in tensors {
+                tensor_spec(t, &mut spec);
+            }
+        } else {
+            invalid += 1;
+            let e = &json["error"];
+            let tensor = e["tensor"]
+                .as_str()
+                .map_or("-".to_owned(), |t| hex(t.as_bytes()));
+            let _ = writeln!(
+                spec,
+                "invalid {path_str} {} {} {tensor}",
+                str_field(e, "stage"),
+                str_field(e, "variant"),
+            );
+        }
+    }
+    assert!(valid > 0 && invalid > 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let spec_path = tmp.path().join("vectors.spec");
+    std::fs::write(&spec_path, spec).unwrap();
+    run(&[Path::new("vectors"), &spec_path]);
+}

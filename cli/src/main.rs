@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 mod convert;
 mod inspect;
+#[cfg(feature = "mlir")]
+mod mlir_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -37,6 +39,9 @@ enum Command {
     Example { output: PathBuf },
     /// Convert between .hurray, .safetensors, .npy and .npz (formats chosen by extension).
     Convert { input: PathBuf, output: PathBuf },
+    #[cfg(feature = "mlir")]
+    #[command(flatten)]
+    Mlir(mlir_cmd::MlirCommand),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +55,8 @@ fn main() -> ExitCode {
         Command::Convert { input, output } => {
             convert::convert(&input, &output).map(|()| ExitCode::SUCCESS)
         }
+        #[cfg(feature = "mlir")]
+        Command::Mlir(command) => mlir_cmd::run(command),
     };
     match result {
         Ok(code) => code,

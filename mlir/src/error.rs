@@ -64,11 +64,11 @@ pub enum Error {
         tensor: String,
         op: String,
         #[source]
-        source: hurray::Error,
+        source: Box<hurray::Error>,
     },
     /// Any other Hurray runtime error (opening, finishing a file).
     #[error(transparent)]
-    Hurray(#[from] hurray::Error),
+    Hurray(Box<hurray::Error>),
     /// An error reported by melior.
     #[error(transparent)]
     Melior(#[from] melior::Error),
@@ -80,4 +80,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<hurray::Error> for Error {
+    fn from(e: hurray::Error) -> Self {
+        Error::Hurray(Box::new(e))
+    }
 }

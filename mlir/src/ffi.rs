@@ -8,6 +8,10 @@
 //! context, and is documented not to fail on a handle of the kind checked
 //! just before. That is the safety argument of every `unsafe` block below,
 //! spelled out where it needs more.
+//!
+//! A query followed by the accessor it guards forms one unsafe block here
+//! (one safety argument per C API contract), hence the lint allowance.
+#![allow(clippy::multiple_unsafe_ops_per_block)]
 
 use melior::ir::{Attribute, AttributeLike, Type, TypeLike};
 use mlir_sys as sys;
@@ -301,7 +305,9 @@ pub(crate) fn element_type<'c>(ty: Type<'c>) -> Option<Type<'c>> {
         if !sys::mlirTypeIsAShaped(ty.to_raw()) {
             return None;
         }
-        Some(Type::from_raw(sys::mlirShapedTypeGetElementType(ty.to_raw())))
+        Some(Type::from_raw(sys::mlirShapedTypeGetElementType(
+            ty.to_raw(),
+        )))
     }
 }
 
@@ -396,18 +402,29 @@ pub(crate) fn sparse_encoding(attr: Attribute<'_>) -> Option<SparseEncoding> {
         for l in 0..rank {
             let lt = sys::mlirSparseTensorEncodingAttrGetLvlType(raw, l);
             let fmt = u64::from(sys::mlirSparseTensorEncodingAttrGetLvlFmt(raw, l));
-            let unique = lt & u64::from(sys::MlirSparseTensorLevelPropertyNondefault_MLIR_SPARSE_PROPERTY_NON_UNIQUE) == 0;
+            let unique =
+                lt & u64::from(
+                    sys::MlirSparseTensorLevelPropertyNondefault_MLIR_SPARSE_PROPERTY_NON_UNIQUE,
+                ) == 0;
             levels.push(match fmt {
-                f if f == u64::from(sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_DENSE) => {
+                f if f
+                    == u64::from(
+                        sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_DENSE,
+                    ) =>
+                {
                     SparseLevel::Dense
                 }
                 f if f
-                    == u64::from(sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_COMPRESSED) =>
+                    == u64::from(
+                        sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_COMPRESSED,
+                    ) =>
                 {
                     SparseLevel::Compressed { unique }
                 }
                 f if f
-                    == u64::from(sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_SINGLETON) =>
+                    == u64::from(
+                        sys::MlirSparseTensorLevelFormat_MLIR_SPARSE_TENSOR_LEVEL_SINGLETON,
+                    ) =>
                 {
                     SparseLevel::Singleton { unique }
                 }
@@ -512,8 +529,7 @@ pub(crate) fn quant_type(ty: Type<'_>) -> Option<QuantType<'_>> {
                     )
                 })
                 .collect();
-            let scales =
-                Attribute::from_raw(sys::mlirUniformQuantizedSubChannelTypeGetScales(raw));
+            let scales = Attribute::from_raw(sys::mlirUniformQuantizedSubChannelTypeGetScales(raw));
             let zps =
                 Attribute::from_raw(sys::mlirUniformQuantizedSubChannelTypeGetZeroPoints(raw));
             let count = sys::mlirElementsAttrGetNumElements(scales.to_raw());
@@ -522,7 +538,10 @@ pub(crate) fn quant_type(ty: Type<'_>) -> Option<QuantType<'_>> {
             let float_at = |a: Attribute<'_>, i: i64| -> f64 {
                 let el = sys::mlirShapedTypeGetElementType(sys::mlirAttributeGetType(a.to_raw()));
                 match (sys::mlirTypeIsAFloat(el), sys::mlirFloatTypeGetWidth(el)) {
-                    (true, 32) => f64::from(sys::mlirDenseElementsAttrGetFloatValue(a.to_raw(), i as isize)),
+                    (true, 32) => f64::from(sys::mlirDenseElementsAttrGetFloatValue(
+                        a.to_raw(),
+                        i as isize,
+                    )),
                     (true, 64) => sys::mlirDenseElementsAttrGetDoubleValue(a.to_raw(), i as isize),
                     _ => f64::NAN,
                 }

@@ -114,7 +114,7 @@ fn alignment_of(bytes: &[u8]) -> usize {
     let addr = bytes.as_ptr() as usize;
     [64, 32, 16, 8, 4, 2]
         .into_iter()
-        .find(|a| addr % a == 0)
+        .find(|a| addr.is_multiple_of(*a))
         .unwrap_or(1)
 }
 
@@ -145,14 +145,15 @@ fn import_hurray<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) -> R
     })?;
     let file_op = OperationBuilder::new("hurray.file", loc)
         .add_attributes(&[
-            (id(ctx, "alignment"), i64_attr(ctx, reader.alignment() as i64)),
+            (
+                id(ctx, "alignment"),
+                i64_attr(ctx, reader.alignment() as i64),
+            ),
             (
                 id(ctx, "metadata"),
                 string_dict(
                     ctx,
-                    reader
-                        .metadata()
-                        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+                    reader.metadata().map(|(k, v)| (k.to_owned(), v.to_owned())),
                 ),
             ),
         ])
@@ -183,7 +184,10 @@ fn tensor_op<'c, 'a>(
             Dim::Dynamic => -1,
         })
         .collect();
-    if d.shape.iter().any(|x| matches!(x, Dim::Fixed(n) if *n > i64::MAX as u64)) {
+    if d.shape
+        .iter()
+        .any(|x| matches!(x, Dim::Fixed(n) if *n > i64::MAX as u64))
+    {
         return Err(Error::Unsupported {
             op: "import".into(),
             what: format!("tensor {:?} with a dimension above 2^63", d.name),
@@ -194,7 +198,10 @@ fn tensor_op<'c, 'a>(
     let layout = match &d.layout {
         Layout::Dense => "dense",
         Layout::Strided(s) => {
-            params.push((id(ctx, "strides"), DenseI64ArrayAttribute::new(ctx, s).into()));
+            params.push((
+                id(ctx, "strides"),
+                DenseI64ArrayAttribute::new(ctx, s).into(),
+            ));
             "dense"
         }
         Layout::Coo {
@@ -207,7 +214,10 @@ fn tensor_op<'c, 'a>(
                 id(ctx, "index_type"),
                 TypeAttribute::new(type_of(ctx, *index_type)?).into(),
             ));
-            params.push((id(ctx, "canonical"), BoolAttribute::new(ctx, *canonical).into()));
+            params.push((
+                id(ctx, "canonical"),
+                BoolAttribute::new(ctx, *canonical).into(),
+            ));
             "coo"
         }
         Layout::Csr { nnz, index_type } | Layout::Csc { nnz, index_type } => {
@@ -224,7 +234,10 @@ fn tensor_op<'c, 'a>(
         }
     };
     if d.descriptor_only {
-        params.push((id(ctx, "descriptor_only"), BoolAttribute::new(ctx, true).into()));
+        params.push((
+            id(ctx, "descriptor_only"),
+            BoolAttribute::new(ctx, true).into(),
+        ));
     }
     if let Some(a) = d.alignment {
         params.push((id(ctx, "alignment"), i64_attr(ctx, a as i64)));
@@ -283,11 +296,20 @@ fn tensor_op<'c, 'a>(
                 id(ctx, "element_type"),
                 TypeAttribute::new(type_of(ctx, d.element_type)?).into(),
             ),
-            (id(ctx, "shape"), DenseI64ArrayAttribute::new(ctx, &shape).into()),
+            (
+                id(ctx, "shape"),
+                DenseI64ArrayAttribute::new(ctx, &shape).into(),
+            ),
             (id(ctx, "layout"), StringAttribute::new(ctx, layout).into()),
-            (id(ctx, "params"), DictionaryAttribute::new(ctx, &params).into()),
+            (
+                id(ctx, "params"),
+                DictionaryAttribute::new(ctx, &params).into(),
+            ),
             (id(ctx, "quantization"), quantization),
-            (id(ctx, "buffers"), ArrayAttribute::new(ctx, &buffers).into()),
+            (
+                id(ctx, "buffers"),
+                ArrayAttribute::new(ctx, &buffers).into(),
+            ),
             (
                 id(ctx, "metadata"),
                 string_dict(ctx, d.metadata.clone().into_iter()),
@@ -305,8 +327,9 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
         let unsupported = |what: &str| Error::Unsupported {
             op: "import (ml_program style)".into(),
             what: format!("tensor {:?}: {what}", d.name),
-            reason: "ml_program.global holds dense, unquantized tensors; import in the hurray style"
-                .into(),
+            reason:
+                "ml_program.global holds dense, unquantized tensors; import in the hurray style"
+                    .into(),
         };
         if d.layout != Layout::Dense {
             return Err(unsupported(&format!("layout {}", d.layout.name())));
@@ -339,8 +362,14 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
             reason: format!("type {ty_text} does not parse"),
         })?;
         let mut attrs: Vec<(Identifier<'c>, Attribute<'c>)> = vec![
-            (id(ctx, "sym_name"), StringAttribute::new(ctx, &d.name).into()),
-            (id(ctx, "sym_visibility"), StringAttribute::new(ctx, "private").into()),
+            (
+                id(ctx, "sym_name"),
+                StringAttribute::new(ctx, &d.name).into(),
+            ),
+            (
+                id(ctx, "sym_visibility"),
+                StringAttribute::new(ctx, "private").into(),
+            ),
             (id(ctx, "type"), TypeAttribute::new(ty).into()),
         ];
         if d.descriptor_only {

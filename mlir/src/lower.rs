@@ -15,9 +15,7 @@ use hurray::{
     TensorWriter, Writer,
 };
 use melior::ir::operation::OperationLike;
-use melior::ir::{
-    Attribute, BlockLike, Module, OperationRef, RegionLike, Type, ValueLike,
-};
+use melior::ir::{Attribute, BlockLike, Module, OperationRef, RegionLike, Type, ValueLike};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -60,7 +58,7 @@ pub struct LoweredTensor {
 /// What a lowering did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lowered {
-    /// Every tensor written, in IR order.
+    /// Every tensor written, in file order (sorted by name).
     pub tensors: Vec<LoweredTensor>,
     /// Things seen and deliberately not lowered, one sentence each (an
     /// unranked signature type, an external global, ...).
@@ -92,10 +90,13 @@ pub fn lower_module_to_path(
 
 fn write_all<W: Write>(mut writer: Writer<W>, collected: Collected<'_>) -> Result<Lowered> {
     let Collected {
-        entries,
+        mut entries,
         skipped,
         file,
     } = collected;
+    // Data in name order, the header's order: the same tensors always give
+    // the same bytes, so lower(import(file)) reproduces a lowered file exactly.
+    entries.sort_by(|a, b| a.desc.name.cmp(&b.desc.name));
     if let Some(f) = &file {
         if let Some(a) = f.alignment {
             writer.set_alignment(a)?;
@@ -121,6 +122,9 @@ fn write_all<W: Write>(mut writer: Writer<W>, collected: Collected<'_>) -> Resul
     })
 }
 
+/// Storage element type, descriptor, and the scale / zero-point bytes.
+type QuantParts = (ElementType, Quantization, (Vec<u8>, Vec<u8>));
+
 /// A tensor entry waiting to be written.
 #[derive(Debug)]
 struct Entry<'c> {
@@ -138,9 +142,16 @@ enum Buf<'c> {
     Owned(Vec<u8>),
     /// `count` elements of `bits` bits, packed LSB-first, except that the
     /// unused high bits of the last byte may be garbage.
-    Packed { data: &'c [u8], count: u64, bits: u32 },
+    Packed {
+        data: &'c [u8],
+        count: u64,
+        bits: u32,
+    },
     /// `count` elements stored one per byte (value in the low `bits` bits).
-    Unpacked { data: &'c [u8], bits: u32 },
+    Unpacked {
+        data: &'c [u8],
+        bits: u32,
+    },
     /// One element (MLIR storage) repeated `count` times.
     Splat {
         element: &'c [u8],
@@ -263,7 +274,7 @@ fn write_entry<W: Write>(writer: &mut Writer<W>, e: &Entry<'_>) -> Result<u64> {
     let tensor_err = |source| Error::Tensor {
         tensor: e.desc.name.clone(),
         op: e.op.clone(),
-        source,
+        source: Box::new(source),
     };
     let plan = e.desc.buffer_plan().map_err(tensor_err)?;
     let expected = plan.all(e.desc.quantization.is_some());
@@ -300,7 +311,11 @@ fn write_entry<W: Write>(writer: &mut Writer<W>, e: &Entry<'_>) -> Result<u64> {
         }
     }
     tw.finish().map_err(tensor_err)?;
-    Ok(if e.desc.descriptor_only { 0 } else { plan.total() })
+    Ok(if e.desc.descriptor_only {
+        0
+    } else {
+        plan.total()
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -518,7 +533,12 @@ impl<'c> Collector<'c> {
         self.add(entry)
     }
 
-    fn ml_program_global(&mut self, op: &OperationRef<'c, '_>, desc: &str, prefix: &str) -> Result<()> {
+    fn ml_program_global(
+        &mut self,
+        op: &OperationRef<'c, '_>,
+        desc: &str,
+        prefix: &str,
+    ) -> Result<()> {
         let Some(sym) = sym_name(op) else {
             return Err(Error::Malformed {
                 op: desc.to_owned(),
@@ -546,8 +566,9 @@ impl<'c> Collector<'c> {
                         buffers: Vec::new(),
                     }),
                     None => {
-                        self.skipped
-                            .push(format!("{desc}: global @{sym} of type {ty} is not a ranked tensor"));
+                        self.skipped.push(format!(
+                            "{desc}: global @{sym} of type {ty} is not a ranked tensor"
+                        ));
                         Ok(())
                     }
                 }
@@ -579,8 +600,9 @@ impl<'c> Collector<'c> {
                 }
             }
             _ => {
-                self.skipped
-                    .push(format!("{desc}: external memref.global @{sym} has no value"));
+                self.skipped.push(format!(
+                    "{desc}: external memref.global @{sym} has no value"
+                ));
                 Ok(())
             }
         }
@@ -628,7 +650,10 @@ impl<'c> Collector<'c> {
                 self.signature_descriptor(&name, ty, desc, &format!("{kind} {i} of @{fname}"))?
             {
                 let d = d
-                    .with_metadata("mlir.role", if kind == "arg" { "argument" } else { "result" })
+                    .with_metadata(
+                        "mlir.role",
+                        if kind == "arg" { "argument" } else { "result" },
+                    )
                     .with_metadata("mlir.type", ty.to_string());
                 self.add(Entry {
                     desc: d,
@@ -678,7 +703,7 @@ impl<'c> Collector<'c> {
         shape: &[Dim],
         desc: &str,
         context: &str,
-    ) -> Result<(ElementType, Quantization, (Vec<u8>, Vec<u8>))> {
+    ) -> Result<QuantParts> {
         let unsupported = |reason: String| Error::Unsupported {
             op: desc.to_owned(),
             what: format!("quantized type {el}"),
@@ -687,12 +712,17 @@ impl<'c> Collector<'c> {
         let storage = self.storage_type(q, el, desc, context)?;
         let expressed = self.element(q.expressed, desc, &format!("{context}, expressed type"))?;
         if expressed.class() != ElementClass::Float {
-            return Err(unsupported(format!("expressed type {} is not a float", q.expressed)));
+            return Err(unsupported(format!(
+                "expressed type {} is not a float",
+                q.expressed
+            )));
         }
         let (scheme, scales, zps): (QuantizationScheme, Vec<f64>, Vec<i64>) = match &q.kind {
-            QuantKind::PerTensor { scale, zero_point } => {
-                (QuantizationScheme::PerTensor, vec![*scale], vec![*zero_point])
-            }
+            QuantKind::PerTensor { scale, zero_point } => (
+                QuantizationScheme::PerTensor,
+                vec![*scale],
+                vec![*zero_point],
+            ),
             QuantKind::PerAxis {
                 axis,
                 scales,
@@ -767,7 +797,10 @@ impl<'c> Collector<'c> {
         let st = q.storage;
         let spelled = st.to_string();
         // Integer storage is signless in MLIR, with a signedness flag.
-        if let Some(width) = spelled.strip_prefix('i').filter(|w| w.parse::<u32>().is_ok()) {
+        if let Some(width) = spelled
+            .strip_prefix('i')
+            .filter(|w| w.parse::<u32>().is_ok())
+        {
             let name = if ffi::quant_is_signed(el) {
                 format!("i{width}")
             } else {
@@ -814,7 +847,8 @@ impl<'c> Collector<'c> {
         let context = format!("tensor {name:?}");
         let (et, quant) = match ffi::quant_type(declared_el) {
             Some(q) => {
-                let (et, quant, bytes) = self.quantization(&q, declared_el, &shape, desc, &context)?;
+                let (et, quant, bytes) =
+                    self.quantization(&q, declared_el, &shape, desc, &context)?;
                 (et, Some((quant, bytes)))
             }
             None => (self.element(declared_el, desc, &context)?, None),
@@ -844,7 +878,8 @@ impl<'c> Collector<'c> {
         let mut d = TensorDescriptor::new(name, et, shape.clone());
         let mut buffers = Vec::new();
         if ffi::is_sparse_elements(value) {
-            let (layout, bufs) = self.sparse_entry(value, &shape, storage, sparse.as_ref(), desc, name)?;
+            let (layout, bufs) =
+                self.sparse_entry(value, &shape, storage, sparse.as_ref(), desc, name)?;
             d.layout = layout;
             buffers = bufs;
         } else {
@@ -1022,9 +1057,9 @@ impl<'c> Collector<'c> {
         let index_type = index_type_for(enc);
         match classify(enc, rank) {
             Some(SparseKind::Coo) => coo(index_type),
-            Some(SparseKind::Compressed { by_column }) => {
-                compress(&entries, vals, shape, storage, by_column, index_type, nnz, desc)
-            }
+            Some(SparseKind::Compressed { by_column }) => compress(
+                &entries, vals, shape, storage, by_column, index_type, nnz, desc,
+            ),
             None => Err(unsupported_encoding(desc, enc)),
         }
     }
@@ -1076,7 +1111,9 @@ impl<'c> Collector<'c> {
             .map(|d| match d {
                 -1 => Ok(Dim::Dynamic),
                 d if d >= 0 => Ok(Dim::Fixed(d as u64)),
-                d => Err(bad(format!("shape holds {d}; sizes are >= 0, and -1 is dynamic"))),
+                d => Err(bad(format!(
+                    "shape holds {d}; sizes are >= 0, and -1 is dynamic"
+                ))),
             })
             .collect::<Result<_>>()?;
         let params: BTreeMap<String, Attribute<'c>> = attr(op, "params")
@@ -1087,7 +1124,9 @@ impl<'c> Collector<'c> {
         let int = |k: &str| params.get(k).and_then(|a| ffi::integer_attr(*a));
         let ty_param = |k: &str| -> Result<Option<ElementType>> {
             match params.get(k).and_then(|a| ffi::type_attr_value(*a)) {
-                Some(t) => self.element(t, desc, &format!("{context}, params.{k}")).map(Some),
+                Some(t) => self
+                    .element(t, desc, &format!("{context}, params.{k}"))
+                    .map(Some),
                 None => Ok(None),
             }
         };
@@ -1251,7 +1290,11 @@ fn raw_bytes<'c>(b: Attribute<'c>, desc: &str, name: &str, i: usize) -> Result<B
     }
 }
 
-fn string_dict(a: Option<Attribute<'_>>, desc: &str, what: &str) -> Result<BTreeMap<String, String>> {
+fn string_dict(
+    a: Option<Attribute<'_>>,
+    desc: &str,
+    what: &str,
+) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     let Some(a) = a else { return Ok(out) };
     let Some(entries) = ffi::dictionary_attr(a) else {
@@ -1367,7 +1410,9 @@ fn blob_buf<'c>(
                     Ok(Buf::Unpacked { data: bytes, bits })
                 }
             } else {
-                Err(bad(format!("{packed} (packed) or {count} (one per element)")))
+                Err(bad(format!(
+                    "{packed} (packed) or {count} (one per element)"
+                )))
             }
         }
     }
@@ -1447,7 +1492,10 @@ fn classify(enc: &ffi::SparseEncoding, rank: usize) -> Option<SparseKind> {
             }
         }
         [SparseLevel::Compressed { .. }, rest @ ..]
-            if identity && rest.iter().all(|l| matches!(l, SparseLevel::Singleton { .. })) =>
+            if identity
+                && rest
+                    .iter()
+                    .all(|l| matches!(l, SparseLevel::Singleton { .. })) =>
         {
             Some(SparseKind::Coo)
         }

@@ -1,9 +1,9 @@
 //! The `hurray` dialect is generated from the schema: regenerating from an
 //! edited schema changes what MLIR's verifier accepts.
 
+use hurray_codegen::Generator;
 use hurray_codegen::flatc::Flatc;
 use hurray_codegen::generator::MLIR_DIALECT;
-use hurray_codegen::Generator;
 use hurray_mlir::{Error, HURRAY_IRDL, Mlir};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +49,10 @@ fn accepts(mlir: &Mlir, et: &str) -> bool {
     match mlir.parse_text(&tensor_of(et)) {
         Ok(_) => true,
         Err(Error::Parse { diagnostics, .. }) => {
-            assert!(diagnostics.contains("does not satisfy the constraint"), "{diagnostics}");
+            assert!(
+                diagnostics.contains("does not satisfy the constraint"),
+                "{diagnostics}"
+            );
             false
         }
         Err(e) => panic!("{e}"),
@@ -58,7 +61,11 @@ fn accepts(mlir: &Mlir, et: &str) -> bool {
 
 #[test]
 fn the_loaded_dialect_is_the_generated_one() {
-    assert_eq!(dialect_for(&schema()), HURRAY_IRDL, "run `cargo xtask codegen`");
+    assert_eq!(
+        dialect_for(&schema()),
+        HURRAY_IRDL,
+        "run `cargo xtask codegen`"
+    );
     for et in hurray::ElementType::ALL {
         assert!(
             HURRAY_IRDL.contains(&format!("irdl.is {}\n", et.mlir_name())),

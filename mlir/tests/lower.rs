@@ -11,7 +11,9 @@ use hurray_mlir::{Error, Mlir, hurray_type, mlir_type};
 /// The value literals and expected Hurray bytes of a 3-element tensor of `et`.
 fn sample(et: ElementType) -> (&'static str, Vec<u8>) {
     let le = |v: &[u64], bytes: usize| -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_le_bytes()[..bytes].to_vec()).collect()
+        v.iter()
+            .flat_map(|x| x.to_le_bytes()[..bytes].to_vec())
+            .collect()
     };
     match et.mlir_name() {
         "i1" => ("[true, false, true]", vec![0b101]),
@@ -25,7 +27,10 @@ fn sample(et: ElementType) -> (&'static str, Vec<u8>) {
         "ui16" => ("[1, 65534, 300]", le(&[1, 65534, 300], 2)),
         "i32" => ("[1, -2, 70000]", le(&[1, (-2i64) as u64, 70000], 4)),
         "ui32" => ("[1, 4294967294, 70000]", le(&[1, 4294967294, 70000], 4)),
-        "i64" => ("[1, -2, 5000000000]", le(&[1, (-2i64) as u64, 5000000000], 8)),
+        "i64" => (
+            "[1, -2, 5000000000]",
+            le(&[1, (-2i64) as u64, 5000000000], 8),
+        ),
         "ui64" => (
             "[1, 18446744073709551614, 5000000000]",
             le(&[1, u64::MAX - 1, 5000000000], 8),
@@ -46,11 +51,17 @@ fn sample(et: ElementType) -> (&'static str, Vec<u8>) {
         ),
         "f32" => (
             "[1.5, -2.0, 0.25]",
-            [1.5f32, -2.0, 0.25].iter().flat_map(|x| x.to_le_bytes()).collect(),
+            [1.5f32, -2.0, 0.25]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
         ),
         "f64" => (
             "[1.5, -2.0, 0.25]",
-            [1.5f64, -2.0, 0.25].iter().flat_map(|x| x.to_le_bytes()).collect(),
+            [1.5f64, -2.0, 0.25]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
         ),
         "f8E4M3FN" => ("[1.5, -2.0, 0.5]", vec![0x3C, 0xC0, 0x30]),
         "f8E5M2" => ("[1.5, -2.0, 0.5]", vec![0x3E, 0xC0, 0x38]),
@@ -118,9 +129,18 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
             _ => "1",
         };
         let t = et.mlir_name();
-        text += &format!("  %s{v} = arith.constant dense<{one}> : tensor<5x3x{t}>\n", v = et.to_wire());
-        text += &format!("  %e{v} = arith.constant dense<{one}> : tensor<3x0x5x{t}>\n", v = et.to_wire());
-        text += &format!("  %z{v} = arith.constant dense<[]> : tensor<0x{t}>\n", v = et.to_wire());
+        text += &format!(
+            "  %s{v} = arith.constant dense<{one}> : tensor<5x3x{t}>\n",
+            v = et.to_wire()
+        );
+        text += &format!(
+            "  %e{v} = arith.constant dense<{one}> : tensor<3x0x5x{t}>\n",
+            v = et.to_wire()
+        );
+        text += &format!(
+            "  %z{v} = arith.constant dense<[]> : tensor<0x{t}>\n",
+            v = et.to_wire()
+        );
     }
     text += "  return\n}\n";
     let (_, file) = lower_text_with(&text, constants_only());
@@ -130,12 +150,19 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         let zero = file.tensor(&format!("f/{}", 3 * i + 2)).unwrap();
         // A splat of 15 elements is expanded to all of them.
         let bytes = splat.buffer("values").unwrap();
-        assert_eq!(bytes.len() as u64, hurray::packed_len(15, et.bits()).unwrap());
+        assert_eq!(
+            bytes.len() as u64,
+            hurray::packed_len(15, et.bits()).unwrap()
+        );
         let (_, one_bytes) = sample(et);
         match et.bits() {
             1 => assert_eq!(bytes, [0xFF, 0x7F]),
             2 | 4 => {
-                let code = if et.mlir_name() == "f4E2M1FN" { 0b0010 } else { 1 };
+                let code = if et.mlir_name() == "f4E2M1FN" {
+                    0b0010
+                } else {
+                    1
+                };
                 let expect = hurray::pack_codes(std::iter::repeat_n(code, 15), et.bits());
                 assert_eq!(bytes, expect, "{}", et.mlir_name());
             }
@@ -203,7 +230,10 @@ fn elided_resource_data_is_a_clear_error() {
     );
     assert!(matches!(e, Error::MissingResourceData { .. }), "{e:?}");
     let msg = e.to_string();
-    assert!(msg.contains("__elided__") && msg.contains("arith.constant"), "{msg}");
+    assert!(
+        msg.contains("__elided__") && msg.contains("arith.constant"),
+        "{msg}"
+    );
     assert!(msg.contains("f/0"), "{msg}");
 }
 
@@ -212,8 +242,11 @@ fn resource_missing_from_the_file_is_a_clear_error() {
     let e = lower_err(
         "ml_program.global private @w(dense_resource<nowhere> : tensor<2xi32>) : tensor<2xi32>",
     );
-    assert!(matches!(e, Error::MissingResourceData { ref resource, ref tensor, .. }
-        if resource == "nowhere" && tensor == "w"), "{e:?}");
+    assert!(
+        matches!(e, Error::MissingResourceData { ref resource, ref tensor, .. }
+        if resource == "nowhere" && tensor == "w"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -255,7 +288,10 @@ fn dynamic_signatures_are_descriptor_only_with_the_dynamic_sentinel() {
     // tensor.empty is not recorded by default, and `index` / unranked args are not tensors of data.
     assert!(file.get("predict/0").is_none() && file.get("predict/1").is_none());
     assert!(
-        lowered.skipped.iter().any(|s| s.contains("unranked") && s.contains("tensor<*xf32>")),
+        lowered
+            .skipped
+            .iter()
+            .any(|s| s.contains("unranked") && s.contains("tensor<*xf32>")),
         "{:?}",
         lowered.skipped
     );
@@ -302,10 +338,23 @@ module {
   }
 }"#;
     let (lowered, file) = lower_text_with(text, constants_only());
-    let names: Vec<_> = lowered.tensors.iter().map(|t| t.descriptor.name.as_str()).collect();
+    // In file order: sorted by name.
+    let names: Vec<_> = lowered
+        .tensors
+        .iter()
+        .map(|t| t.descriptor.name.as_str())
+        .collect();
     assert_eq!(
         names,
-        ["embedding", "state", "table", "main/0", "main/2", "main/4", "inner/g/0"]
+        [
+            "embedding",
+            "inner/g/0",
+            "main/0",
+            "main/2",
+            "main/4",
+            "state",
+            "table",
+        ]
     );
     assert!(file.tensor("state").unwrap().is_descriptor_only());
     assert_eq!(values(&file, "main/2"), [3, 0, 0, 0, 4, 0, 0, 0]);
@@ -326,9 +375,19 @@ func.func @f() {
 }"#,
         constants_only(),
     );
-    let Error::DuplicateName { name, first, second } = &e else { panic!("{e:?}") };
+    let Error::DuplicateName {
+        name,
+        first,
+        second,
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
     assert_eq!(name, "f/0");
-    assert!(first.contains("ml_program.global") && second.contains("arith.constant"), "{e}");
+    assert!(
+        first.contains("ml_program.global") && second.contains("arith.constant"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -344,7 +403,9 @@ fn unsupported_element_types_name_the_op_and_the_type() {
         let e = lower_err(&format!(
             "func.func @f() {{\n %a = arith.constant dense<{lit}> : tensor<2x{ty}>\n return\n}}"
         ));
-        let Error::UnsupportedType { op, ty: t, .. } = &e else { panic!("{ty}: {e:?}") };
+        let Error::UnsupportedType { op, ty: t, .. } = &e else {
+            panic!("{ty}: {e:?}")
+        };
         assert!(op.contains("arith.constant") && op.contains(":2:"), "{e}");
         assert_eq!(t, ty);
         assert!(e.to_string().contains(ty), "{e}");
@@ -367,7 +428,9 @@ fn index_can_be_stored_as_i64_on_request() {
 #[test]
 fn signature_with_an_unsupported_type_is_an_error() {
     let e = lower_err("func.func @f(%a: tensor<?xf8E4M3FNUZ>) {\n return\n}");
-    let Error::UnsupportedType { op, context, .. } = &e else { panic!("{e:?}") };
+    let Error::UnsupportedType { op, context, .. } = &e else {
+        panic!("{e:?}")
+    };
     assert!(op.contains("func.func") && context.contains("arg 0"), "{e}");
 }
 

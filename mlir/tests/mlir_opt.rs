@@ -38,7 +38,10 @@ fn mlir_opt_run(input: &str, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
-fn lower_bytes(bytes: &[u8], options: LowerOptions) -> Result<(hurray_mlir::Lowered, hurray::File), Error> {
+fn lower_bytes(
+    bytes: &[u8],
+    options: LowerOptions,
+) -> Result<(hurray_mlir::Lowered, hurray::File), Error> {
     let mlir = Mlir::new()?;
     let module = mlir.parse(bytes, "mlir-opt output")?;
     let mut out = Vec::new();
@@ -67,8 +70,15 @@ fn canonicalize_folds_slices_to_empty_constants_that_lower_as_empty_tensors() {
     let folded = mlir_opt_run(FOLDS, &["--canonicalize"]);
     let text = String::from_utf8(folded.clone()).unwrap();
     // The folds really happened in mlir-opt, not in our test input.
-    assert!(text.contains(": tensor<3x0x5xf32>") && text.contains("arith.constant dense<1.000000e+00> : tensor<3x0x5xf32>"), "{text}");
-    assert!(text.contains("arith.constant dense<3> : tensor<0xi4>"), "{text}");
+    assert!(
+        text.contains(": tensor<3x0x5xf32>")
+            && text.contains("arith.constant dense<1.000000e+00> : tensor<3x0x5xf32>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("arith.constant dense<3> : tensor<0xi4>"),
+        "{text}"
+    );
     assert!(!text.contains("extract_slice"), "{text}");
     let (lowered, file) = lower_bytes(&folded, LowerOptions::default()).unwrap();
     let empties: Vec<_> = lowered
@@ -110,15 +120,28 @@ func.func @t(%a: tensor<?x3xf32>) -> tensor<*xf32> {
 }"#;
     let inferred = mlir_opt_run(input, &["--tosa-infer-shapes"]);
     let text = String::from_utf8(inferred.clone()).unwrap();
-    assert!(text.contains("-> tensor<?x3xf32>"), "shape inference ran: {text}");
+    assert!(
+        text.contains("-> tensor<?x3xf32>"),
+        "shape inference ran: {text}"
+    );
     let (lowered, file) = lower_bytes(&inferred, LowerOptions::default()).unwrap();
-    assert_eq!(file.tensor("t/0").unwrap().as_slice::<f32>().unwrap(), &[1.0, 2.0, 3.0]);
+    assert_eq!(
+        file.tensor("t/0").unwrap().as_slice::<f32>().unwrap(),
+        &[1.0, 2.0, 3.0]
+    );
     let q = file.tensor("t/1").unwrap();
     assert_eq!(q.element_type(), ElementType::Int8);
     assert!(q.quantization().is_some());
-    assert_eq!(file.tensor("t/arg0").unwrap().dims(), vec![Dim::Dynamic, Dim::Fixed(3)]);
+    assert_eq!(
+        file.tensor("t/arg0").unwrap().dims(),
+        vec![Dim::Dynamic, Dim::Fixed(3)]
+    );
     // The unranked result cannot be a descriptor; it is reported, not dropped silently.
-    assert!(lowered.skipped.iter().any(|s| s.contains("tensor<*xf32>")), "{:?}", lowered.skipped);
+    assert!(
+        lowered.skipped.iter().any(|s| s.contains("tensor<*xf32>")),
+        "{:?}",
+        lowered.skipped
+    );
 }
 
 #[test]
@@ -147,7 +170,10 @@ fn elided_output_of_mlir_opt_is_a_clear_error() {
     let e = lower_bytes(&elided, LowerOptions::default()).unwrap_err();
     assert!(matches!(e, Error::MissingResourceData { .. }), "{e:?}");
     // Bytecode written without its resource data.
-    let stripped = mlir_opt_run(FOLDS, &["--emit-bytecode", "--elide-resource-data-from-bytecode"]);
+    let stripped = mlir_opt_run(
+        FOLDS,
+        &["--emit-bytecode", "--elide-resource-data-from-bytecode"],
+    );
     let e = lower_bytes(&stripped, LowerOptions::default()).unwrap_err();
     assert!(
         matches!(e, Error::MissingResourceData { ref resource, .. } if resource == "w"),

@@ -17,10 +17,8 @@ fn payload(et: ElementType, count: u64, seed: u8) -> Vec<u8> {
         .map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed))
         .collect();
     let used = (count * u64::from(et.bits())) % 8;
-    if used != 0 {
-        if let Some(last) = v.last_mut() {
-            *last &= (1u8 << used) - 1;
-        }
+    if let (true, Some(last)) = (used != 0, v.last_mut()) {
+        *last &= (1u8 << used) - 1;
     }
     v
 }
@@ -69,15 +67,17 @@ fn sample_file() -> Vec<u8> {
             canonical: true,
         },
     );
-    let idx: Vec<u8> = [0i32, 1, 3, 2].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let idx: Vec<u8> = [0i32, 1, 3, 2]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     w.add_tensor(&coo, &[&idx, &f32_bytes(&[1.0, 2.0])])
         .unwrap();
-    let csr = TensorDescriptor::new("csr", ElementType::Int4, shape(&[3, 4])).with_layout(
-        Layout::Csr {
+    let csr =
+        TensorDescriptor::new("csr", ElementType::Int4, shape(&[3, 4])).with_layout(Layout::Csr {
             nnz: 3,
             index_type: ElementType::Int64,
-        },
-    );
+        });
     w.add_tensor(
         &csr,
         &[
@@ -87,11 +87,12 @@ fn sample_file() -> Vec<u8> {
         ],
     )
     .unwrap();
-    let csc = TensorDescriptor::new("csc.empty", ElementType::Float16, shape(&[2, 3]))
-        .with_layout(Layout::Csc {
+    let csc = TensorDescriptor::new("csc.empty", ElementType::Float16, shape(&[2, 3])).with_layout(
+        Layout::Csc {
             nnz: 0,
             index_type: ElementType::Int64,
-        });
+        },
+    );
     w.add_tensor(&csc, &[&i64_bytes(&[0, 0, 0, 0]), &[], &[]])
         .unwrap();
     let q = TensorDescriptor::new("quant.axis", ElementType::Int8, shape(&[2, 3]))
@@ -105,7 +106,11 @@ fn sample_file() -> Vec<u8> {
         });
     w.add_tensor(
         &q,
-        &[&[1, 2, 3, 4, 5, 6], &f32_bytes(&[0.5, 0.25, 2.0]), &[0, 1, 0xFF]],
+        &[
+            &[1, 2, 3, 4, 5, 6],
+            &f32_bytes(&[0.5, 0.25, 2.0]),
+            &[0, 1, 0xFF],
+        ],
     )
     .unwrap();
     let qb = TensorDescriptor::new("quant.block", ElementType::UInt4, shape(&[2, 4]))
@@ -120,8 +125,15 @@ fn sample_file() -> Vec<u8> {
             storage_min: 0,
             storage_max: 15,
         });
-    w.add_tensor(&qb, &[&[0x21, 0x43, 0x65, 0x87], &payload(ElementType::Float16, 4, 9), &[]])
-        .unwrap();
+    w.add_tensor(
+        &qb,
+        &[
+            &[0x21, 0x43, 0x65, 0x87],
+            &payload(ElementType::Float16, 4, 9),
+            &[],
+        ],
+    )
+    .unwrap();
     // ADR-007 section 8: a quantized axis of size 0 has empty scales.
     let qe = TensorDescriptor::new("quant.empty_axis", ElementType::Int8, shape(&[0, 3]))
         .with_quantization(Quantization {
@@ -181,9 +193,15 @@ fn the_imported_module_borrows_the_file_bytes() {
     let mlir = Mlir::new().unwrap();
     let module = import_file(&mlir, &file, ImportStyle::Hurray).unwrap();
     let text = module.as_operation().to_string();
-    assert!(text.contains("dense_resource<dense.f32.values>"), "zero-copy blobs");
+    assert!(
+        text.contains("dense_resource<dense.f32.values>"),
+        "zero-copy blobs"
+    );
     assert!(text.contains("dialect_resources"));
-    assert!(text.contains("shape = array<i64: -1, 0, 7>"), "dynamic stays -1, 0 stays 0");
+    assert!(
+        text.contains("shape = array<i64: -1, 0, 7>"),
+        "dynamic stays -1, 0 stays 0"
+    );
 }
 
 #[test]
@@ -217,7 +235,10 @@ fn ml_program_style_round_trips_dense_tensors() {
     w.finish().unwrap();
     let file = File::from_bytes(&out).unwrap();
     let text = hurray_mlir::import_to_text(&file, ImportStyle::MlProgram).unwrap();
-    assert!(text.contains("ml_program.global private @w15(dense_resource<w15.values>"), "{text}");
+    assert!(
+        text.contains("ml_program.global private @w15(dense_resource<w15.values>"),
+        "{text}"
+    );
     assert!(!text.contains("hurray."), "plain upstream IR");
     let mlir = Mlir::new().unwrap();
     let module = mlir.parse_text(&text).unwrap();
@@ -257,10 +278,15 @@ fn hurray_ops_are_verified_against_the_schema() {
         op("i8", "bsr"),
         op("i8", "dense").replace(", metadata = {}}", "}"),
         op("i8", "dense").replace("hurray.tensor", "hurray.tensr"),
-        op("i8", "dense").replace("(%f)", "()").replace("(!hurray.file_handle)", "()"),
+        op("i8", "dense")
+            .replace("(%f)", "()")
+            .replace("(!hurray.file_handle)", "()"),
     ] {
         let e = mlir.parse_text(&bad).unwrap_err();
-        assert!(matches!(e, hurray_mlir::Error::Parse { .. }), "{bad}: {e:?}");
+        assert!(
+            matches!(e, hurray_mlir::Error::Parse { .. }),
+            "{bad}: {e:?}"
+        );
     }
 }
 
@@ -277,8 +303,14 @@ fn inconsistent_hurray_ops_are_errors_not_panics() {
         (t("2", "{}", "dense<[1, 2]> : tensor<2xi8>"), "needs 8"),
         (t("-5", "{}", ""), "-5"),
         (t("-1", "{}", ""), "dynamic"),
-        (t("2", "{descriptor_only = true}", "dense<1> : tensor<8xi8>"), "descriptor-only"),
-        (t("2", "{}", "dense<[1.0, 2.0]> : tensor<2xf32>"), "8-bit integers"),
+        (
+            t("2", "{descriptor_only = true}", "dense<1> : tensor<8xi8>"),
+            "descriptor-only",
+        ),
+        (
+            t("2", "{}", "dense<[1.0, 2.0]> : tensor<2xf32>"),
+            "8-bit integers",
+        ),
         (t("2", "{}", "dense_resource<gone> : tensor<8xi8>"), "gone"),
     ] {
         let m = mlir.parse_text(&text).unwrap();
@@ -286,4 +318,45 @@ fn inconsistent_hurray_ops_are_errors_not_panics() {
         let e = lower_module(&m, &mut out, LowerOptions::default()).unwrap_err();
         assert!(e.to_string().contains(needle), "{needle}: {e}");
     }
+}
+
+#[test]
+fn the_example_model_lowers_and_round_trips_byte_identically() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mlp.mlir");
+    let mlir = Mlir::new().unwrap();
+    let module = mlir.parse_file(&path).unwrap();
+    let mut first = Vec::new();
+    lower_module(&module, &mut first, LowerOptions::default()).unwrap();
+    let file = File::from_bytes(&first).unwrap();
+
+    let w = file.tensor("fc1.weight").unwrap();
+    assert_eq!(w.dims(), shape(&[8, 16]));
+    assert_eq!(w.as_slice::<f32>().unwrap().len(), 128);
+    let pruned = file.tensor("fc2.pruned").unwrap();
+    assert_eq!(pruned.dims(), shape(&[0, 16]));
+    assert!(!pruned.is_descriptor_only());
+    assert_eq!(pruned.buffer("values").unwrap().len(), 0);
+    let input = file.tensor("input").unwrap();
+    assert!(input.is_descriptor_only());
+    assert_eq!(input.dims(), vec![Dim::Dynamic, Dim::Fixed(8)]);
+    assert_eq!(
+        file.tensor("forward/result0").unwrap().dims(),
+        vec![Dim::Dynamic, Dim::Fixed(4)]
+    );
+    let q = file
+        .tensors()
+        .find(|t| t.quantization().is_some())
+        .expect("the quantized fc2 weights");
+    assert_eq!(q.dims(), shape(&[16, 4]));
+    assert_eq!(
+        q.quantization().unwrap().scheme,
+        QuantizationScheme::PerAxis { axis: 1 }
+    );
+
+    // file -> IR -> file gives the very same bytes.
+    let again = Mlir::new().unwrap();
+    let imported = import_file(&again, &file, ImportStyle::Hurray).unwrap();
+    let mut second = Vec::new();
+    lower_module(&imported, &mut second, LowerOptions::default()).unwrap();
+    assert!(first == second, "lower(import(lower(x))) == lower(x)");
 }

@@ -71,7 +71,12 @@ fn sparse_constants_become_sparse_layouts() {
     // Unsorted coordinates are sorted row-major with their values.
     assert_eq!(i64s(csr.buffer("pointers").unwrap()), [0, 2, 2, 3]);
     assert_eq!(i64s(csr.buffer("indices").unwrap()), [1, 3, 3]);
-    let v: Vec<f32> = csr.buffer("values").unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let v: Vec<f32> = csr
+        .buffer("values")
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     assert_eq!(v, [1.0, 2.0, 3.0]);
 
     let csr32 = file.tensor("f/2").unwrap();

@@ -134,10 +134,10 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static
                         allowed.join(", ")
                     ),
                 );
-                // Skip the value so the other keys are still checked.
-                if meta.input.peek(Token![=]) {
-                    let v = meta.value()?;
-                    v.parse::<syn::Expr>()?;
+                // Skip the value (`= ...` or `(...)`), whatever its tokens,
+                // so the other keys are still checked.
+                while !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                    meta.input.parse::<proc_macro2::TokenTree>()?;
                 }
                 return Ok(());
             }

@@ -7,6 +7,11 @@ struct NotTransparent(f32);
 #[repr(transparent)]
 struct TwoFields(f32, f32);
 
+#[derive(Element, Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
+#[hurray(shape = [?, 4], dtype(f32))]
+#[repr(transparent)]
+struct WrongKeys(f32);
+
 #[derive(Element)]
 #[repr(transparent)]
 enum NotAStruct {

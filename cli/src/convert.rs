@@ -172,9 +172,16 @@ impl<'a> Source<'a> {
                 let mut member = zip.by_index(index)?;
                 std::io::copy(&mut (&mut member).take(skip), &mut std::io::sink())?;
                 let mut v = Vec::with_capacity(usize::try_from(len)?);
-                (&mut member).take(len).read_to_end(&mut v)?;
+                // To the end, so the zip reader checks the member's CRC.
+                member
+                    .read_to_end(&mut v)
+                    .with_context(|| format!("inflating npz member {:?}.npy", e.name))?;
                 if v.len() as u64 != len {
-                    bail!("npz member {:?}.npy is short of data", e.name);
+                    bail!(
+                        "npz member {:?}.npy holds {} data bytes, {len} expected",
+                        e.name,
+                        v.len()
+                    );
                 }
                 Ok(Cow::Owned(v))
             }
@@ -188,7 +195,12 @@ fn map(path: &Path) -> Result<memmap2::Mmap> {
     // SAFETY: a read-only private map, read only through `&[u8]`. As with every
     // mapped reader, another process truncating the file meanwhile is outside
     // what Rust can guard against.
-    unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))
+    let map = unsafe { memmap2::Mmap::map(&file) }
+        .with_context(|| format!("mapping {}", path.display()))?;
+    // Read front to back, once: let the kernel read ahead and drop pages behind.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(map)
 }
 
 /// Converts `input` to `output`, formats chosen by extension.

@@ -381,6 +381,14 @@ fn broken_inputs_are_refused() {
             "outside the 4-byte data section",
         ),
         (st("json.safetensors", "[1,2]", &[]), "not a JSON object"),
+        (
+            {
+                let path = dir.path().join("huge.safetensors");
+                std::fs::write(&path, 200_000_000u64.to_le_bytes()).unwrap();
+                path
+            },
+            "over the 100000000-byte limit",
+        ),
     ];
     for (path, want) in cases {
         let msg = convert_err(&path, &out);

@@ -72,15 +72,15 @@ fn tensors_borrowed() {
 }
 
 #[test]
-fn tensors_owned_with_crate_path() {
+fn tensors_owned_generic_with_crate_path() {
     check(
         "tensors_owned",
         expand::tensors::derive,
         r#"
         #[hurray(crate = "crate::facade")]
-        struct Owned where Self: Sized {
+        struct Owned<T> where T: Element {
             #[hurray(shape = [2, 2])]
-            grid: Vec<u16>,
+            grid: Vec<T>,
             r#type: Option<Vec<f64>>,
         }
         "#,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 /// Validates a `#[derive(Tensors)]` input.
 pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
-    let lifetime = struct_lifetime(cx, input.generics, "Tensors");
+    let lifetime = struct_lifetime(cx, input.generics, "Tensors", true);
     let mut names: BTreeMap<String, &syn::Ident> = BTreeMap::new();
     for f in &input.fields {
         let a = &f.attrs;
@@ -134,12 +134,13 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
     }
 }
 
-/// The struct's one lifetime parameter; type and const parameters and
-/// further lifetimes are errors.
+/// The struct's one lifetime parameter; further lifetimes are errors, and so
+/// are type and const parameters unless `type_params`.
 pub(crate) fn struct_lifetime(
     cx: &mut Ctxt,
     generics: &syn::Generics,
     derive: &str,
+    type_params: bool,
 ) -> Option<syn::Lifetime> {
     let mut lifetime = None;
     for p in &generics.params {
@@ -153,6 +154,7 @@ pub(crate) fn struct_lifetime(
                     "#[derive({derive})] supports one lifetime parameter (the file's), found a second"
                 ),
             ),
+            syn::GenericParam::Type(_) | syn::GenericParam::Const(_) if type_params => {}
             syn::GenericParam::Type(t) => cx.error_spanned_by(
                 &t.ident,
                 format!("#[derive({derive})] does not support type parameters"),

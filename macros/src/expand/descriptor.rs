@@ -12,7 +12,7 @@ use quote::quote;
 pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut cx = Ctxt::default();
     let a = attr::parse(&mut cx, &input.attrs, attr::DESCRIPTOR_CONTAINER);
-    valid::struct_lifetime(&mut cx, &input.generics, "Descriptor");
+    valid::struct_lifetime(&mut cx, &input.generics, "Descriptor", false);
     match &input.data {
         syn::Data::Struct(s) if s.fields.is_empty() => {}
         _ => cx.error_spanned_by(

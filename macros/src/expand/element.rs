@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut cx = Ctxt::default();
     let attrs = attr::parse(&mut cx, &input.attrs, attr::ELEMENT_CONTAINER);
-    valid::struct_lifetime(&mut cx, &input.generics, "Element");
+    valid::struct_lifetime(&mut cx, &input.generics, "Element", false);
     if let Some(l) = input.generics.lifetimes().next() {
         cx.error_spanned_by(l, "#[derive(Element)] is for plain values: no lifetimes");
     }

@@ -32,6 +32,12 @@ struct Frame {
     trait_header: TokenStream,
     inherent_header: TokenStream,
     method_lt: TokenStream,
+    /// `<'a, T: Bound>` and the where clause, for the per-field functions.
+    fn_generics: TokenStream,
+    where_clause: TokenStream,
+    /// `::<'a, T>`: the per-field functions' parameters are explicit, as
+    /// they need not appear in the field's type.
+    turbofish: TokenStream,
 }
 
 impl Frame {
@@ -45,13 +51,14 @@ impl Frame {
             .unwrap_or_else(|| syn::Lifetime::new("'__hurray", Span::call_site()));
         let mut with_lt = generics.clone();
         if own.is_none() {
-            with_lt
-                .params
-                .push(syn::GenericParam::Lifetime(syn::LifetimeParam::new(
-                    lt.clone(),
-                )));
+            // Lifetimes come first.
+            with_lt.params.insert(
+                0,
+                syn::GenericParam::Lifetime(syn::LifetimeParam::new(lt.clone())),
+            );
         }
-        let (trait_generics, _, _) = with_lt.split_for_impl();
+        let (trait_generics, with_lt_ty, _) = with_lt.split_for_impl();
+        let turbofish = with_lt_ty.as_turbofish();
         let (inherent_generics, _, _) = generics.split_for_impl();
         Frame {
             trait_header: quote! {
@@ -64,6 +71,9 @@ impl Frame {
             } else {
                 quote!()
             },
+            fn_generics: quote!(#trait_generics),
+            turbofish: quote!(#turbofish),
+            where_clause: quote!(#where_clause),
             p,
             lt,
         }
@@ -153,10 +163,7 @@ impl Frame {
 fn fallback(input: &syn::DeriveInput, errors: syn::Error) -> TokenStream {
     let errors = errors.into_compile_error();
     let g = &input.generics;
-    let simple = g.type_params().next().is_none()
-        && g.const_params().next().is_none()
-        && g.lifetimes().count() <= 1
-        && matches!(input.data, syn::Data::Struct(_));
+    let simple = g.lifetimes().count() <= 1 && matches!(input.data, syn::Data::Struct(_));
     if !simple {
         return errors;
     }
@@ -175,6 +182,9 @@ fn expand(input: &Input<'_>) -> TokenStream {
     let frame = Frame::new(&krate(&input.attrs), input.ident, input.generics);
     let p = frame.p.clone();
     let lt = frame.lt.clone();
+    let fn_generics = &frame.fn_generics;
+    let where_clause = &frame.where_clause;
+    let tf = &frame.turbofish;
 
     let mut specs = Vec::new();
     let mut describe = Vec::new();
@@ -191,18 +201,18 @@ fn expand(input: &Input<'_>) -> TokenStream {
         if f.kind == Kind::Nested {
             let build = quote_spanned!(inner.span()=> #p::nested_ops::<#lt, #inner>());
             specs.push(quote! {
-                fn #ops<#lt>() -> #p::NestedOps<#lt, #inner> {
+                fn #ops #fn_generics () -> #p::NestedOps<#lt, #inner> #where_clause {
                     #build
                 }
             });
             describe.push(quote! {
-                #ops().describe(&self.#field, prefix, #name, out)?;
+                #ops #tf ().describe(&self.#field, prefix, #name, out)?;
             });
             write.push(quote! {
-                #ops().write(&self.#field, prefix, #name, sink)?;
+                #ops #tf ().write(&self.#field, prefix, #name, sink)?;
             });
             read.push(quote! {
-                #field: #ops().read(reader, prefix, #name)?,
+                #field: #ops #tf ().read(reader, prefix, #name)?,
             });
             continue;
         }
@@ -229,7 +239,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 layout: #layout,
                 quantization: #quant,
             };
-            fn #ops<#lt>() -> #p::FieldOps<#lt, #inner> {
+            fn #ops #fn_generics () -> #p::FieldOps<#lt, #inner> #where_clause {
                 #build
             }
         });
@@ -243,13 +253,13 @@ fn expand(input: &Input<'_>) -> TokenStream {
             (quote!(describe), quote!(write), quote!(read))
         };
         describe.push(quote! {
-            #ops().#d(&self.#field, prefix, &#spec, out)?;
+            #ops #tf ().#d(&self.#field, prefix, &#spec, out)?;
         });
         write.push(quote! {
-            #ops().#w(&self.#field, prefix, &#spec, sink)?;
+            #ops #tf ().#w(&self.#field, prefix, &#spec, sink)?;
         });
         read.push(quote! {
-            #field: #ops().#r(reader, prefix, &#spec)?,
+            #field: #ops #tf ().#r(reader, prefix, &#spec)?,
         });
     }
 

@@ -68,12 +68,12 @@ const _: () = {
             prefix: &::hurray::__private::str,
             out: &mut ::hurray::__private::Vec<::hurray::__private::TensorDescriptor>,
         ) -> ::hurray::__private::Result<()> {
-            __ops_0().describe(&self.empty, prefix, &__SPEC_0, out)?;
-            __ops_1().describe(&self.nibbles, prefix, &__SPEC_1, out)?;
-            __ops_2().describe(&self.sparse, prefix, &__SPEC_2, out)?;
-            __ops_3().describe(&self.quant, prefix, &__SPEC_3, out)?;
-            __ops_4().describe(&self.encoder, prefix, "encoder", out)?;
-            __ops_5().describe_optional(&self.mask, prefix, &__SPEC_5, out)?;
+            __ops_0::<'a>().describe(&self.empty, prefix, &__SPEC_0, out)?;
+            __ops_1::<'a>().describe(&self.nibbles, prefix, &__SPEC_1, out)?;
+            __ops_2::<'a>().describe(&self.sparse, prefix, &__SPEC_2, out)?;
+            __ops_3::<'a>().describe(&self.quant, prefix, &__SPEC_3, out)?;
+            __ops_4::<'a>().describe(&self.encoder, prefix, "encoder", out)?;
+            __ops_5::<'a>().describe_optional(&self.mask, prefix, &__SPEC_5, out)?;
             ::hurray::__private::Result::Ok(())
         }
         fn write_tensors(
@@ -81,12 +81,12 @@ const _: () = {
             prefix: &::hurray::__private::str,
             sink: &mut dyn ::hurray::__private::TensorSink,
         ) -> ::hurray::__private::Result<()> {
-            __ops_0().write(&self.empty, prefix, &__SPEC_0, sink)?;
-            __ops_1().write(&self.nibbles, prefix, &__SPEC_1, sink)?;
-            __ops_2().write(&self.sparse, prefix, &__SPEC_2, sink)?;
-            __ops_3().write(&self.quant, prefix, &__SPEC_3, sink)?;
-            __ops_4().write(&self.encoder, prefix, "encoder", sink)?;
-            __ops_5().write_optional(&self.mask, prefix, &__SPEC_5, sink)?;
+            __ops_0::<'a>().write(&self.empty, prefix, &__SPEC_0, sink)?;
+            __ops_1::<'a>().write(&self.nibbles, prefix, &__SPEC_1, sink)?;
+            __ops_2::<'a>().write(&self.sparse, prefix, &__SPEC_2, sink)?;
+            __ops_3::<'a>().write(&self.quant, prefix, &__SPEC_3, sink)?;
+            __ops_4::<'a>().write(&self.encoder, prefix, "encoder", sink)?;
+            __ops_5::<'a>().write_optional(&self.mask, prefix, &__SPEC_5, sink)?;
             ::hurray::__private::Result::Ok(())
         }
         fn read_tensors(
@@ -94,12 +94,12 @@ const _: () = {
             prefix: &::hurray::__private::str,
         ) -> ::hurray::__private::Result<Self> {
             ::hurray::__private::Result::Ok(Self {
-                empty: __ops_0().read(reader, prefix, &__SPEC_0)?,
-                nibbles: __ops_1().read(reader, prefix, &__SPEC_1)?,
-                sparse: __ops_2().read(reader, prefix, &__SPEC_2)?,
-                quant: __ops_3().read(reader, prefix, &__SPEC_3)?,
-                encoder: __ops_4().read(reader, prefix, "encoder")?,
-                mask: __ops_5().read_optional(reader, prefix, &__SPEC_5)?,
+                empty: __ops_0::<'a>().read(reader, prefix, &__SPEC_0)?,
+                nibbles: __ops_1::<'a>().read(reader, prefix, &__SPEC_1)?,
+                sparse: __ops_2::<'a>().read(reader, prefix, &__SPEC_2)?,
+                quant: __ops_3::<'a>().read(reader, prefix, &__SPEC_3)?,
+                encoder: __ops_4::<'a>().read(reader, prefix, "encoder")?,
+                mask: __ops_5::<'a>().read_optional(reader, prefix, &__SPEC_5)?,
             })
         }
     }

@@ -10,8 +10,11 @@ const _: () = {
         layout: crate::facade::__private::LayoutKind::Dense,
         quantization: crate::facade::__private::Option::None,
     };
-    fn __ops_0<'__hurray>() -> crate::facade::__private::FieldOps<'__hurray, Vec<u16>> {
-        crate::facade::__private::field_ops::<'__hurray, Vec<u16>>()
+    fn __ops_0<'__hurray, T>() -> crate::facade::__private::FieldOps<'__hurray, Vec<T>>
+    where
+        T: Element,
+    {
+        crate::facade::__private::field_ops::<'__hurray, Vec<T>>()
     }
     const __SPEC_1: crate::facade::__private::FieldSpec = crate::facade::__private::FieldSpec {
         name: "type",
@@ -19,13 +22,16 @@ const _: () = {
         layout: crate::facade::__private::LayoutKind::Dense,
         quantization: crate::facade::__private::Option::None,
     };
-    fn __ops_1<'__hurray>() -> crate::facade::__private::FieldOps<'__hurray, Vec<f64>> {
+    fn __ops_1<'__hurray, T>() -> crate::facade::__private::FieldOps<'__hurray, Vec<f64>>
+    where
+        T: Element,
+    {
         crate::facade::__private::field_ops::<'__hurray, Vec<f64>>()
     }
     #[automatically_derived]
-    impl<'__hurray> crate::facade::__private::TensorSet<'__hurray> for Owned
+    impl<'__hurray, T> crate::facade::__private::TensorSet<'__hurray> for Owned<T>
     where
-        Self: Sized,
+        T: Element,
     {
         fn describe_tensors(
             &self,
@@ -34,8 +40,9 @@ const _: () = {
                 crate::facade::__private::TensorDescriptor,
             >,
         ) -> crate::facade::__private::Result<()> {
-            __ops_0().describe(&self.grid, prefix, &__SPEC_0, out)?;
-            __ops_1().describe_optional(&self.r#type, prefix, &__SPEC_1, out)?;
+            __ops_0::<'__hurray, T>().describe(&self.grid, prefix, &__SPEC_0, out)?;
+            __ops_1::<'__hurray, T>()
+                .describe_optional(&self.r#type, prefix, &__SPEC_1, out)?;
             crate::facade::__private::Result::Ok(())
         }
         fn write_tensors(
@@ -43,8 +50,9 @@ const _: () = {
             prefix: &crate::facade::__private::str,
             sink: &mut dyn crate::facade::__private::TensorSink,
         ) -> crate::facade::__private::Result<()> {
-            __ops_0().write(&self.grid, prefix, &__SPEC_0, sink)?;
-            __ops_1().write_optional(&self.r#type, prefix, &__SPEC_1, sink)?;
+            __ops_0::<'__hurray, T>().write(&self.grid, prefix, &__SPEC_0, sink)?;
+            __ops_1::<'__hurray, T>()
+                .write_optional(&self.r#type, prefix, &__SPEC_1, sink)?;
             crate::facade::__private::Result::Ok(())
         }
         fn read_tensors(
@@ -52,15 +60,16 @@ const _: () = {
             prefix: &crate::facade::__private::str,
         ) -> crate::facade::__private::Result<Self> {
             crate::facade::__private::Result::Ok(Self {
-                grid: __ops_0().read(reader, prefix, &__SPEC_0)?,
-                r#type: __ops_1().read_optional(reader, prefix, &__SPEC_1)?,
+                grid: __ops_0::<'__hurray, T>().read(reader, prefix, &__SPEC_0)?,
+                r#type: __ops_1::<'__hurray, T>()
+                    .read_optional(reader, prefix, &__SPEC_1)?,
             })
         }
     }
     #[automatically_derived]
-    impl Owned
+    impl<T> Owned<T>
     where
-        Self: Sized,
+        T: Element,
     {
         /// The descriptor of every tensor of this value.
         pub fn descriptors(

@@ -14,9 +14,11 @@ struct TwoLifetimes<'a, 'b> {
     b: &'b [f32],
 }
 
+// Type parameters are fine, but the field types still need their bounds.
 #[derive(Tensors)]
 struct Generic<T, const N: usize> {
     w: Vec<T>,
+    fixed: Vec<[u8; N]>,
 }
 
 fn main() {}

@@ -31,6 +31,14 @@ struct Readings {
     temps: Vec<Celsius>,
 }
 
+// Generic over the element type: f32 and bf16 variants of one model.
+#[derive(Tensors)]
+struct Layer<'a, T: hurray::Element> {
+    w: &'a [T],
+    b: Vec<T>,
+    head: Head<'a>,
+}
+
 #[derive(Descriptor)]
 #[hurray(name = "out", dtype = "bf16", shape = [?, ?, 64])]
 struct Out;
@@ -59,5 +67,20 @@ fn main() -> hurray::Result<()> {
     r.write_to(&mut bytes)?;
     assert_eq!(Readings::load(&File::from_bytes(&bytes)?)?.temps.len(), 4);
     assert!(Out::descriptor().descriptor_only);
+
+    let wide = Layer { w: &[1.0f32, 2.0], b: vec![3.0f32], head: Head { weight: &w } };
+    let narrow = Layer {
+        w: &[half::bf16::ONE],
+        b: vec![half::bf16::ZERO],
+        head: Head { weight: &w },
+    };
+    let mut bytes = Vec::new();
+    wide.write_to(&mut bytes)?;
+    let file = File::from_bytes(&bytes)?;
+    assert_eq!(Layer::<f32>::load(&file)?.w, &[1.0, 2.0]);
+    assert!(Layer::<half::bf16>::load(&file).is_err(), "the element type is checked");
+    let mut bytes = Vec::new();
+    narrow.write_to(&mut bytes)?;
+    assert_eq!(Layer::<half::bf16>::load(&File::from_bytes(&bytes)?)?.b, [half::bf16::ZERO]);
     Ok(())
 }

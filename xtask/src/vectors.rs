@@ -147,10 +147,8 @@ fn splice_table(doc: &str, vectors: &[Vector]) -> Result<String> {
         ));
     }
     Ok(format!(
-        "{}{}{}\n{}",
+        "{}{table}\n{}",
         &doc[..b + DOC_BEGIN.len()],
-        table,
-        "",
         &doc[e..]
     ))
 }

@@ -665,3 +665,41 @@ assert f.flags.c_contiguous and np.array_equal(f, np.arange(24).reshape(2, 3, 4)
 "#,
     );
 }
+
+/// Over the progress-bar threshold, a conversion whose stderr is not a terminal prints nothing.
+#[test]
+fn large_inputs_convert_quietly_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("big.hurray");
+    let len: u64 = (65 << 20) + 3;
+    let mut w = Writer::create(&src).unwrap();
+    let mut t = w
+        .begin_tensor(&TensorDescriptor::new(
+            "big",
+            ElementType::UInt8,
+            shape(&[len]),
+        ))
+        .unwrap();
+    let chunk: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        t.write_all(&chunk[..n]).unwrap();
+        left -= n as u64;
+    }
+    t.finish().unwrap();
+    w.finish().unwrap();
+    let st = dir.path().join("big.safetensors");
+    let out = hurray(&[Path::new("convert"), &src, &st]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&st).unwrap();
+    let view = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let big = view.tensor("big").unwrap();
+    assert_eq!(big.shape(), [len as usize]);
+    assert!(big.data().chunks(1 << 20).all(|c| c == &chunk[..c.len()]));
+}

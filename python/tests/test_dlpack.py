@@ -1,0 +1,236 @@
+"""The `hurray` Python extension (pyext/): DLPack export is zero-copy from the
+memory map, with the right dtype and shape, empty tensors included (ADR-007).
+
+The extension is built into the running virtualenv with `maturin develop`
+once per session (incremental: seconds when nothing changed), so the test
+always runs the current Rust code. Set HURRAY_PYEXT_PREBUILT=1 to use an
+already installed `hurray` instead (e.g. after `pip install ./pyext`).
+"""
+
+import collections.abc
+import gc
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "tests" / "vectors"
+
+
+def _build_extension():
+    if os.environ.get("HURRAY_PYEXT_PREBUILT") == "1":
+        return
+    if sys.prefix == sys.base_prefix:
+        pytest.fail(
+            "building the extension needs a virtualenv (maturin develop); "
+            "run with .tools/py/bin/python or set HURRAY_PYEXT_PREBUILT=1 after `pip install ./pyext`"
+        )
+    maturin = Path(sys.executable).with_name("maturin")
+    if not maturin.exists():
+        pytest.fail(f"{maturin} not found: pip install -r python/requirements.txt")
+    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
+    result = subprocess.run(
+        [str(maturin), "develop", "--manifest-path", str(ROOT / "pyext" / "Cargo.toml")],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"maturin develop failed:\n{result.stdout}\n{result.stderr}")
+
+
+@pytest.fixture(scope="module")
+def hurray():
+    _build_extension()
+    importlib.invalidate_caches()
+    return importlib.import_module("hurray")
+
+
+@pytest.fixture
+def path(tmp_path, hurray):
+    p = tmp_path / "t.hurray"
+    hurray.save(
+        p,
+        {
+            "w": np.arange(6, dtype=np.float32).reshape(2, 3),
+            "empty": np.zeros((3, 0, 5), dtype=np.float32),
+            "i64": np.array([[-1, 2], [3, -4]], dtype=np.int64),
+            "c64": np.array([1 + 2j, 3 - 4j], dtype=np.complex64),
+            "f16": np.array([0.5, -2.0, 65504.0], dtype=np.float16),
+            "u8": np.arange(200, dtype=np.uint8),
+            "scalar": np.float64(2.5),
+            "bool": np.array([True, False, True, True, False]),
+            "fortran": np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3)),
+        },
+    )
+    return p
+
+
+def _address(arr):
+    return arr.__array_interface__["data"][0]
+
+
+def test_open_is_a_mapping(hurray, path):
+    f = hurray.open(path)
+    assert isinstance(f, collections.abc.Mapping)
+    assert len(f) == 9
+    assert list(f) == sorted(f.keys())
+    assert "w" in f and "nope" not in f
+    with pytest.raises(KeyError):
+        f["nope"]
+    assert f.get("nope") is None
+    assert f["w"].shape == (2, 3) and f["w"].dtype == "f32" and f["w"].layout == "dense"
+    assert f.version[0] == 1
+
+
+def test_from_dlpack_shares_memory_with_the_map(hurray, path):
+    f = hurray.open(path)
+    start, end = f.address_range()
+    for name, dtype in [("w", np.float32), ("i64", np.int64), ("c64", np.complex64),
+                        ("f16", np.float16), ("u8", np.uint8), ("scalar", np.float64)]:
+        t = f[name]
+        arr = np.from_dlpack(t)
+        assert arr.dtype == dtype, name
+        assert arr.shape == tuple(t.shape), name
+        # Zero-copy: NumPy's data pointer is the tensor's, inside the mapped file.
+        assert _address(arr) == t.data_ptr, name
+        assert start <= _address(arr) and _address(arr) + arr.nbytes <= end, name
+        assert _address(arr) % 64 == 0, name
+        # The export is read-only (DLPack 1.x flag): NumPy marks it so.
+        assert not arr.flags.writeable, name
+        assert arr.tobytes() == t.tobytes(), name
+    np.testing.assert_array_equal(np.from_dlpack(f["w"]), np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(np.from_dlpack(f["c64"]), np.array([1 + 2j, 3 - 4j], np.complex64))
+
+
+def test_empty_tensor(hurray, path):
+    f = hurray.open(path)
+    t = f["empty"]
+    assert t.shape == (3, 0, 5)
+    assert t.data_ptr == 0  # ADR-007: no pointer for zero bytes
+    assert t.nbytes == 0
+    arr = np.from_dlpack(t)
+    assert arr.shape == (3, 0, 5)
+    assert arr.dtype == np.float32
+    assert arr.size == 0
+
+
+def test_export_outlives_the_file_object(hurray, path):
+    f = hurray.open(path)
+    arr = np.from_dlpack(f["w"])
+    ptr = _address(arr)
+    del f
+    gc.collect()
+    # The DLPack export holds the map: the values are still there, same address.
+    assert _address(arr) == ptr
+    assert arr.sum() == 15.0
+
+
+def test_legacy_protocol_for_old_consumers(hurray, path):
+    f = hurray.open(path)
+
+    class Legacy:
+        """A producer seen through an old consumer: no max_version."""
+
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    arr = np.from_dlpack(Legacy(f["w"]))
+    assert _address(arr) == f["w"].data_ptr
+    cap = f["w"].__dlpack__()
+    assert "dltensor" in repr(cap) and "versioned" not in repr(cap)
+    cap = f["w"].__dlpack__(max_version=(1, 0))
+    assert "dltensor_versioned" in repr(cap)
+
+
+def test_unconsumed_capsules_are_freed(hurray, path):
+    f = hurray.open(path)
+    t = f["w"]
+    for _ in range(2000):
+        t.__dlpack__(max_version=(1, 1))
+        t.__dlpack__()
+    gc.collect()
+    assert f["w"].__dlpack_device__() == (1, 0)
+
+
+def test_refusals(hurray, path):
+    f = hurray.open(path)
+    # Hurray bools are 1-bit packed (DLPack kDLBool, bits 1): NumPy refuses
+    # them rather than misreading them.
+    with pytest.raises((BufferError, RuntimeError, TypeError)):
+        np.from_dlpack(f["bool"])
+    with pytest.raises(BufferError):
+        f["w"].__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    with pytest.raises(BufferError):
+        f["w"].__dlpack__(max_version=(1, 0), copy=True)
+    with pytest.raises(ValueError):
+        f["w"].__dlpack__(stream=1)
+
+
+def test_save_round_trips(hurray, path, tmp_path):
+    f = hurray.open(path)
+    np.testing.assert_array_equal(np.from_dlpack(f["fortran"]), np.arange(6, dtype=np.int32).reshape(2, 3))
+    assert f["bool"].dtype == "bool" and f["bool"].shape == (5,)
+    assert f["bool"].tobytes() == bytes([0b01101])
+    with pytest.raises(ValueError):
+        hurray.save(tmp_path / "bad.hurray", {"o": np.array([object()])})
+    assert not (tmp_path / "bad.hurray").exists()
+
+
+def _expected_values(values, dtype):
+    """JSON values as an array: floats may be "inf"/"-inf"/"nan", complex numbers [re, im]."""
+
+    def number(v):
+        if isinstance(v, list):
+            return complex(number(v[0]), number(v[1]))
+        if isinstance(v, str):
+            return float(v)
+        return v
+
+    return np.array([number(v) for v in values], dtype=dtype)
+
+
+def test_compliance_vectors(hurray):
+    """Every valid vector opens and matches its JSON shape; every dense tensor of
+    a NumPy-native dtype exports zero-copy with the expected values; every
+    vector that must fail at open fails (view-stage ones: see the C test)."""
+    import json
+
+    vectors = sorted(VECTORS.glob("*.hurray"))
+    assert vectors, f"no compliance vectors in {VECTORS}"
+    native = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "c64", "c128"}
+    exported = 0
+    for p in vectors:
+        expected = json.loads(p.with_suffix(".json").read_text())
+        if not expected["valid"]:
+            if expected["error"]["stage"] == "open":
+                with pytest.raises(hurray.HurrayError):
+                    hurray.open(p)
+            continue
+        f = hurray.open(p)
+        assert len(f) == len(expected["tensors"]), p.name
+        for e in expected["tensors"]:
+            t = f[e["name"]]
+            assert list(t.shape) == [None if d == "?" else d for d in e["shape"]], p.name
+            assert t.dtype == e["dtype"]
+            dense = e["layout"] in ("dense", "strided") and not e["descriptor_only"]
+            if dense and e["quantization"] is None and e["dtype"] in native:
+                arr = np.from_dlpack(t)
+                exported += 1
+                assert arr.shape == tuple(e["shape"]), (p.name, e["name"])
+                if arr.size:
+                    assert _address(arr) == t.data_ptr
+                    np.testing.assert_array_equal(arr, _expected_values(e["values"], arr.dtype).reshape(arr.shape))
+    assert exported > 10

@@ -1,6 +1,6 @@
 //! `hurray inspect`, `hurray validate` and `hurray example`.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use hurray::{
     Dim, ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, TensorRef,
     Writer, shape,
@@ -85,7 +85,8 @@ fn tensor_json(t: &TensorRef<'_>) -> Value {
 }
 
 pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
-    let file = File::open(path).with_context(|| format!("{}", path.display()))?;
+    // The error names the path already.
+    let file = File::open(path)?;
     let reader = file.reader();
     if as_json {
         let (major, minor) = reader.version();

@@ -1,30 +1,61 @@
-//! The CLI on a file written by the released 1.0 format: `inspect --json`
-//! prints exactly the checked-in expectation and `validate` accepts it.
+//! The CLI on files written by the released formats (1.0, 1.1): `inspect --json`
+//! prints exactly the checked-in expectation and `validate` accepts them.
 
 use std::path::Path;
 use std::process::Command;
 
 fn golden(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1.0").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/golden")
+        .join(name)
 }
 
 #[test]
 fn inspect_json_matches_the_v1_0_expectation() {
+    inspect_json_matches("v1.0");
+}
+
+#[test]
+fn inspect_json_matches_the_v1_1_expectation() {
+    inspect_json_matches("v1.1");
+}
+
+fn inspect_json_matches(version: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
         .args(["inspect", "--json"])
-        .arg(golden("example.hurray"))
+        .arg(golden(&format!("{version}/example.hurray")))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let want: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(golden("example.json")).unwrap()).unwrap();
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(golden(&format!("{version}/example.json"))).unwrap(),
+    )
+    .unwrap();
     assert_eq!(got, want);
-    assert_eq!(got["tensors"][3]["shape"][0], "?", "a dynamic dim prints as \"?\"");
+    assert_eq!(
+        got["tensors"][3]["shape"][0], "?",
+        "a dynamic dim prints as \"?\""
+    );
     assert_eq!(got["tensors"][1]["shape"][1], 0, "an empty dim prints as 0");
 }
 
 #[test]
-fn validate_accepts_the_v1_0_example() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hurray")).arg("validate").arg(golden("example.hurray")).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+fn validate_accepts_the_released_examples() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .arg("validate")
+        .arg(golden("v1.0/example.hurray"))
+        .arg(golden("v1.1/example.hurray"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

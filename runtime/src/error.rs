@@ -17,7 +17,7 @@ pub enum Error {
     Io {
         op: &'static str,
         path: PathBuf,
-        #[source]
+        // Printed in the message, so not also chained as a `source()`.
         source: std::io::Error,
     },
     /// An I/O error on a stream that has no path.

@@ -749,3 +749,32 @@ fn name_index_is_checked_and_only_a_hint() {
     assert!(f.reader().header().name_index().is_none());
     assert!(f.get("b").is_some());
 }
+
+#[test]
+fn empty_tensors_size_no_pointers_or_scales() {
+    // Sizing pointers (2^64 entries) or scales would overflow; an empty tensor never sizes them.
+    let t = Raw {
+        name: "s",
+        element_type: fb::ElementType::Float32.0,
+        shape: vec![u64::MAX - 1, 0],
+        layout: RawLayout::Csr {
+            nnz: 0,
+            index_type: fb::ElementType::Int64.0,
+        },
+        buffers: Some(vec![(0, 0); 3]),
+        descriptor_only: false,
+        alignment: 0,
+        quant: None,
+    };
+    assert!(open(&craft(&[t], 0, 64, &[])).is_ok());
+    let mut q = f32_tensor("q", &[1 << 62, 0], 0);
+    q.element_type = fb::ElementType::Int8.0;
+    q.buffers = Some(vec![(0, 0)]);
+    q.quant = Some(RawQuant {
+        scheme: 2,
+        scale_type: fb::ElementType::Float32.0,
+        axis: 0,
+        scales: (0, 0),
+    });
+    assert!(open(&craft(&[q], 0, 64, &[])).is_ok());
+}

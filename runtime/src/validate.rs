@@ -77,7 +77,7 @@ pub struct Plan {
     pub layout: &'static str,
     /// Names of the layout's buffers, in order.
     pub roles: &'static [&'static str],
-    /// Expected byte length of each of `roles` (0 for a descriptor-only tensor).
+    /// Expected byte length of each of `roles` (all 0 for a descriptor-only or an empty tensor).
     pub lengths: [u64; 3],
     /// Expected byte length of the scales and the zero points (0 without quantization).
     pub scales: u64,
@@ -296,7 +296,8 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
             }
             check_nnz(name, nnz, elements)?;
             let major = shape.at(if is_csr { 0 } else { 1 });
-            let pointers = if major == DYNAMIC_DIM {
+            // An empty tensor has no pointer bytes (below); don't size them.
+            let pointers = if major == DYNAMIC_DIM || empty {
                 0
             } else {
                 major.checked_add(1).ok_or_else(|| overflow("pointers"))?
@@ -401,7 +402,8 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
                 });
             }
         };
-        let count = known(count);
+        // An empty tensor has no scales (below); don't size them.
+        let count = if empty { 0 } else { known(count) };
         scales = bytes(count, scale_type, "scales")?;
         zero_points = match zp_type {
             Some(t) => bytes(count, t, "zero_points")?,

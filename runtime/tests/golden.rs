@@ -14,8 +14,17 @@ fn golden(version: &str, name: &str) -> File {
 
 #[test]
 fn v1_0_example_reads_with_current_code() {
-    let file = golden("v1.0", "example.hurray");
-    assert_eq!(file.reader().version(), (1, 0));
+    check_example(&golden("v1.0", "example.hurray"), (1, 0));
+}
+
+#[test]
+fn v1_1_example_reads_with_current_code() {
+    check_example(&golden("v1.1", "example.hurray"), (1, 1));
+}
+
+/// Both releases wrote the same example tensors; 1.1 adds the name index.
+fn check_example(file: &File, version: (u16, u16)) {
+    assert_eq!(file.reader().version(), version);
     let names: Vec<_> = file.tensors().map(|t| t.name()).collect();
     assert_eq!(
         names,

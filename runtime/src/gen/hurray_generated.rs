@@ -777,7 +777,8 @@ pub enum CsrOffset {}
 
 /// Compressed sparse row layout for rank-2 tensors. Buffers: [pointers,
 /// indices, values]. `pointers` has rows + 1 entries, starts at 0, never
-/// decreases and ends at nnz; `indices` holds nnz column indices.
+/// decreases and ends at nnz; `indices` holds nnz column indices. An empty
+/// tensor (a dimension of 0) has no bytes at all, pointers included.
 pub struct Csr<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -1110,7 +1111,8 @@ impl<'a> Quantization<'a> {
     unsafe { self._tab.get::<u64>(Quantization::VT_BLOCK_SIZE, Some(0)).unwrap()}
   }
   /// The scales, in the data region. Its element count is fixed by the
-  /// scheme; for an axis of size 0 it is empty (ADR-007 section 8).
+  /// scheme; for an axis of size 0, and for any empty tensor, it is empty
+  /// (ADR-007 sections 4 and 8).
   #[inline]
   pub fn scales(&self) -> Option<&'a Buffer> {
     // Safety:
@@ -1840,7 +1842,7 @@ impl<'a> Header<'a> {
   }
   /// Added in 1.1. Optional hash index over `tensors` for O(1) lookup by
   /// name: an open-addressing table whose length is a power of two, at least
-  /// twice the tensor count. A name's home slot is FNV-1a-64(name bytes)
+  /// the tensor count (writers use the smallest power of two >= twice it). A name's home slot is FNV-1a-64(name bytes)
   /// modulo the length; probing is linear. An entry is a tensor's position
   /// plus one; 0 marks an empty slot. Readers that find no match through the
   /// index fall back to binary search, so an absent index (1.0 files) only

@@ -422,6 +422,8 @@ class File:
         def bad(value, reason):
             return HurrayError("InvalidField", f"name_index = {value}: {reason}", None, "name_index")
 
+        if n == 0 and tensors == 0:
+            return  # an empty index over an empty tensor list
         if n == 0 or n & (n - 1) or n < tensors:
             raise bad(f"{n} slots", "the length must be a power of two of at least the tensor count")
         for slot in range(n):

@@ -204,8 +204,11 @@ impl Buf<'_> {
             }
             Buf::Unpacked { data, bits } => {
                 // Chunks of a multiple of 8 elements start on a byte boundary.
+                let mut packed = Vec::with_capacity(CHUNK);
                 for chunk in data.chunks(CHUNK) {
-                    tw.write_all(&hurray::pack_codes(chunk.iter().copied(), *bits))?;
+                    packed.clear();
+                    pack_into(chunk, *bits, &mut packed);
+                    tw.write_all(&packed)?;
                 }
                 Ok(())
             }
@@ -215,6 +218,33 @@ impl Buf<'_> {
                 count,
             } => write_splat(tw, element, *storage, *count),
         }
+    }
+}
+
+/// Packs one-per-byte codes (value in the low `bits` bits) LSB-first, as
+/// `hurray::pack_codes` does, a byte at a time.
+fn pack_into(src: &[u8], bits: u32, out: &mut Vec<u8>) {
+    let per = (8 / bits) as usize;
+    let mask = ((1u16 << bits) - 1) as u8;
+    let pack = |c: &[u8]| {
+        c.iter()
+            .enumerate()
+            .fold(0u8, |acc, (i, v)| acc | ((v & mask) << (i * bits as usize)))
+    };
+    match bits {
+        4 => out.extend(
+            src.chunks_exact(2)
+                .map(|c| (c[0] & 0x0F) | ((c[1] & 0x0F) << 4)),
+        ),
+        2 => out.extend(
+            src.chunks_exact(4)
+                .map(|c| (c[0] & 3) | ((c[1] & 3) << 2) | ((c[2] & 3) << 4) | ((c[3] & 3) << 6)),
+        ),
+        _ => out.extend(src.chunks_exact(per).map(pack)),
+    }
+    let rest = src.chunks_exact(per).remainder();
+    if !rest.is_empty() {
+        out.push(pack(rest));
     }
 }
 
@@ -1678,5 +1708,33 @@ fn dense_to_sparse<'c>(
             desc,
         ),
         None => Err(unsupported_encoding(desc, enc)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_into_matches_the_runtime_packing() {
+        for bits in [1u32, 2, 4] {
+            for len in 0..40usize {
+                let codes: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+                let mut out = Vec::new();
+                pack_into(&codes, bits, &mut out);
+                assert_eq!(
+                    out,
+                    hurray::pack_codes(codes.iter().copied(), bits),
+                    "{bits} {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn mask_last_keeps_only_real_elements() {
+        assert_eq!(mask_last(0xFF, 3, 1), 0b111);
+        assert_eq!(mask_last(0xFF, 3, 4), 0x0F);
+        assert_eq!(mask_last(0xFF, 4, 2), 0xFF);
     }
 }

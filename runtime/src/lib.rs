@@ -49,8 +49,8 @@ mod tests;
 #[doc(hidden)]
 pub use derive_support::private as __private;
 pub use derive_support::{
-    Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, Quantized, SparseIndex,
-    StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
+    Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized, Quantized,
+    SparseIndex, StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
 };
 pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
@@ -85,7 +85,7 @@ mod pack {
         let mask = ((1u16 << bits) - 1) as u8;
         for (i, c) in codes.into_iter().enumerate() {
             let bit = i * bits as usize;
-            if bit % 8 == 0 {
+            if bit.is_multiple_of(8) {
                 out.push(0);
             }
             let last = out.len() - 1;

@@ -173,7 +173,7 @@ fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
         value,
         reason,
     };
-    if header_offset < PREFIX_LEN || header_offset % 8 != 0 {
+    if header_offset < PREFIX_LEN || !header_offset.is_multiple_of(8) {
         return Err(bad(
             "header_offset",
             header_offset,
@@ -276,13 +276,13 @@ impl<'a> Reader<'a> {
             if name.is_empty() {
                 return Err(Error::EmptyName { index });
             }
-            if let Some(p) = previous {
-                if p >= name {
-                    return Err(Error::NamesNotSorted {
-                        previous: p.to_owned(),
-                        name: name.to_owned(),
-                    });
-                }
+            if let Some(p) = previous
+                && p >= name
+            {
+                return Err(Error::NamesNotSorted {
+                    previous: p.to_owned(),
+                    name: name.to_owned(),
+                });
             }
             previous = Some(name);
             let alignment = match t.alignment() {
@@ -522,14 +522,14 @@ fn check_metadata(
     let Some(kv) = kv else { return Ok(()) };
     let mut previous: Option<&str> = None;
     for entry in kv.iter() {
-        if let Some(p) = previous {
-            if p >= entry.key() {
-                return Err(Error::MetadataNotSorted {
-                    owner: owner.to_owned(),
-                    previous: p.to_owned(),
-                    key: entry.key().to_owned(),
-                });
-            }
+        if let Some(p) = previous
+            && p >= entry.key()
+        {
+            return Err(Error::MetadataNotSorted {
+                owner: owner.to_owned(),
+                previous: p.to_owned(),
+                key: entry.key().to_owned(),
+            });
         }
         previous = Some(entry.key());
     }

@@ -156,7 +156,7 @@ fn craft(
     let header = fbb.finished_data();
     let mut out = format::prefix().to_vec();
     out.resize((PREFIX_LEN + data_len) as usize, 0xAB);
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     let header_offset = out.len() as u64;
@@ -358,7 +358,7 @@ fn buffer_errors() {
         })
     ));
     let t = f32_tensor("t", &[4], 128);
-    assert!(matches!(open(&craft(&[t], 128, 128, &[])), Ok(_)));
+    assert!(open(&craft(&[t], 128, 128, &[])).is_ok());
     assert!(matches!(
         open(&craft(&[f32_tensor("t", &[4], 64)], 128, 128, &[])),
         Err(Error::BufferMisaligned { .. })
@@ -666,7 +666,7 @@ fn empty_csr_has_no_pointer_bytes() {
         quant: None,
     };
     assert!(matches!(
-        open(&craft(&[t.clone()], 64, 64, &[])),
+        open(&craft(std::slice::from_ref(&t), 64, 64, &[])),
         Err(Error::BufferLength {
             buffer: "pointers",
             expected: 0,

@@ -26,13 +26,13 @@ impl<'a> TensorRef<'a> {
     /// dense and contiguous and hold `T::TYPE`. An empty tensor gives `&[]`.
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
         self.check_type::<T>()?;
-        if let Layout::Strided(strides) = self.layout() {
-            if !is_row_major(&self.dims_u64(), &strides) {
-                return Err(Error::NotContiguous {
-                    tensor: self.name().to_owned(),
-                    strides,
-                });
-            }
+        if let Layout::Strided(strides) = self.layout()
+            && !is_row_major(&self.dims_u64(), &strides)
+        {
+            return Err(Error::NotContiguous {
+                tensor: self.name().to_owned(),
+                strides,
+            });
         }
         cast(self.name(), self.data()?)
     }

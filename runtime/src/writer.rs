@@ -171,13 +171,13 @@ impl<W: Write> Writer<W> {
                 name: desc.name.clone(),
             });
         }
-        if let Some(a) = desc.alignment {
-            if !format::valid_alignment(a) {
-                return Err(Error::InvalidAlignment {
-                    owner: format!("tensor {:?}", desc.name),
-                    value: a,
-                });
-            }
+        if let Some(a) = desc.alignment
+            && !format::valid_alignment(a)
+        {
+            return Err(Error::InvalidAlignment {
+                owner: format!("tensor {:?}", desc.name),
+                value: a,
+            });
         }
         let plan = desc.buffer_plan()?;
         let lengths: Vec<u64> = plan

@@ -10,10 +10,10 @@ pub fn pattern(len: u64, seed: u8, elements: u64, bits: u32) -> Vec<u8> {
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
         .collect();
     let used_bits = elements * u64::from(bits);
-    if used_bits % 8 != 0 {
-        if let Some(last) = v.last_mut() {
-            *last &= (1u8 << (used_bits % 8)) - 1;
-        }
+    if !used_bits.is_multiple_of(8)
+        && let Some(last) = v.last_mut()
+    {
+        *last &= (1u8 << (used_bits % 8)) - 1;
     }
     v
 }

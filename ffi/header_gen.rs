@@ -16,7 +16,41 @@ pub(crate) fn generate_header(ffi_dir: &Path) -> Result<String, String> {
     let mut out = Vec::new();
     bindings.write(&mut out);
     let text = String::from_utf8(out).map_err(|e| e.to_string())?;
-    Ok(strip_flatbuffers_vtable_constants(&text))
+    guard_dlpack_types(&strip_flatbuffers_vtable_constants(&text))
+}
+
+/// The first and last lines of the DLPack type definitions in the header.
+const DLPACK_FIRST: &str = "typedef struct DLPackVersion {";
+const DLPACK_LAST: &str = "} DLManagedTensor;";
+
+/// Wraps the DLPack structs (same layout as `dlpack.h` 1.x) in
+/// `#ifndef DLPACK_DLPACK_H_`, so a program that includes the official
+/// `dlpack.h` (>= 1.0) *before* `hurray.h` uses its definitions instead of
+/// getting redefinition errors. Includes the doc comment above the first.
+fn guard_dlpack_types(text: &str) -> Result<String, String> {
+    let first = text
+        .find(DLPACK_FIRST)
+        .ok_or("DLPackVersion not found in the generated header")?;
+    let start = text[..first]
+        .trim_end_matches(|c| c != '\n')
+        .rfind("\n\n")
+        .map_or(first, |i| i + 2);
+    let last = text[first..]
+        .find(DLPACK_LAST)
+        .ok_or("DLManagedTensor not found in the generated header")?
+        + first
+        + DLPACK_LAST.len();
+    let mut out = String::with_capacity(text.len() + 200);
+    out.push_str(&text[..start]);
+    out.push_str(
+        "// DLPack 1.1 types (same layout as dlpack.h). Include an official dlpack.h\n\
+         // (>= 1.0) before this header to use its definitions instead.\n\
+         #ifndef DLPACK_DLPACK_H_\n\n",
+    );
+    out.push_str(&text[start..last]);
+    out.push_str("\n\n#endif // DLPACK_DLPACK_H_");
+    out.push_str(&text[last..]);
+    Ok(out)
 }
 
 /// cbindgen also emits the associated `VT_*` constants of the FlatBuffers

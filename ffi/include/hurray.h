@@ -15,12 +15,13 @@
 // a resolved empty dimension (ADR-007 section 5).
 #define HURRAY_DYNAMIC_DIM UINT64_MAX
 
-// `DLManagedTensorVersioned.flags`: the consumer must not write (always set by Hurray).
-#define DLPACK_FLAG_BITMASK_READ_ONLY (1 << 0)
+// `DLPACK_FLAG_BITMASK_READ_ONLY` of `DLManagedTensorVersioned.flags`: the
+// consumer must not write (always set by Hurray).
+#define HURRAY_DLPACK_FLAG_READ_ONLY (1 << 0)
 
-// `DLManagedTensorVersioned.flags`: sub-byte elements are padded to a byte
+// `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`: sub-byte elements are padded to a byte
 // each. Never set by Hurray: its sub-byte data is packed, LSB-first.
-#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1 << 2)
+#define HURRAY_DLPACK_FLAG_SUBBYTE_PADDED (1 << 2)
 
 // The DLPack version of the exported structs.
 #define HURRAY_DLPACK_MAJOR_VERSION 1
@@ -79,6 +80,10 @@ typedef struct HurrayTensor HurrayTensor;
 // succeeds. Always end it with `hurray_writer_finish` or `hurray_writer_abort`.
 typedef struct HurrayWriter HurrayWriter;
 
+// DLPack 1.1 types (same layout as dlpack.h). Include an official dlpack.h
+// (>= 1.0) before this header to use its definitions instead.
+#ifndef DLPACK_DLPACK_H_
+
 // `DLPackVersion`.
 typedef struct DLPackVersion {
   uint32_t major;
@@ -129,6 +134,8 @@ typedef struct DLManagedTensor {
   // Frees the export (and releases the file); call exactly once.
   void (*deleter)(struct DLManagedTensor*);
 } DLManagedTensor;
+
+#endif // DLPACK_DLPACK_H_
 
 #ifdef __cplusplus
 extern "C" {

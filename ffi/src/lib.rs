@@ -18,11 +18,12 @@ use std::sync::{Arc, OnceLock};
 /// a resolved empty dimension (ADR-007 section 5).
 pub const HURRAY_DYNAMIC_DIM: u64 = u64::MAX;
 
-/// `DLManagedTensorVersioned.flags`: the consumer must not write (always set by Hurray).
-pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
-/// `DLManagedTensorVersioned.flags`: sub-byte elements are padded to a byte
+/// `DLPACK_FLAG_BITMASK_READ_ONLY` of `DLManagedTensorVersioned.flags`: the
+/// consumer must not write (always set by Hurray).
+pub const HURRAY_DLPACK_FLAG_READ_ONLY: u64 = 1 << 0;
+/// `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`: sub-byte elements are padded to a byte
 /// each. Never set by Hurray: its sub-byte data is packed, LSB-first.
-pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
+pub const HURRAY_DLPACK_FLAG_SUBBYTE_PADDED: u64 = 1 << 2;
 /// The DLPack version of the exported structs.
 pub const HURRAY_DLPACK_MAJOR_VERSION: u32 = 1;
 /// The DLPack version of the exported structs.
@@ -1260,11 +1261,11 @@ mod tests {
     fn dlpack_constants_match_the_runtime() {
         use hurray::dlpack as d;
         assert_eq!(
-            DLPACK_FLAG_BITMASK_READ_ONLY,
+            HURRAY_DLPACK_FLAG_READ_ONLY,
             d::DLPACK_FLAG_BITMASK_READ_ONLY
         );
         assert_eq!(
-            DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
+            HURRAY_DLPACK_FLAG_SUBBYTE_PADDED,
             d::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
         );
         assert_eq!(HURRAY_DLPACK_MAJOR_VERSION, d::DLPACK_MAJOR_VERSION);

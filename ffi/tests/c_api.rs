@@ -90,6 +90,68 @@ fn c_program_writes_and_reads() {
     run(&[Path::new("selftest"), dir.path()]);
 }
 
+/// A program that includes an official-style `dlpack.h` (>= 1.0) before
+/// `hurray.h` compiles: the header then uses the dlpack.h definitions.
+#[test]
+fn header_works_after_an_official_dlpack_h() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in with the DLPack 1.x layout, as dlpack.h declares it.
+    std::fs::write(
+        dir.path().join("dlpack.h"),
+        r#"#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+#include <stdint.h>
+typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
+typedef enum { kDLCPU = 1, kDLCUDA = 2 } DLDeviceType;
+typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+  void *data; DLDevice device; int32_t ndim; DLDataType dtype;
+  int64_t *shape; int64_t *strides; uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version; void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags; DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#endif
+"#,
+    )
+    .unwrap();
+    let main = dir.path().join("main.c");
+    std::fs::write(
+        &main,
+        r#"#include "dlpack.h"
+#include "hurray.h"
+_Static_assert(HURRAY_DLPACK_FLAG_READ_ONLY == DLPACK_FLAG_BITMASK_READ_ONLY, "flag");
+_Static_assert(HURRAY_DLPACK_CPU == kDLCPU, "device");
+int export_one(const HurrayTensor *t) {
+  DLManagedTensorVersioned *m = 0;
+  if (hurray_tensor_to_dlpack(t, &m) != HURRAY_OK) return -1;
+  int ndim = m->dl_tensor.ndim;
+  m->deleter(m);
+  return ndim;
+}
+"#,
+    )
+    .unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let status = Command::new(cc)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+        .arg("-I")
+        .arg(dir.path())
+        .arg("-I")
+        .arg(manifest().join("include"))
+        .arg(&main)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 fn hex(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "-".to_owned();

@@ -17,6 +17,7 @@
 #include "hurray.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,27 @@ static const char *last_kind(void) {
 #define OK(call) CHECK((call) == HURRAY_OK, "%s", #call)
 
 /* ------------------------------------------------------------ selftest -- */
+
+/* Threads share one file handle: lookups, data and DLPack exports. */
+static void *reader_thread(void *arg) {
+    const HurrayFile *f = arg;
+    long bad = 0;
+    for (int i = 0; i < 500; i++) {
+        const HurrayTensor *t = NULL;
+        const void *data = NULL;
+        size_t len = 0;
+        DLManagedTensorVersioned *dl = NULL;
+        if (hurray_file_lookup(f, "w", &t) != HURRAY_OK) bad++;
+        if (hurray_tensor_data(t, &data, &len) != HURRAY_OK || len != 24) bad++;
+        if (hurray_tensor_to_dlpack(t, &dl) != HURRAY_OK || dl->dl_tensor.data != data) bad++;
+        if (dl) dl->deleter(dl);
+        /* Errors are per thread. */
+        if (hurray_file_lookup(f, "missing", &t) != HURRAY_ERR_NOT_FOUND ||
+            strstr(last_error(), "missing") == NULL)
+            bad++;
+    }
+    return (void *)bad;
+}
 
 static uint8_t dtype(const char *name) {
     uint8_t code = 0;
@@ -195,17 +217,25 @@ static void selftest(const char *dir) {
     OK(hurray_tensor_to_dlpack(t, &dl_u4));
     CHECK(dl_u4->dl_tensor.dtype.code == 1 && dl_u4->dl_tensor.dtype.bits == 4 &&
               dl_u4->dl_tensor.dtype.lanes == 1, "u4 DLPack dtype");
-    CHECK((dl_u4->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0, "u4 packed");
+    CHECK((dl_u4->flags & HURRAY_DLPACK_FLAG_SUBBYTE_PADDED) == 0, "u4 packed");
     CHECK(((const uint8_t *)dl_u4->dl_tensor.data)[0] == 0x21, "u4 bytes");
 
     size_t meta = 0;
     OK(hurray_file_metadata_count(f, &meta));
     CHECK(meta == 1, "file metadata");
 
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++) pthread_create(&threads[i], NULL, reader_thread, f);
+    for (int i = 0; i < 4; i++) {
+        void *bad = NULL;
+        pthread_join(threads[i], &bad);
+        CHECK(bad == NULL, "thread %d: %ld failures", i, (long)bad);
+    }
+
     /* Close the file: the exports keep the mapping alive until their deleters. */
     hurray_file_close(f);
     CHECK(dl->version.major == 1 && dl->version.minor == HURRAY_DLPACK_MINOR_VERSION, "DLPack version");
-    CHECK((dl->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "read-only flag");
+    CHECK((dl->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, "read-only flag");
     CHECK(dl->dl_tensor.device.device_type == HURRAY_DLPACK_CPU && dl->dl_tensor.device.device_id == 0,
           "CPU device");
     CHECK(dl->dl_tensor.dtype.code == 2 && dl->dl_tensor.dtype.bits == 32, "f32 DLPack dtype");
@@ -393,7 +423,7 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
         CHECK(s == HURRAY_OK && dl != NULL, "DLPack export: %s", hurray_status_name(s));
         if (dl) {
             CHECK(dl->version.major == HURRAY_DLPACK_MAJOR_VERSION, "DLPack major");
-            CHECK((dl->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, "read-only");
+            CHECK((dl->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, "read-only");
             CHECK(dl->dl_tensor.dtype.code == want_dlcode && dl->dl_tensor.dtype.bits == want_dlbits &&
                       dl->dl_tensor.dtype.lanes == 1,
                   "DLPack dtype %d/%d", dl->dl_tensor.dtype.code, dl->dl_tensor.dtype.bits);

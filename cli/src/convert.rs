@@ -951,21 +951,50 @@ fn canonical(e: &Entry<'_>, data: &[u8], emit: &mut Emit<'_>) -> Result<()> {
         }
         return Ok(());
     };
-    // Gather: walk the destination in row-major order; copy whole rows when
-    // the last dimension is contiguous, single elements otherwise.
+    // Gather, walking the destination in row-major order.
     let rank = e.shape.len();
+    let out_of_range = || anyhow!("tensor {:?}: strides reach past the data", e.name);
+    let at = |offset: u64| {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_mul(size))
+    };
+    if rank >= 2 && strides[rank - 1] != 1 {
+        // The last dimension is not contiguous (a Fortran-order or transposed
+        // array): gather tiles of whole rows, reading along the source's
+        // memory order inside each tile so the reads stay sequential.
+        let (m, n) = (e.shape[rank - 2] as usize, e.shape[rank - 1] as usize);
+        let (sm, sn) = (strides[rank - 2] as usize, strides[rank - 1] as usize);
+        let row = n * size;
+        let tile_rows = (CHUNK / row).clamp(1, m);
+        let mut tile = vec![0u8; tile_rows * row];
+        return for_each_outer(&e.shape[..rank - 2], strides, |base| {
+            let base = usize::try_from(base).map_err(|_| out_of_range())?;
+            for first in (0..m).step_by(tile_rows) {
+                let rows = tile_rows.min(m - first);
+                let start = base + first * sm;
+                let filled = match size {
+                    1 => gather_tile::<1>(data, &mut tile, start, rows, n, sm, sn),
+                    2 => gather_tile::<2>(data, &mut tile, start, rows, n, sm, sn),
+                    4 => gather_tile::<4>(data, &mut tile, start, rows, n, sm, sn),
+                    8 => gather_tile::<8>(data, &mut tile, start, rows, n, sm, sn),
+                    16 => gather_tile::<16>(data, &mut tile, start, rows, n, sm, sn),
+                    _ => None,
+                };
+                filled.ok_or_else(out_of_range)?;
+                buf.extend_from_slice(&tile[..rows * row]);
+                flush(&mut buf)?;
+            }
+            Ok(())
+        });
+    }
+    // Copy whole rows when the last dimension is contiguous, single elements otherwise.
     let (outer, run) = match strides.last() {
         Some(1) => (rank - 1, e.shape[rank - 1] as usize),
         _ => (rank, 1),
     };
-    let mut index = vec![0u64; outer];
-    let mut offset = 0u64;
-    let out_of_range = || anyhow!("tensor {:?}: strides reach past the data", e.name);
-    loop {
-        let start = usize::try_from(offset)
-            .ok()
-            .and_then(|o| o.checked_mul(size))
-            .ok_or_else(out_of_range)?;
+    for_each_outer(&e.shape[..outer], strides, |offset| {
+        let start = at(offset).ok_or_else(out_of_range)?;
         let bytes = data
             .get(start..start + run * size)
             .ok_or_else(out_of_range)?;
@@ -973,25 +1002,64 @@ fn canonical(e: &Entry<'_>, data: &[u8], emit: &mut Emit<'_>) -> Result<()> {
         if buf.len() >= CHUNK {
             flush(&mut buf)?;
         }
-        // Next index over the outer dimensions (the odometer).
-        let mut d = outer;
+        Ok(())
+    })?;
+    if !buf.is_empty() {
+        flush(&mut buf)?;
+    }
+    Ok(())
+}
+
+/// Calls `f` with the element offset of every index over `shape` (the leading
+/// dimensions of a tensor with `strides`), in row-major order. Every dimension is >= 1.
+fn for_each_outer(
+    shape: &[u64],
+    strides: &[u64],
+    mut f: impl FnMut(u64) -> Result<()>,
+) -> Result<()> {
+    let mut index = vec![0u64; shape.len()];
+    let mut offset = 0u64;
+    loop {
+        f(offset)?;
+        // The odometer.
+        let mut d = shape.len();
         loop {
             if d == 0 {
-                if !buf.is_empty() {
-                    flush(&mut buf)?;
-                }
                 return Ok(());
             }
             d -= 1;
             index[d] += 1;
             offset += strides[d];
-            if index[d] < e.shape[d] {
+            if index[d] < shape[d] {
                 break;
             }
-            offset -= strides[d] * e.shape[d];
+            offset -= strides[d] * shape[d];
             index[d] = 0;
         }
     }
+}
+
+/// Fills `tile` with `rows` row-major rows of `n` elements of `S` bytes: element
+/// `(k, j)` comes from element offset `start + k * sm + j * sn` of `data`.
+/// `None` if an offset falls outside `data`.
+fn gather_tile<const S: usize>(
+    data: &[u8],
+    tile: &mut [u8],
+    start: usize,
+    rows: usize,
+    n: usize,
+    sm: usize,
+    sn: usize,
+) -> Option<()> {
+    for j in 0..n {
+        let column = start.checked_add(j.checked_mul(sn)?)?;
+        for k in 0..rows {
+            let src = column.checked_add(k.checked_mul(sm)?)?.checked_mul(S)?;
+            let dst = (k * n + j) * S;
+            tile[dst..dst + S].copy_from_slice(data.get(src..src.checked_add(S)?)?);
+        }
+    }
+    Some(())
 }
 
 /// Writes into a temporary file next to `dest`, renamed over it by [`Temp::persist`].
@@ -1278,5 +1346,51 @@ mod tests {
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
         assert_eq!(got, [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn gather_tiles_cover_every_row_of_a_3d_fortran_array() {
+        // Rows of 3 bytes: tiles hold CHUNK / 3 rows, so 400_000 rows need two tiles.
+        let shape = [2u64, 400_000, 3];
+        let count: u64 = shape.iter().product();
+        let strides = fortran_strides(&shape).unwrap();
+        // Column-major storage of the logical value (a, b, c) -> (a + 7 b + 13 c) % 251.
+        let value = |a: u64, b: u64, c: u64| ((a + 7 * b + 13 * c) % 251) as u8;
+        let mut data = vec![0u8; count as usize];
+        for a in 0..shape[0] {
+            for b in 0..shape[1] {
+                for c in 0..shape[2] {
+                    let at = a * strides[0] + b * strides[1] + c * strides[2];
+                    data[at as usize] = value(a, b, c);
+                }
+            }
+        }
+        let e = Entry {
+            name: "t".into(),
+            dtype: ElementType::UInt8,
+            shape: shape.to_vec(),
+            strides: Some(strides),
+            big_endian: false,
+            packed_bool: false,
+            data: Data::Slice(&data),
+            hurray_only: None,
+            metadata: 0,
+        };
+        let mut out = Vec::new();
+        canonical(&e, &data, &mut |c: &[u8]| {
+            out.extend_from_slice(c);
+            Ok(())
+        })
+        .unwrap();
+        let mut i = 0;
+        for a in 0..shape[0] {
+            for b in 0..shape[1] {
+                for c in 0..shape[2] {
+                    assert_eq!(out[i], value(a, b, c), "({a}, {b}, {c})");
+                    i += 1;
+                }
+            }
+        }
+        assert_eq!(i, out.len());
     }
 }

@@ -1738,6 +1738,34 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         },
     )?);
     out.push(invalid(
+        "shape_product_overflow",
+        "shape [2, 3] of tensor a changed to [2^33, 2^33]: the element count overflows 64 bits",
+        dense,
+        err("SizeOverflow", "a", "shape"),
+        |b| {
+            let n = Nav { b };
+            let v = n.req(n.tensor(0)?, field::tensor::SHAPE)?;
+            let (d0, d1) = (n.struct_at(v, 0, 8), n.struct_at(v, 1, 8));
+            put_u64(b, d0, 1 << 33);
+            put_u64(b, d1, 1 << 33);
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
+        "byte_length_overflow",
+        "shape [2, 3] of tensor a (f32) changed to [2^62, 1]: 2^62 elements fit, their 2^64 bytes do not",
+        dense,
+        err("SizeOverflow", "a", "values"),
+        |b| {
+            let n = Nav { b };
+            let v = n.req(n.tensor(0)?, field::tensor::SHAPE)?;
+            let (d0, d1) = (n.struct_at(v, 0, 8), n.struct_at(v, 1, 8));
+            put_u64(b, d0, 1 << 62);
+            put_u64(b, d1, 1);
+            Ok(())
+        },
+    )?);
+    out.push(invalid(
         "empty_becomes_nonempty",
         "shape [3, 0, 5] changed to [3, 1, 5]: the 0-byte buffer is now 60 bytes short",
         empty,

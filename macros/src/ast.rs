@@ -235,7 +235,7 @@ fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
                 "Vec" => Ok((Kind::Vec, None)),
                 "Packed" => Ok((Kind::Packed, lifetime)),
                 "Compressed" => Ok((Kind::Compressed, lifetime)),
-                "Quantized" => Ok((Kind::Quantized, lifetime)),
+                "Quantized" | "PackedQuantized" => Ok((Kind::Quantized, lifetime)),
                 n if n.starts_with("ArrayView") => Ok((Kind::NdView, lifetime)),
                 n if n == "Array" || is_array_alias(n) => Ok((Kind::NdArray, None)),
                 "Option" => Err("an optional tensor is `Option<F>` of a tensor field type, not of another `Option`".into()),

@@ -593,3 +593,35 @@ fn ndarray_fields_round_trip_and_borrow() {
         .to_string();
     assert!(e.contains("standard"), "{e}");
 }
+
+#[derive(Tensors, Debug, PartialEq)]
+struct Int4Weights<'a> {
+    /// int4 weights, one f16 scale and one int4 zero point per block of 2 along axis 1.
+    #[hurray(shape = [2, 4], quantization = "per_block", axis = 1, block_size = 2)]
+    w: hurray::PackedQuantized<'a, Int4, half::f16>,
+}
+
+#[test]
+fn packed_quantized_round_trip() {
+    let f = half::f16::from_f32;
+    let q = Int4Weights {
+        w: hurray::PackedQuantized::new(
+            Packed::from_values([1, 2, 3, 4, -1, -2, -3, -4]).unwrap(),
+            vec![f(1.0), f(0.5), f(2.0), f(0.25)],
+            Some(Packed::from_values([0, 1, -1, 0]).unwrap()),
+        ),
+    };
+    let mut bytes = Vec::new();
+    q.write_to(&mut bytes).unwrap();
+    let file = File::from_bytes(&bytes).unwrap();
+    let t = file.tensor("w").unwrap();
+    assert_eq!(t.element_type(), ElementType::Int4);
+    assert_eq!(t.data().unwrap().len(), 4, "8 x 4 bits");
+    assert_eq!(
+        t.quantized().unwrap().dequantize(),
+        [1.0, 2.0, 1.0, 1.5, -0.0, -2.0, -0.75, -1.0]
+    );
+    let back = Int4Weights::load(&file).unwrap();
+    assert!(back.w.values.is_borrowed());
+    assert_eq!(back, q);
+}

@@ -14,6 +14,7 @@
 //! | [`Quantized<'a, T, S>`] | dense storage `T` with scales `S` and optional zero points | borrowed |
 //! | `ndarray::ArrayView<'a, T, D>` (feature `ndarray`) | dense, the array's shape | borrowed |
 //! | `ndarray::Array<T, D>` (feature `ndarray`) | dense, the array's shape | copied |
+//! | [`PackedQuantized<'a, P, S>`] | the same with packed sub-byte storage | borrowed |
 //! | `Option<F>` | an optional tensor of field type `F` | `None` when absent |
 //! | a struct deriving `Tensors` | its tensors, named `field.inner` | as that struct |
 
@@ -331,6 +332,31 @@ impl<'a, T: Element, S: Element> Quantized<'a, T, S> {
     ) -> Self {
         Quantized {
             values: values.into(),
+            scales: scales.into(),
+            zero_points,
+        }
+    }
+}
+
+/// A dense quantized tensor with packed sub-byte storage (int4/uint4/int2
+/// weights, say): packed values, scales and optional packed zero points (one
+/// per scale). The scheme and expressed type come from the field's attributes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedQuantized<'a, P: PackedElement, S: Element = f32> {
+    pub values: Packed<'a, P>,
+    pub scales: Cow<'a, [S]>,
+    pub zero_points: Option<Packed<'a, P>>,
+}
+
+impl<'a, P: PackedElement, S: Element> PackedQuantized<'a, P, S> {
+    /// A quantized tensor from its parts.
+    pub fn new(
+        values: Packed<'a, P>,
+        scales: impl Into<Cow<'a, [S]>>,
+        zero_points: Option<Packed<'a, P>>,
+    ) -> Self {
+        PackedQuantized {
+            values,
             scales: scales.into(),
             zero_points,
         }
@@ -859,24 +885,8 @@ pub mod private {
     impl<'a, T: Element, S: Element> TensorField<'a> for Quantized<'a, T, S> {
         fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
             let shape = infer_shape(name, spec, self.values.len() as u64)?;
-            let Some(q) = spec.quantization else {
-                return Err(invalid(
-                    name,
-                    "quantization",
-                    "absent".into(),
-                    "a quantized field needs a scheme".into(),
-                ));
-            };
-            Ok(
-                TensorDescriptor::new(name, T::TYPE, shape).with_quantization(Quantization {
-                    scheme: q.scheme,
-                    expressed_type: q.expressed_type,
-                    scale_type: S::TYPE,
-                    zero_point_type: self.zero_points.as_ref().map(|_| T::TYPE),
-                    storage_min: 0,
-                    storage_max: 0,
-                }),
-            )
+            let q = quantization::<S>(name, spec, self.zero_points.as_ref().map(|_| T::TYPE))?;
+            Ok(TensorDescriptor::new(name, T::TYPE, shape).with_quantization(q))
         }
         fn buffers(&self) -> Vec<&[u8]> {
             vec![
@@ -888,39 +898,105 @@ pub mod private {
             ]
         }
         fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {
-            check(&t, spec, T::TYPE, 1)?;
-            if !matches!(t.layout(), Layout::Dense) {
-                return Err(Error::LayoutMismatch {
-                    tensor: t.name().to_owned(),
-                    found: t.layout().name(),
-                    needed: "dense",
-                    operation: "loading a quantized field",
-                });
-            }
-            let q = t.quantization().ok_or_else(|| Error::NoData {
-                tensor: t.name().to_owned(),
-            })?;
-            let typed = |want: ElementType, found: ElementType| {
-                if want == found {
-                    Ok(())
-                } else {
-                    Err(Error::TypeMismatch {
-                        tensor: t.name().to_owned(),
-                        requested: want,
-                        found,
-                    })
-                }
-            };
-            typed(S::TYPE, q.scale_type)?;
-            if let Some(zp) = q.zero_point_type {
-                typed(T::TYPE, zp)?;
-            }
-            let view = t.quantized()?;
+            let view = quantized_view(&t, spec, T::TYPE, S::TYPE)?;
             Ok(Quantized {
                 values: Cow::Borrowed(t.as_slice::<T>()?),
                 scales: Cow::Borrowed(cast::<S>(t.name(), view.scales)?),
-                zero_points: match q.zero_point_type {
+                zero_points: match view.quantization.zero_point_type {
                     Some(_) => Some(Cow::Borrowed(cast::<T>(t.name(), view.zero_points)?)),
+                    None => None,
+                },
+            })
+        }
+    }
+
+    /// Checks a stored quantized tensor against the field (element, scale and
+    /// zero-point types, layout) and returns its view.
+    fn quantized_view<'a>(
+        t: &TensorRef<'a>,
+        spec: &FieldSpec,
+        storage: ElementType,
+        scale: ElementType,
+    ) -> Result<crate::QuantizedView<'a>> {
+        check(t, spec, storage, 1)?;
+        if !matches!(t.layout(), Layout::Dense) {
+            return Err(Error::LayoutMismatch {
+                tensor: t.name().to_owned(),
+                found: t.layout().name(),
+                needed: "dense",
+                operation: "loading a quantized field",
+            });
+        }
+        let view = t.quantized()?;
+        let q = &view.quantization;
+        let typed = |want: ElementType, found: ElementType| {
+            if want == found {
+                Ok(())
+            } else {
+                Err(Error::TypeMismatch {
+                    tensor: t.name().to_owned(),
+                    requested: want,
+                    found,
+                })
+            }
+        };
+        typed(scale, q.scale_type)?;
+        if let Some(zp) = q.zero_point_type {
+            typed(storage, zp)?;
+        }
+        Ok(view)
+    }
+
+    fn quantization<S: Element>(
+        name: &str,
+        spec: &FieldSpec,
+        zero_point_type: Option<ElementType>,
+    ) -> Result<Quantization> {
+        let Some(q) = spec.quantization else {
+            return Err(invalid(
+                name,
+                "quantization",
+                "absent".into(),
+                "a quantized field needs a scheme".into(),
+            ));
+        };
+        Ok(Quantization {
+            scheme: q.scheme,
+            expressed_type: q.expressed_type,
+            scale_type: S::TYPE,
+            zero_point_type,
+            storage_min: 0,
+            storage_max: 0,
+        })
+    }
+
+    impl<'a, P: PackedElement, S: Element> TensorField<'a> for PackedQuantized<'a, P, S> {
+        fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
+            let shape = infer_shape(name, spec, self.values.len())?;
+            let q = quantization::<S>(name, spec, self.zero_points.as_ref().map(|_| P::TYPE))?;
+            Ok(TensorDescriptor::new(name, P::TYPE, shape).with_quantization(q))
+        }
+        fn buffers(&self) -> Vec<&[u8]> {
+            vec![
+                self.values.bytes(),
+                bytemuck::cast_slice(&self.scales),
+                self.zero_points.as_ref().map_or(&[], Packed::bytes),
+            ]
+        }
+        fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {
+            let view = quantized_view(&t, spec, P::TYPE, S::TYPE)?;
+            let scales = cast::<S>(t.name(), view.scales)?;
+            let packed = t.packed()?;
+            Ok(PackedQuantized {
+                values: Packed {
+                    bytes: Cow::Borrowed(packed.bytes()),
+                    len: packed.len(),
+                    marker: PhantomData,
+                },
+                scales: Cow::Borrowed(scales),
+                zero_points: match view.quantization.zero_point_type {
+                    // One zero point per scale.
+                    Some(_) => Some(Packed::from_bytes(view.zero_points, scales.len() as u64)?),
                     None => None,
                 },
             })

@@ -209,7 +209,9 @@ pub(crate) fn convert(input: &Path, output: &Path) -> Result<()> {
     let to = Format::of(output)?;
     let context = || format!("converting {} to {}", input.display(), output.display());
     if from == Format::Hurray {
-        let file = File::open(input).with_context(|| format!("reading {}", input.display()))?;
+        // hurray's messages name the path and the cause (its `Io` variant also
+        // chains the cause as a source, so format it once, here).
+        let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
         if to == Format::Hurray {
             return copy_hurray(&file, output).with_context(context);
         }
@@ -859,30 +861,37 @@ fn warn_dropped(source: &Source<'_>, to: Format) {
     }
     for e in source.entries.iter().filter(|e| e.metadata > 0) {
         eprintln!(
-            "hurray: warning: {} has no per-tensor metadata; the {} entries of tensor {:?} are not carried over",
+            "hurray: warning: {} has no per-tensor metadata; {} of tensor {:?} not carried over",
             to.name(),
-            e.metadata,
+            entries(e.metadata),
             e.name
         );
     }
     if !source.metadata.is_empty() && to != Format::Safetensors {
         eprintln!(
-            "hurray: warning: {} has no file metadata; {} entries are not carried over",
+            "hurray: warning: {} has no file metadata; {} not carried over",
             to.name(),
-            source.metadata.len()
+            entries(source.metadata.len())
         );
+    }
+}
+
+fn entries(n: usize) -> String {
+    match n {
+        1 => "1 metadata entry is".to_owned(),
+        n => format!("{n} metadata entries are"),
     }
 }
 
 fn transfer(source: Source<'_>, input: &Path, to: Format, output: &Path) -> Result<()> {
     check(&source, input, to)?;
-    warn_dropped(&source, to);
     let mut sink: Box<dyn Sink> = match to {
         Format::Hurray => Box::new(HurraySink::create(output, &source.metadata)?),
         Format::Safetensors => Box::new(SafetensorsSink::create(output, &source)?),
         Format::Npy => Box::new(NpySink::create(output, false)?),
         Format::Npz => Box::new(NpySink::create(output, true)?),
     };
+    warn_dropped(&source, to);
     let bar = progress_bar(source.entries.iter().map(Entry::stored_len).sum());
     for e in &source.entries {
         bar.set_message(e.name.clone());

@@ -394,10 +394,9 @@ class File:
                 check("zero_points", p.zero_points, quant.ZeroPoints())
             metadata = _check_metadata(name, _kv_list(t))
             self.tensors.append(Tensor(self, t, name, shape, layout, p, alignment, spans, metadata))
-        if not h.TensorsIsNone():
-            # As the reference reader: the index is checked whenever the
-            # tensor list is present, even empty.
-            self._check_name_index(h.TensorsLength())
+        # As the reference reader: the index is checked whether or not the
+        # tensor list is present (absent counts as no tensors).
+        self._check_name_index(0 if h.TensorsIsNone() else h.TensorsLength())
         ranges.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
         for a, b in zip(ranges, ranges[1:]):
             if b[0] < a[1]:

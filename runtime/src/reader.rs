@@ -267,7 +267,7 @@ impl<'a> Reader<'a> {
         }
         check_metadata("file", self.header.metadata())?;
         let Some(tensors) = self.header.tensors() else {
-            return Ok(());
+            return check_name_index(&self.header, 0);
         };
         let mut ranges: Vec<(u64, u64, u32, &'static str)> = Vec::with_capacity(tensors.len());
         let mut previous: Option<&str> = None;
@@ -368,7 +368,8 @@ impl<'a> Reader<'a> {
             check_metadata(name, t.metadata())?;
         }
         check_name_index(&self.header, tensors.len())?;
-        ranges.sort_unstable_by_key(|r| r.0);
+        // The whole tuple, so the reported pair is deterministic.
+        ranges.sort_unstable();
         for w in ranges.windows(2) {
             if w[1].0 < w[0].1 {
                 return Err(Error::BuffersOverlap {

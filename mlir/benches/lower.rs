@@ -98,8 +98,8 @@ fn resource_module<'c>(mlir: &'c Mlir, src: &'c [Vec<u8>]) -> Module<'c> {
         let name = format!("blob{i:03}");
         // SAFETY: `src` outlives the module ('c); the blob is immutable, the
         // name is copied by MLIR, and no deleter is installed.
-        let attr = unsafe {
-            Attribute::from_raw(mlir_sys::mlirUnmanagedDenseResourceElementsAttrGet(
+        let raw = unsafe {
+            mlir_sys::mlirUnmanagedDenseResourceElementsAttrGet(
                 melior::ir::TypeLike::to_raw(&ty),
                 mlir_sys::MlirStringRef {
                     data: name.as_ptr().cast(),
@@ -111,8 +111,10 @@ fn resource_module<'c>(mlir: &'c Mlir, src: &'c [Vec<u8>]) -> Module<'c> {
                 false,
                 None,
                 std::ptr::null_mut(),
-            ))
+            )
         };
+        // SAFETY: a non-null attribute just created in this context.
+        let attr = unsafe { Attribute::from_raw(raw) };
         module
             .body()
             .append_operation(global(mlir, &format!("r{i:03}"), ty, attr));

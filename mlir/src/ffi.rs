@@ -648,3 +648,27 @@ pub(crate) fn dense_from_raw<'c>(ty: Type<'c>, raw: &[u8]) -> Option<Attribute<'
 pub(crate) fn describe(ty: Type<'_>) -> String {
     ty.to_string()
 }
+
+/// The result types of the operations using `value`, with their op names.
+pub(crate) fn user_results<'c>(value: melior::ir::Value<'c, '_>) -> Vec<(String, Vec<Type<'c>>)> {
+    use melior::ir::ValueLike;
+    let mut out = Vec::new();
+    // SAFETY: `value` is a live SSA value; the use list is walked with the C
+    // API's own null checks, and each owner is a live operation of the same
+    // context whose name and result types are read only.
+    unsafe {
+        let mut use_ = sys::mlirValueGetFirstUse(value.to_raw());
+        while !sys::mlirOpOperandIsNull(use_) {
+            let owner = sys::mlirOpOperandGetOwner(use_);
+            let name = sys::mlirIdentifierStr(sys::mlirOperationGetName(owner));
+            let results = (0..sys::mlirOperationGetNumResults(owner))
+                .map(|i| {
+                    Type::from_raw(sys::mlirValueGetType(sys::mlirOperationGetResult(owner, i)))
+                })
+                .collect();
+            out.push((string_ref(name), results));
+            use_ = sys::mlirOpOperandGetNextUse(use_);
+        }
+    }
+    out
+}

@@ -555,11 +555,27 @@ impl<'c> Collector<'c> {
         }
         let Some(value) = found else { return Ok(()) };
         let result_ty = op.result(0).map(|r| r.r#type())?;
-        if !ffi::is_ranked_tensor(ffi::attr_type(value)) {
-            return Ok(()); // a vector constant, not a tensor
+        // A tensor constant produces a ranked tensor from a tensor attribute;
+        // vector constants and e.g. `tosa.const_shape` (`!tosa.shape`) are not
+        // tensor values.
+        if !ffi::is_ranked_tensor(ffi::attr_type(value)) || !ffi::is_ranked_tensor(result_ty) {
+            return Ok(());
+        }
+        // `quant.scast` of a plain integer constant to a quantized type: the
+        // constant holds the stored values of that quantized tensor.
+        let mut declared = result_ty;
+        if let Ok(result) = op.result(0) {
+            let users = ffi::user_results(result.into());
+            if let [(user, types)] = users.as_slice()
+                && user == "quant.scast"
+                && let [t] = types.as_slice()
+                && ffi::element_type(*t).and_then(ffi::quant_type).is_some()
+            {
+                declared = *t;
+            }
         }
         let name = sym_name(op).unwrap_or_else(|| name.to_owned());
-        let entry = self.elements_entry(&name, desc, value, Some(result_ty))?;
+        let entry = self.elements_entry(&name, desc, value, Some(declared))?;
         self.add(entry)
     }
 
@@ -1303,7 +1319,11 @@ fn raw_bytes<'c>(b: Attribute<'c>, desc: &str, name: &str, i: usize) -> Result<B
             if ffi::dense_is_splat(b) {
                 // SAFETY: a dense attribute of 8-bit elements; a splat stores one byte.
                 let one = unsafe { ffi::dense_raw(b, 1) };
-                Ok(Buf::Owned(vec![one.first().copied().unwrap_or(0); n]))
+                Ok(Buf::Splat {
+                    element: one,
+                    storage: Storage::Same { bytes: 1 },
+                    count: n as u64,
+                })
             } else {
                 // SAFETY: a dense attribute of `n` 8-bit elements stores `n` bytes.
                 Ok(Buf::Raw(unsafe { ffi::dense_raw(b, n) }))

@@ -328,6 +328,8 @@ module {
       scf.yield %c : tensor<2xi32>
     }
     %d = "tosa.const"() {values = dense<7> : tensor<2xi32>} : () -> tensor<2xi32>
+    %s = tosa.const_shape {values = dense<[1, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %v = arith.constant dense<1.0> : vector<4xf32>
     return %b : tensor<2xi32>
   }
   module @inner {

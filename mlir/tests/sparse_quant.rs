@@ -176,6 +176,8 @@ func.func @q(%in: tensor<?x4x!quant.uniform<i8:f32, 0.5:-3>>) {
   %t = "tosa.const"() {values = dense<[1, -2, 3, 4]> : tensor<4xi8>} : () -> tensor<4x!quant.uniform<i8:f32, 0.25:10>>
   %a = "tosa.const"() {values = dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi8>} : () -> tensor<3x2x!quant.uniform<i8:f32:0, {0.5, 0.25:1, 2.0:-1}>>
   %s = "tosa.const"() {values = dense<[10, 20]> : tensor<2xui8>} : () -> tensor<2x!quant.uniform<u8:f32, 0.125>>
+  %c = arith.constant dense<[5, 6]> : tensor<2xi8>
+  %cq = quant.scast %c : tensor<2xi8> to tensor<2x!quant.uniform<i8:f32, 0.75:4>>
   %b = "tosa.const"() {values = dense<1> : tensor<2x4xi8>} : () -> tensor<2x4x!quant.uniform<i8:f32:{1:2}, {{2.0, 3.0}, {4.0, 5.0}}>>
   return
 }
@@ -209,7 +211,13 @@ fn quantized_constants_carry_quantization_descriptors() {
     assert_eq!(q.zero_point_type, None, "symmetric: no zero points");
     assert_eq!((q.storage_min, q.storage_max), (0, 255));
 
-    let b = file.tensor("q/3").unwrap();
+    // An arith.constant reinterpreted by quant.scast is quantized too.
+    let c = file.tensor("q/3").unwrap();
+    assert_eq!(c.buffer("values").unwrap(), [5, 6]);
+    assert_eq!(f64s(c.buffer("scales").unwrap()), [0.75]);
+    assert_eq!(i64s(c.buffer("zero_points").unwrap()), [4]);
+
+    let b = file.tensor("q/5").unwrap();
     let q = b.quantization().unwrap();
     assert_eq!(
         q.scheme,

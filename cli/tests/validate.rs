@@ -4,15 +4,26 @@
 use std::process::Command;
 
 fn validate(paths: &[&std::path::Path]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hurray")).arg("validate").args(paths).output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .arg("validate")
+        .args(paths)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 #[test]
 fn valid_and_invalid_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.hurray");
-    let st = Command::new(env!("CARGO_BIN_EXE_hurray")).arg("example").arg(&good).status().unwrap();
+    let st = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .arg("example")
+        .arg(&good)
+        .status()
+        .unwrap();
     assert!(st.success());
     assert_eq!(validate(&[&good]).0, Some(0));
 
@@ -20,7 +31,10 @@ fn valid_and_invalid_inputs() {
     let mut cases: Vec<(String, Vec<u8>)> = vec![
         ("empty".into(), vec![]),
         ("truncated".into(), bytes[..bytes.len() / 2].to_vec()),
-        ("text".into(), b"hello, this is not a tensor file at all, not even close".to_vec()),
+        (
+            "text".into(),
+            b"hello, this is not a tensor file at all, not even close".to_vec(),
+        ),
     ];
     // Every single-byte corruption of the header and footer region.
     let header_start = bytes.len() - 400;
@@ -39,7 +53,10 @@ fn valid_and_invalid_inputs() {
     let (code, stdout) = validate(&refs);
     assert_eq!(code, Some(1), "{stdout}");
     for name in ["empty", "truncated", "text"] {
-        let line = stdout.lines().find(|l| l.contains(&format!("/{name}:"))).unwrap();
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!("/{name}:")))
+            .unwrap();
         assert!(!line.ends_with(": ok"), "{line}");
     }
     assert!(stdout.contains("shorter than the 96 bytes"), "{stdout}");

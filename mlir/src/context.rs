@@ -137,13 +137,30 @@ impl Mlir {
         self.parse(text.as_bytes(), "<text>")
     }
 
-    /// Reads and parses an MLIR file (text or bytecode).
+    /// Reads and parses an MLIR file (text or bytecode); locations name the file.
     pub fn parse_file(&self, path: &Path) -> Result<Module<'_>> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        // MLIR opens the file itself (so diagnostics carry its name, and
+        // bytecode is read from an aligned buffer MLIR owns); check first for
+        // a clear I/O error.
+        std::fs::metadata(path).map_err(|error| Error::Io {
             op: "reading",
             path: path.to_owned(),
-            source,
+            error,
         })?;
-        self.parse(&bytes, &path.display().to_string())
+        let name = path.to_string_lossy();
+        let name_ref = sys::MlirStringRef {
+            data: name.as_ptr().cast(),
+            length: name.len(),
+        };
+        self.diagnostics.borrow_mut().clear();
+        // SAFETY: the context is alive and `name_ref` points at `name`, which
+        // outlives the call; MLIR copies what it keeps.
+        let raw = unsafe { sys::mlirModuleCreateParseFromFile(self.context.to_raw(), name_ref) };
+        // SAFETY: a module handle just returned by the parser (null on failure).
+        let module = unsafe { Module::from_option_raw(raw) };
+        module.ok_or_else(|| Error::Parse {
+            source_name: path.display().to_string(),
+            diagnostics: self.take_diagnostics(),
+        })
     }
 }

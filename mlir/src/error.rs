@@ -58,13 +58,14 @@ pub enum Error {
         first: String,
         second: String,
     },
-    /// The Hurray runtime rejected a descriptor or a write.
-    #[error("tensor {tensor:?} from {op}: {source}")]
+    /// The Hurray runtime rejected a descriptor or a write. (The runtime
+    /// error is part of the message, not a `source()`, so error chains do not
+    /// print it twice.)
+    #[error("tensor {tensor:?} from {op}: {error}")]
     Tensor {
         tensor: String,
         op: String,
-        #[source]
-        source: Box<hurray::Error>,
+        error: Box<hurray::Error>,
     },
     /// Any other Hurray runtime error (opening, finishing a file).
     #[error(transparent)]
@@ -73,12 +74,11 @@ pub enum Error {
     #[error(transparent)]
     Melior(#[from] melior::Error),
     /// Reading or writing a file.
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {error}")]
     Io {
         op: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 

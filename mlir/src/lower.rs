@@ -304,7 +304,7 @@ fn write_entry<W: Write>(writer: &mut Writer<W>, e: &Entry<'_>) -> Result<u64> {
     let tensor_err = |source| Error::Tensor {
         tensor: e.desc.name.clone(),
         op: e.op.clone(),
-        source: Box::new(source),
+        error: Box::new(source),
     };
     let plan = e.desc.buffer_plan().map_err(tensor_err)?;
     let expected = plan.all(e.desc.quantization.is_some());

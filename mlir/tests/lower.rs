@@ -512,3 +512,57 @@ fn lowering_to_a_path_is_atomic() {
     let f = hurray::File::open(&path).unwrap();
     assert_eq!(f.tensor("f/0").unwrap().layout(), Layout::Dense);
 }
+
+/// Deterministic mutations of a valid module (byte flips, deletions,
+/// truncations) in text and bytecode: every one is an error or a valid
+/// lowering, never a panic.
+#[test]
+fn mutated_inputs_never_panic() {
+    let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mlp.mlir")).unwrap();
+    let mlir = Mlir::new().unwrap();
+    let bytecode = {
+        let m = mlir.parse(&text, "mlp.mlir").unwrap();
+        melior::ir::operation::OperationLike::write_bytecode(&m.as_operation())
+    };
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut ok, mut err) = (0, 0);
+    for (kind, base) in [("text", &text), ("bytecode", &bytecode)] {
+        for _ in 0..150 {
+            let mut m = base.clone();
+            match next() % 3 {
+                0 => {
+                    let i = (next() as usize) % m.len();
+                    m[i] ^= 1 << (next() % 8);
+                }
+                1 => {
+                    let i = (next() as usize) % m.len();
+                    let n = ((next() % 16) as usize).min(m.len() - i);
+                    m.drain(i..i + n);
+                }
+                _ => m.truncate((next() as usize) % m.len()),
+            }
+            let mlir = Mlir::new().unwrap();
+            match mlir.parse(&m, kind) {
+                Err(_) => err += 1,
+                Ok(module) => {
+                    let mut out = Vec::new();
+                    match hurray_mlir::lower_module(&module, &mut out, Default::default()) {
+                        Ok(_) => {
+                            hurray::File::from_bytes(&out).expect("a lowering writes valid files");
+                            ok += 1
+                        }
+                        Err(_) => err += 1,
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(ok + err, 300);
+    assert!(err > 0);
+}

@@ -1,6 +1,6 @@
 //! The `hurray._hurray` extension module (re-exported by the `hurray` package).
 //!
-//! - `open(path)` → [`PyFile`]: a read-only mapping name → [`PyTensor`] over a
+//! - `open(path)` → `File`: a read-only mapping name → `Tensor` over a
 //!   memory-mapped, verified file (shared as an `Arc<File>`).
 //! - `Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)`
 //!   returns a `dltensor_versioned` capsule when the consumer passes

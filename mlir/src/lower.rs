@@ -1752,6 +1752,37 @@ mod tests {
     }
 
     #[test]
+    fn dense_resource_and_dense_payloads_are_borrowed_not_copied() {
+        let mlir = crate::Mlir::new().unwrap();
+        let module = mlir
+            .parse_text(
+                r#"ml_program.global private @r(dense_resource<blob> : tensor<2xf32>) : tensor<2xf32>
+ml_program.global private @d(dense<[1.0, 2.0]> : tensor<2xf32>) : tensor<2xf32>
+{-#
+  dialect_resources: { builtin: { blob: "0x040000000000803F00000040" } }
+#-}"#,
+            )
+            .unwrap();
+        let collected = collect(&module, LowerOptions::default()).unwrap();
+        let body = module.body();
+        let ops: Vec<_> =
+            std::iter::successors(body.first_operation(), |o| o.next_in_block()).collect();
+        let value = |i: usize| ops[i].attribute("value").unwrap();
+        let Blob::Data(_, blob) = ffi::resource_blob(value(0)) else {
+            panic!("resource without data")
+        };
+        // SAFETY: a dense f32 attribute of 2 elements stores 8 bytes.
+        let dense = unsafe { ffi::dense_raw(value(1), 8) };
+        for (entry, source) in collected.entries.iter().zip([blob, dense]) {
+            let [Buf::Raw(bytes)] = entry.buffers.as_slice() else {
+                panic!("{:?}", entry.buffers)
+            };
+            assert_eq!(bytes.as_ptr(), source.as_ptr(), "{}", entry.desc.name);
+            assert_eq!(bytes.len(), 8);
+        }
+    }
+
+    #[test]
     fn mask_last_keeps_only_real_elements() {
         assert_eq!(mask_last(0xFF, 3, 1), 0b111);
         assert_eq!(mask_last(0xFF, 3, 4), 0x0F);

@@ -151,8 +151,10 @@ const char *hurray_last_error_message(void);
 // Valid until the next failing call on this thread.
 const char *hurray_last_error_kind(void);
 
-// A static name for a status (`"HURRAY_ERR_NOT_FOUND"`); never NULL.
-const char *hurray_status_name(enum HurrayStatus status);
+// A static name for a status value (`"HURRAY_ERR_NOT_FOUND"`), or
+// `"HURRAY_ERR_UNKNOWN"` for a value that is no status; never NULL. Takes an
+// `int` so that any value a C caller passes is defined behaviour.
+const char *hurray_status_name(int32_t status);
 
 // Opens and verifies the Hurray file at `path` (memory-mapped). On success
 // `*out` is a new handle to free with [`hurray_file_close`].

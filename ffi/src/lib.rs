@@ -157,7 +157,12 @@ fn set_last_error(f: &Failure) {
         message: clean(&f.message),
         kind: clean(&f.kind),
     };
-    LAST_ERROR.with(|l| *l.borrow_mut() = Some(e));
+    // `try_with`: during thread teardown the slot may be gone; never panic here.
+    let _ = LAST_ERROR.try_with(|l| {
+        if let Ok(mut slot) = l.try_borrow_mut() {
+            *slot = Some(e);
+        }
+    });
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -219,9 +224,27 @@ pub extern "C" fn hurray_last_error_kind() -> *const c_char {
     .unwrap_or(std::ptr::null())
 }
 
-/// A static name for a status (`"HURRAY_ERR_NOT_FOUND"`); never NULL.
+/// A static name for a status value (`"HURRAY_ERR_NOT_FOUND"`), or
+/// `"HURRAY_ERR_UNKNOWN"` for a value that is no status; never NULL. Takes an
+/// `int` so that any value a C caller passes is defined behaviour.
 #[unsafe(no_mangle)]
-pub extern "C" fn hurray_status_name(status: HurrayStatus) -> *const c_char {
+pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
+    const ALL: [HurrayStatus; 11] = [
+        HURRAY_OK,
+        HURRAY_ERR_NULL_ARGUMENT,
+        HURRAY_ERR_INVALID_ARGUMENT,
+        HURRAY_ERR_IO,
+        HURRAY_ERR_INVALID_FILE,
+        HURRAY_ERR_NOT_FOUND,
+        HURRAY_ERR_UNSUPPORTED,
+        HURRAY_ERR_NO_DATA,
+        HURRAY_ERR_OUT_OF_RANGE,
+        HURRAY_ERR_WRITER_FAILED,
+        HURRAY_ERR_PANIC,
+    ];
+    let Some(status) = ALL.into_iter().find(|s| *s as i32 == status) else {
+        return c"HURRAY_ERR_UNKNOWN".as_ptr();
+    };
     let s: &'static CStr = match status {
         HURRAY_OK => c"HURRAY_OK",
         HURRAY_ERR_NULL_ARGUMENT => c"HURRAY_ERR_NULL_ARGUMENT",

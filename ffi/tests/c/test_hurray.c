@@ -254,7 +254,8 @@ static void selftest(const char *dir) {
     CHECK(hurray_file_open_bytes(junk, sizeof junk, &f) == HURRAY_ERR_INVALID_FILE, "junk");
     CHECK(strcmp(last_kind(), "BadMagic") == 0, "kind %s", last_kind());
     CHECK(strstr(last_error(), "magic") != NULL, "message %s", last_error());
-    CHECK(strcmp(hurray_status_name(HURRAY_ERR_INVALID_FILE), "HURRAY_ERR_INVALID_FILE") == 0,
+    CHECK(strcmp(hurray_status_name(HURRAY_ERR_INVALID_FILE), "HURRAY_ERR_INVALID_FILE") == 0 &&
+              strcmp(hurray_status_name(12345), "HURRAY_ERR_UNKNOWN") == 0,
           "status name");
 }
 

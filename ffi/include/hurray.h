@@ -67,6 +67,13 @@ typedef enum HurrayLayout {
   HURRAY_LAYOUT_CSC = 4,
 } HurrayLayout;
 
+// The granularity of a quantization descriptor.
+typedef enum HurrayQuantScheme {
+  HURRAY_QUANT_PER_TENSOR = 1,
+  HURRAY_QUANT_PER_AXIS = 2,
+  HURRAY_QUANT_PER_BLOCK = 3,
+} HurrayQuantScheme;
+
 // An open, verified Hurray file (opaque). Thread-safe: any number of
 // threads may use one handle at once. Free with [`hurray_file_close`].
 typedef struct HurrayFile HurrayFile;
@@ -79,6 +86,24 @@ typedef struct HurrayTensor HurrayTensor;
 // Nothing appears at the destination until [`hurray_writer_finish`]
 // succeeds. Always end it with `hurray_writer_finish` or `hurray_writer_abort`.
 typedef struct HurrayWriter HurrayWriter;
+
+// A tensor's quantization: `expressed = (stored - zero_point) * scale`.
+// Element types are wire values (see `hurray_dtype_name`); `zero_point_type`
+// is 0 for symmetric quantization (no zero points). The scales and zero
+// points themselves are the `scales` / `zero_points` buffers.
+typedef struct HurrayQuantization {
+  enum HurrayQuantScheme scheme;
+  // The quantized dimension (per-axis and per-block; 0 otherwise).
+  uint32_t axis;
+  // Elements per block along `axis` (per-block; 0 otherwise).
+  uint64_t block_size;
+  uint8_t expressed_type;
+  uint8_t scale_type;
+  uint8_t zero_point_type;
+  // The stored value range the producer uses; both 0 when unset.
+  int64_t storage_min;
+  int64_t storage_max;
+} HurrayQuantization;
 
 // DLPack 1.1 types (same layout as dlpack.h). Include an official dlpack.h
 // (>= 1.0) before this header to use its definitions instead.
@@ -295,6 +320,28 @@ enum HurrayStatus hurray_tensor_descriptor_only(const struct HurrayTensor *tenso
 // # Safety
 // `tensor` is a live handle; `out` is writable.
 enum HurrayStatus hurray_tensor_quantized(const struct HurrayTensor *tensor, bool *out);
+
+// The quantization descriptor; `*present` is false (and `*out` untouched)
+// for a tensor that is not quantized.
+//
+// # Safety
+// `tensor` is a live handle; `out` and `present` are writable.
+enum HurrayStatus hurray_tensor_quantization(const struct HurrayTensor *tensor,
+                                             struct HurrayQuantization *out,
+                                             bool *present);
+
+// The parameters of a sparse layout: the number of stored values, the
+// index (and pointer) element type as a wire value (i32 or i64), and, for
+// COO, whether the coordinates are canonical (sorted, unique; false for
+// CSR/CSC). `HURRAY_ERR_UNSUPPORTED` for a dense or strided tensor.
+//
+// # Safety
+// `tensor` is a live handle; `nnz` and `index_type` are writable;
+// `canonical` is writable or NULL.
+enum HurrayStatus hurray_tensor_sparse(const struct HurrayTensor *tensor,
+                                       uint64_t *nnz,
+                                       uint8_t *index_type,
+                                       bool *canonical);
 
 // Total bytes of the tensor's buffers (layout buffers, scales, zero points);
 // 0 for an empty or descriptor-only tensor.

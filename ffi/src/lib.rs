@@ -8,7 +8,9 @@
 //! a message for [`hurray_last_error_message`] on failure.
 
 use hurray::dlpack::{DLManagedTensorVersioned, ManagedTensor};
-use hurray::{Dim, ElementType, Error, File, Layout, TensorDescriptor, TensorRef, Writer};
+use hurray::{
+    Dim, ElementType, Error, File, Layout, QuantizationScheme, TensorDescriptor, TensorRef, Writer,
+};
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -61,6 +63,7 @@ pub enum HurrayStatus {
 }
 
 use HurrayLayout::*;
+use HurrayQuantScheme::*;
 use HurrayStatus::*;
 
 /// The layout of a tensor.
@@ -73,6 +76,36 @@ pub enum HurrayLayout {
     HURRAY_LAYOUT_COO = 2,
     HURRAY_LAYOUT_CSR = 3,
     HURRAY_LAYOUT_CSC = 4,
+}
+
+/// The granularity of a quantization descriptor.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum HurrayQuantScheme {
+    HURRAY_QUANT_PER_TENSOR = 1,
+    HURRAY_QUANT_PER_AXIS = 2,
+    HURRAY_QUANT_PER_BLOCK = 3,
+}
+
+/// A tensor's quantization: `expressed = (stored - zero_point) * scale`.
+/// Element types are wire values (see `hurray_dtype_name`); `zero_point_type`
+/// is 0 for symmetric quantization (no zero points). The scales and zero
+/// points themselves are the `scales` / `zero_points` buffers.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct HurrayQuantization {
+    pub scheme: HurrayQuantScheme,
+    /// The quantized dimension (per-axis and per-block; 0 otherwise).
+    pub axis: u32,
+    /// Elements per block along `axis` (per-block; 0 otherwise).
+    pub block_size: u64,
+    pub expressed_type: u8,
+    pub scale_type: u8,
+    pub zero_point_type: u8,
+    /// The stored value range the producer uses; both 0 when unset.
+    pub storage_min: i64,
+    pub storage_max: i64,
 }
 
 // ---------------------------------------------------------------- errors --
@@ -328,7 +361,9 @@ pub struct HurrayTensor {
     strides: Box<[i64]>,
     layout: HurrayLayout,
     descriptor_only: bool,
-    quantized: bool,
+    quantization: Option<HurrayQuantization>,
+    /// (nnz, index type wire value, COO canonical) of a sparse layout.
+    sparse: Option<(u64, u8, bool)>,
     byte_length: u64,
     element_count: Option<u64>,
     /// (role, offset in the file, length) of every buffer, in on-wire order:
@@ -368,6 +403,36 @@ impl HurrayTensor {
                 buffers.push((role_cstr(role), offset(b), b.len()));
             }
         }
+        let quantization = t.quantization().map(|q| {
+            let (scheme, axis, block_size) = match q.scheme {
+                QuantizationScheme::PerTensor => (HURRAY_QUANT_PER_TENSOR, 0, 0),
+                QuantizationScheme::PerAxis { axis } => (HURRAY_QUANT_PER_AXIS, axis, 0),
+                QuantizationScheme::PerBlock { axis, block_size } => {
+                    (HURRAY_QUANT_PER_BLOCK, axis, block_size)
+                }
+            };
+            HurrayQuantization {
+                scheme,
+                axis,
+                block_size,
+                expressed_type: q.expressed_type.to_wire(),
+                scale_type: q.scale_type.to_wire(),
+                zero_point_type: q.zero_point_type.map_or(0, ElementType::to_wire),
+                storage_min: q.storage_min,
+                storage_max: q.storage_max,
+            }
+        });
+        let sparse = match t.layout() {
+            Layout::Coo {
+                nnz,
+                index_type,
+                canonical,
+            } => Some((nnz, index_type.to_wire(), canonical)),
+            Layout::Csr { nnz, index_type } | Layout::Csc { nnz, index_type } => {
+                Some((nnz, index_type.to_wire(), false))
+            }
+            _ => None,
+        };
         let (layout, strides) = match t.layout() {
             Layout::Dense => (HURRAY_LAYOUT_DENSE, Vec::new()),
             Layout::Strided(s) => (HURRAY_LAYOUT_STRIDED, s),
@@ -385,7 +450,8 @@ impl HurrayTensor {
             strides: strides.into_boxed_slice(),
             layout,
             descriptor_only: t.is_descriptor_only(),
-            quantized: t.quantization().is_some(),
+            quantization,
+            sparse,
             byte_length: t.byte_length(),
             element_count: t.element_count(),
             buffers,
@@ -839,7 +905,67 @@ pub unsafe extern "C" fn hurray_tensor_quantized(
     out: *mut bool,
 ) -> HurrayStatus {
     // SAFETY: caller contract.
-    with_tensor(tensor, |t| unsafe { put(out, "out", t.quantized) })
+    with_tensor(tensor, |t| unsafe {
+        put(out, "out", t.quantization.is_some())
+    })
+}
+
+/// The quantization descriptor; `*present` is false (and `*out` untouched)
+/// for a tensor that is not quantized.
+///
+/// # Safety
+/// `tensor` is a live handle; `out` and `present` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_tensor_quantization(
+    tensor: *const HurrayTensor,
+    out: *mut HurrayQuantization,
+    present: *mut bool,
+) -> HurrayStatus {
+    with_tensor(tensor, |t| {
+        check_out(out, "out")?;
+        // SAFETY: caller contract.
+        unsafe { put(present, "present", t.quantization.is_some()) }?;
+        if let Some(q) = t.quantization {
+            // SAFETY: checked non-null; caller contract.
+            unsafe { put(out, "out", q) }?;
+        }
+        Ok(())
+    })
+}
+
+/// The parameters of a sparse layout: the number of stored values, the
+/// index (and pointer) element type as a wire value (i32 or i64), and, for
+/// COO, whether the coordinates are canonical (sorted, unique; false for
+/// CSR/CSC). `HURRAY_ERR_UNSUPPORTED` for a dense or strided tensor.
+///
+/// # Safety
+/// `tensor` is a live handle; `nnz` and `index_type` are writable;
+/// `canonical` is writable or NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_tensor_sparse(
+    tensor: *const HurrayTensor,
+    nnz: *mut u64,
+    index_type: *mut u8,
+    canonical: *mut bool,
+) -> HurrayStatus {
+    with_tensor(tensor, |t| {
+        check_out(nnz, "nnz")?;
+        check_out(index_type, "index_type")?;
+        let (n, it, c) = t.sparse.ok_or_else(|| Failure {
+            status: HURRAY_ERR_UNSUPPORTED,
+            kind: "LayoutMismatch".to_owned(),
+            message: format!("tensor {:?} is not sparse", t.name()),
+        })?;
+        // SAFETY: checked non-null; caller contract.
+        unsafe { put(nnz, "nnz", n) }?;
+        // SAFETY: checked non-null; caller contract.
+        unsafe { put(index_type, "index_type", it) }?;
+        if !canonical.is_null() {
+            // SAFETY: non-null; caller contract.
+            unsafe { put(canonical, "canonical", c) }?;
+        }
+        Ok(())
+    })
 }
 
 /// Total bytes of the tensor's buffers (layout buffers, scales, zero points);

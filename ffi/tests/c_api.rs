@@ -188,9 +188,31 @@ fn tensor_spec(t: &Value, spec: &mut String) {
     };
     let buffers = t["buffers"].as_array().expect("buffers");
     let meta = t["metadata"].as_object().map_or(0, |m| m.len());
+    let sparse = match t.get("nnz").and_then(Value::as_u64) {
+        Some(nnz) => format!(
+            "{nnz}:{}:{}",
+            str_field(t, "index_type"),
+            u8::from(t.get("canonical") == Some(&Value::Bool(true)))
+        ),
+        None => "-".to_owned(),
+    };
+    let quant = match &t["quantization"] {
+        Value::Null => "-".to_owned(),
+        q => format!(
+            "{}:{}:{}:{}:{}:{}:{}:{}",
+            str_field(q, "scheme"),
+            q["axis"].as_u64().expect("axis"),
+            q["block_size"].as_u64().expect("block_size"),
+            str_field(q, "expressed_type"),
+            str_field(q, "scale_type"),
+            q["zero_point_type"].as_str().unwrap_or("-"),
+            q["storage_min"].as_i64().expect("storage_min"),
+            q["storage_max"].as_i64().expect("storage_max"),
+        ),
+    };
     let _ = writeln!(
         spec,
-        "tensor {} {dtype} {} {} {} {} {elements} {} {} {meta} {dl_code} {dl_bits}",
+        "tensor {} {dtype} {} {} {} {} {elements} {} {} {meta} {dl_code} {dl_bits} {sparse} {quant}",
         hex(str_field(t, "name").as_bytes()),
         dims.len(),
         if dims.is_empty() {

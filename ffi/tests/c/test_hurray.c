@@ -6,7 +6,9 @@
  *
  * SPEC (written by the Rust harness from tests/vectors/NAME.json), one record a line:
  *   valid PATH NTENSORS NFILEMETA
- *   tensor NAMEHEX DTYPE RANK D0..Dn LAYOUT DESCONLY ELEMENTS QUANTIZED NBUF NMETA DLCODE DLBITS
+ *   tensor NAMEHEX DTYPE RANK D0..Dn LAYOUT DESCONLY ELEMENTS QUANTIZED NBUF NMETA DLCODE DLBITS SPARSE QUANT
+ *     SPARSE: "-" or NNZ:INDEXTYPE:CANONICAL
+ *     QUANT:  "-" or SCHEME:AXIS:BLOCK:EXPRESSED:SCALE:ZEROPOINT(-):MIN:MAX
  *   buffer ROLE LEN HEX            (HEX is "-" for an empty buffer)
  *   invalid PATH STAGE VARIANT TENSORHEX
  * A dimension or ELEMENTS of "?" is dynamic/unknown.
@@ -314,6 +316,9 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
     size_t want_nmeta = strtoull(next_tok(), NULL, 10);
     int want_dlcode = atoi(next_tok());
     int want_dlbits = atoi(next_tok());
+    char want_sparse[256], want_quant[512];
+    snprintf(want_sparse, sizeof want_sparse, "%s", next_tok());
+    snprintf(want_quant, sizeof want_quant, "%s", next_tok());
 
     const HurrayTensor *t = NULL;
     OK(hurray_file_tensor_at(f, index, &t));
@@ -353,6 +358,33 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
     OK(hurray_tensor_quantized(t, &quantized));
     CHECK(quantized == want_quantized, "quantized");
     OK(hurray_tensor_check(t));
+
+    uint64_t nnz = 0;
+    uint8_t index_type = 0;
+    bool canonical = false;
+    HurrayStatus ss = hurray_tensor_sparse(t, &nnz, &index_type, &canonical);
+    if (strcmp(want_sparse, "-") == 0) {
+        CHECK(ss == HURRAY_ERR_UNSUPPORTED, "sparse params of a dense tensor: %s", hurray_status_name(ss));
+    } else {
+        char got[256];
+        OK(ss);
+        snprintf(got, sizeof got, "%" PRIu64 ":%s:%d", nnz, hurray_dtype_name(index_type), canonical ? 1 : 0);
+        CHECK(strcmp(got, want_sparse) == 0, "sparse %s, expected %s", got, want_sparse);
+    }
+    HurrayQuantization q;
+    bool has_q = false;
+    OK(hurray_tensor_quantization(t, &q, &has_q));
+    CHECK(has_q == (strcmp(want_quant, "-") != 0), "quantization present");
+    if (has_q) {
+        static const char *schemes[] = {"?", "per_tensor", "per_axis", "per_block"};
+        char got[512];
+        snprintf(got, sizeof got, "%s:%u:%" PRIu64 ":%s:%s:%s:%" PRId64 ":%" PRId64,
+                 schemes[q.scheme <= 3 ? q.scheme : 0], q.axis, q.block_size,
+                 hurray_dtype_name(q.expressed_type), hurray_dtype_name(q.scale_type),
+                 q.zero_point_type ? hurray_dtype_name(q.zero_point_type) : "-", q.storage_min,
+                 q.storage_max);
+        CHECK(strcmp(got, want_quant) == 0, "quantization %s, expected %s", got, want_quant);
+    }
 
     size_t nbuf = 0;
     OK(hurray_tensor_buffer_count(t, &nbuf));

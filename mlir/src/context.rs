@@ -2,6 +2,7 @@
 //! loaded, whose diagnostics are collected instead of printed.
 
 use crate::error::{Error, Result};
+use crate::ffi;
 use melior::Context;
 use melior::dialect::DialectRegistry;
 use melior::ir::Module;
@@ -41,6 +42,32 @@ impl std::fmt::Debug for Mlir {
     }
 }
 
+type Sink = RefCell<Vec<String>>;
+
+/// Collects a diagnostic. Must not unwind (it is called from C++): it only
+/// prints lossily into a String and pushes it if the sink is not borrowed.
+unsafe extern "C" fn on_diagnostic(
+    d: sys::MlirDiagnostic,
+    user: *mut std::ffi::c_void,
+) -> sys::MlirLogicalResult {
+    // SAFETY: `d` is the diagnostic being handled.
+    let text = unsafe { ffi::diagnostic_str(d) };
+    // SAFETY: `user` is the `Rc<Sink>` pointer registered in `with_dialect`,
+    // alive until `drop_sink`.
+    let sink = unsafe { &*user.cast::<Sink>() };
+    if let Ok(mut v) = sink.try_borrow_mut() {
+        v.push(text);
+    }
+    // Handled: MLIR does not print it to stderr.
+    sys::MlirLogicalResult { value: 1 }
+}
+
+unsafe extern "C" fn drop_sink(user: *mut std::ffi::c_void) {
+    // SAFETY: `user` came from `Rc::into_raw` in `with_dialect`, and MLIR
+    // calls this exactly once.
+    drop(unsafe { Rc::from_raw(user.cast::<Sink>().cast_const()) });
+}
+
 impl Mlir {
     /// A context with every upstream dialect and the generated `hurray` dialect.
     pub fn new() -> Result<Self> {
@@ -56,17 +83,19 @@ impl Mlir {
         context.append_dialect_registry(&registry);
         context.load_all_available_dialects();
         let diagnostics = Rc::new(RefCell::new(Vec::new()));
-        let sink = Rc::clone(&diagnostics);
-        context.attach_diagnostic_handler(move |d| {
-            let mut text = format!("{}: {d}", d.location());
-            for i in 0..d.note_count() {
-                if let Ok(n) = d.note(i) {
-                    text.push_str(&format!("\n  note: {n}"));
-                }
-            }
-            sink.borrow_mut().push(text);
-            true
-        });
+        let sink = Rc::into_raw(Rc::clone(&diagnostics)).cast_mut().cast();
+        // SAFETY: `on_diagnostic` and `drop_sink` match the C API's handler
+        // and destructor signatures; `sink` is an `Rc` the context owns until
+        // it calls `drop_sink` (when the handler is detached or the context
+        // is destroyed).
+        unsafe {
+            sys::mlirContextAttachDiagnosticHandler(
+                context.to_raw(),
+                Some(on_diagnostic),
+                sink,
+                Some(drop_sink),
+            );
+        }
         let mlir = Mlir {
             context,
             diagnostics,

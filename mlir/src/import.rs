@@ -55,7 +55,11 @@ pub fn import_file<'m>(mlir: &'m Mlir, file: &'m File, style: ImportStyle) -> Re
 pub fn import_to_text(file: &File, style: ImportStyle) -> Result<String> {
     let mlir = Mlir::new()?;
     let module = import_file(&mlir, file, style)?;
-    Ok(module.as_operation().to_string())
+    let bytes = ffi::operation_bytes(module.as_operation());
+    String::from_utf8(bytes).map_err(|_| Error::Malformed {
+        op: "imported module".into(),
+        reason: "MLIR printed bytes that are not UTF-8".into(),
+    })
 }
 
 /// Imports `file` and writes the module as MLIR bytecode.
@@ -355,7 +359,7 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
                     format!("{x}x")
                 })
                 .collect::<String>(),
-            el
+            ffi::type_str(el)
         );
         let ty = Type::parse(ctx, &ty_text).ok_or_else(|| Error::Malformed {
             op: "import".into(),
@@ -405,7 +409,11 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
                     };
                     ffi::dense_from_raw(ty, &raw).ok_or_else(|| Error::Malformed {
                         op: "import".into(),
-                        reason: format!("MLIR rejects {} raw bytes for {ty}", raw.len()),
+                        reason: format!(
+                            "MLIR rejects {} raw bytes for {}",
+                            raw.len(),
+                            ffi::type_str(ty)
+                        ),
                     })?
                 }
             };

@@ -37,5 +37,7 @@ mod types;
 pub use context::{HURRAY_IRDL, Mlir};
 pub use error::{Error, Result};
 pub use import::{ImportStyle, import_file, import_to_bytecode, import_to_text};
-pub use lower::{LowerOptions, Lowered, LoweredTensor, lower_module, lower_module_to_path};
+pub use lower::{
+    LowerOptions, Lowered, LoweredTensor, NAME_ATTR, lower_module, lower_module_to_path,
+};
 pub use types::{hurray_type, mlir_type};

@@ -20,6 +20,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
+/// The discardable attribute that names a tensor explicitly: on a constant op,
+/// or in a function's argument / result attributes.
+pub const NAME_ATTR: &str = "hurray.name";
+
 /// What to lower besides tensor constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -388,7 +392,7 @@ fn op_name(op: &OperationRef<'_, '_>) -> String {
 }
 
 fn describe_op(op: &OperationRef<'_, '_>) -> String {
-    format!("'{}' at {}", op_name(op), op.location())
+    format!("'{}' at {}", op_name(op), ffi::location_str(op.location()))
 }
 
 fn attr<'c>(op: &OperationRef<'c, '_>, name: &str) -> Option<Attribute<'c>> {
@@ -457,7 +461,7 @@ impl<'c> Collector<'c> {
         if let Some(et) = types::hurray_type(ty) {
             return Ok(et);
         }
-        let is_index = ty.to_string() == "index";
+        let is_index = ffi::type_str(ty) == "index";
         if is_index && self.options.index_as_i64 {
             return Ok(ElementType::Int64);
         }
@@ -574,7 +578,10 @@ impl<'c> Collector<'c> {
                 declared = *t;
             }
         }
-        let name = sym_name(op).unwrap_or_else(|| name.to_owned());
+        let name = attr(op, NAME_ATTR)
+            .and_then(ffi::string_attr)
+            .or_else(|| sym_name(op))
+            .unwrap_or_else(|| name.to_owned());
         let entry = self.elements_entry(&name, desc, value, Some(declared))?;
         self.add(entry)
     }
@@ -613,7 +620,8 @@ impl<'c> Collector<'c> {
                     }),
                     None => {
                         self.skipped.push(format!(
-                            "{desc}: global @{sym} of type {ty} is not a ranked tensor"
+                            "{desc}: global @{sym} of type {} is not a ranked tensor",
+                            ffi::type_str(ty)
                         ));
                         Ok(())
                     }
@@ -661,31 +669,35 @@ impl<'c> Collector<'c> {
         else {
             return Ok(());
         };
-        let arg_names = attr(op, "arg_attrs").and_then(ffi::array_attr);
+        let arg_attrs = attr(op, "arg_attrs").and_then(ffi::array_attr);
+        let res_attrs = attr(op, "res_attrs").and_then(ffi::array_attr);
         let all = inputs
             .iter()
             .enumerate()
             .map(|(i, t)| ("arg", i, *t))
             .chain(results.iter().enumerate().map(|(i, t)| ("result", i, *t)));
         for (kind, i, ty) in all {
-            // An explicit name: `{hurray.name = "..."}` in the argument attributes.
-            let explicit = if kind == "arg" {
-                arg_names
-                    .as_ref()
-                    .and_then(|v| v.get(i).copied())
-                    .and_then(ffi::dictionary_attr)
-                    .and_then(|d| {
-                        d.into_iter()
-                            .find(|(k, _)| k == "hurray.name")
-                            .and_then(|(_, a)| ffi::string_attr(a))
-                    })
+            // An explicit name: `{hurray.name = "..."}` in the argument or
+            // result attributes.
+            let attrs = if kind == "arg" {
+                &arg_attrs
             } else {
-                None
+                &res_attrs
             };
+            let explicit = attrs
+                .as_ref()
+                .and_then(|v| v.get(i).copied())
+                .and_then(ffi::dictionary_attr)
+                .and_then(|d| {
+                    d.into_iter()
+                        .find(|(k, _)| k == NAME_ATTR)
+                        .and_then(|(_, a)| ffi::string_attr(a))
+                });
             let name = explicit.unwrap_or_else(|| format!("{fname}/{kind}{i}"));
             if ffi::is_unranked_shaped(ty) {
                 self.skipped.push(format!(
-                    "{desc}: {kind} {i} of @{fname} has unranked type {ty}, which no Hurray descriptor can hold"
+                    "{desc}: {kind} {i} of @{fname} has unranked type {}, which no Hurray descriptor can hold",
+                    ffi::type_str(ty)
                 ));
                 continue;
             }
@@ -700,7 +712,7 @@ impl<'c> Collector<'c> {
                         "mlir.role",
                         if kind == "arg" { "argument" } else { "result" },
                     )
-                    .with_metadata("mlir.type", ty.to_string());
+                    .with_metadata("mlir.type", ffi::type_str(ty));
                 self.add(Entry {
                     desc: d,
                     op: desc.to_owned(),
@@ -726,7 +738,7 @@ impl<'c> Collector<'c> {
         let shape = dims(&raw, desc, ty)?;
         let el = ffi::element_type(ty).ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),
-            reason: format!("{ty} has no element type"),
+            reason: format!("{} has no element type", ffi::type_str(ty)),
         })?;
         let (et, quant) = match ffi::quant_type(el) {
             Some(q) => {
@@ -752,7 +764,7 @@ impl<'c> Collector<'c> {
     ) -> Result<QuantParts> {
         let unsupported = |reason: String| Error::Unsupported {
             op: desc.to_owned(),
-            what: format!("quantized type {el}"),
+            what: format!("quantized type {}", ffi::type_str(el)),
             reason,
         };
         let storage = self.storage_type(q, el, desc, context)?;
@@ -760,7 +772,7 @@ impl<'c> Collector<'c> {
         if expressed.class() != ElementClass::Float {
             return Err(unsupported(format!(
                 "expressed type {} is not a float",
-                q.expressed
+                ffi::type_str(q.expressed)
             )));
         }
         let (scheme, scales, zps): (QuantizationScheme, Vec<f64>, Vec<i64>) = match &q.kind {
@@ -841,7 +853,7 @@ impl<'c> Collector<'c> {
         context: &str,
     ) -> Result<ElementType> {
         let st = q.storage;
-        let spelled = st.to_string();
+        let spelled = ffi::type_str(st);
         // Integer storage is signless in MLIR, with a signedness flag.
         if let Some(width) = spelled
             .strip_prefix('i')
@@ -854,7 +866,7 @@ impl<'c> Collector<'c> {
             };
             return ElementType::from_mlir_name(&name).ok_or_else(|| Error::UnsupportedType {
                 op: desc.to_owned(),
-                ty: format!("{name} (storage of {el})"),
+                ty: format!("{name} (storage of {})", ffi::type_str(el)),
                 context: context.to_owned(),
                 hint: "",
             });
@@ -875,19 +887,25 @@ impl<'c> Collector<'c> {
         let attr_ty = ffi::attr_type(value);
         let raw = ffi::ranked_shape(attr_ty).ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),
-            reason: format!("constant of type {attr_ty} is not a ranked tensor"),
+            reason: format!(
+                "constant of type {} is not a ranked tensor",
+                ffi::type_str(attr_ty)
+            ),
         })?;
         let shape = dims(&raw, desc, attr_ty)?;
         let count = static_count(&shape).ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),
-            reason: format!("constant of type {attr_ty} has no static element count"),
+            reason: format!(
+                "constant of type {} has no static element count",
+                ffi::type_str(attr_ty)
+            ),
         })?;
         let declared = declared
             .filter(|t| ffi::is_ranked_tensor(*t) && ffi::ranked_shape(*t).as_deref() == Some(&raw))
             .unwrap_or(attr_ty);
         let data_el = ffi::element_type(attr_ty).ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),
-            reason: format!("{attr_ty} has no element type"),
+            reason: format!("{} has no element type", ffi::type_str(attr_ty)),
         })?;
         let declared_el = ffi::element_type(declared).unwrap_or(data_el);
         let context = format!("tensor {name:?}");
@@ -904,7 +922,11 @@ impl<'c> Collector<'c> {
             if data_et != et {
                 return Err(Error::Malformed {
                     op: desc.to_owned(),
-                    reason: format!("value of element type {data_el} declared as {declared_el}"),
+                    reason: format!(
+                        "value of element type {} declared as {}",
+                        ffi::type_str(data_el),
+                        ffi::type_str(declared_el)
+                    ),
                 });
             }
         }
@@ -916,7 +938,7 @@ impl<'c> Collector<'c> {
         if let (Some(enc), None) = (encoding, &sparse) {
             return Err(Error::Unsupported {
                 op: desc.to_owned(),
-                what: format!("tensor encoding {enc}"),
+                what: format!("tensor encoding {}", ffi::attr_str(enc)),
                 reason: "only #sparse_tensor.encoding encodings map to Hurray layouts".into(),
             });
         }
@@ -992,7 +1014,7 @@ impl<'c> Collector<'c> {
         if !ffi::is_dense_elements(value) {
             return Err(Error::Unsupported {
                 op: desc.to_owned(),
-                what: format!("elements attribute {}", short(&value.to_string())),
+                what: format!("elements attribute {}", short(&ffi::attr_str(value))),
                 reason: "not a dense, dense_resource or sparse elements attribute".into(),
             });
         }
@@ -1334,7 +1356,7 @@ fn raw_bytes<'c>(b: Attribute<'c>, desc: &str, name: &str, i: usize) -> Result<B
             reason: format!(
                 "tensor {name:?}: buffers[{i}] is {}; expected dense_resource<...> or dense<...> \
                  of a rank-1 tensor of 8-bit integers",
-                short(&b.to_string())
+                short(&ffi::attr_str(b))
             ),
         }),
     }
@@ -1383,7 +1405,7 @@ fn dims(raw: &[RawDim], desc: &str, ty: Type<'_>) -> Result<Vec<Dim>> {
             RawDim::Dynamic => Ok(Dim::Dynamic),
             RawDim::Invalid(v) => Err(Error::Malformed {
                 op: desc.to_owned(),
-                reason: format!("{ty} has dimension size {v}"),
+                reason: format!("{} has dimension size {v}", ffi::type_str(ty)),
             }),
         })
         .collect()
@@ -1409,7 +1431,10 @@ fn check_storage(data_el: Type<'_>, storage: Storage, desc: &str) -> Result<()> 
     } else {
         Err(Error::Malformed {
             op: desc.to_owned(),
-            reason: format!("values of element type {data_el} do not match the declared type"),
+            reason: format!(
+                "values of element type {} do not match the declared type",
+                ffi::type_str(data_el)
+            ),
         })
     }
 }

@@ -11,7 +11,7 @@ use melior::ir::Type;
 
 /// The Hurray element type of an MLIR element type, if the schema has one.
 pub fn hurray_type(ty: Type<'_>) -> Option<ElementType> {
-    ElementType::from_mlir_name(&ty.to_string())
+    ElementType::from_mlir_name(&crate::ffi::type_str(ty))
 }
 
 /// The MLIR type of a Hurray element type.

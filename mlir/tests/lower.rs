@@ -263,7 +263,7 @@ fn resource_of_the_wrong_size_is_an_error() {
 #[test]
 fn dynamic_signatures_are_descriptor_only_with_the_dynamic_sentinel() {
     let (lowered, file) = lower_text(
-        r#"func.func @predict(%x: tensor<?x784xf32>, %n: index, %m: tensor<*xf32>, %y: tensor<?x?xi8> {hurray.name = "labels"}) -> (tensor<?x10xf32>, tensor<0x10xf32>) {
+        r#"func.func @predict(%x: tensor<?x784xf32>, %n: index, %m: tensor<*xf32>, %y: tensor<?x?xi8> {hurray.name = "labels"}) -> (tensor<?x10xf32> {hurray.name = "logits"}, tensor<0x10xf32>) {
   %e = tensor.empty() : tensor<0x10xf32>
   %r = tensor.empty(%n) : tensor<?x10xf32>
   return %r, %e : tensor<?x10xf32>, tensor<0x10xf32>
@@ -277,7 +277,7 @@ fn dynamic_signatures_are_descriptor_only_with_the_dynamic_sentinel() {
     let y = file.tensor("labels").unwrap();
     assert_eq!(y.dims(), vec![Dim::Dynamic, Dim::Dynamic]);
     assert_eq!(y.element_type(), ElementType::Int8);
-    let r0 = file.tensor("predict/result0").unwrap();
+    let r0 = file.tensor("logits").unwrap();
     assert_eq!(r0.dims(), vec![Dim::Dynamic, Dim::Fixed(10)]);
     // A static empty result type is a 0 dimension, never the sentinel.
     let r1 = file.tensor("predict/result1").unwrap();
@@ -328,6 +328,7 @@ module {
       scf.yield %c : tensor<2xi32>
     }
     %d = "tosa.const"() {values = dense<7> : tensor<2xi32>} : () -> tensor<2xi32>
+    %k = arith.constant {hurray.name = "kernel"} dense<9> : tensor<1xi8>
     %s = tosa.const_shape {values = dense<[1, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
     %v = arith.constant dense<1.0> : vector<4xf32>
     return %b : tensor<2xi32>
@@ -351,6 +352,7 @@ module {
         [
             "embedding",
             "inner/g/0",
+            "kernel",
             "main/0",
             "main/2",
             "main/4",
@@ -514,8 +516,13 @@ fn lowering_to_a_path_is_atomic() {
 }
 
 /// Deterministic mutations of a valid module (byte flips, deletions,
-/// truncations) in text and bytecode: every one is an error or a valid
-/// lowering, never a panic.
+/// truncations of text; truncations of bytecode): every one is an error or a
+/// valid lowering, never a panic.
+///
+/// Byte flips inside MLIR *bytecode* are not fuzzed here: MLIR 22's bytecode
+/// reader itself aborts the process on some of them (a `bad_alloc` while
+/// building a diagnostic; `mlir-opt-22` aborts the same way), which no caller
+/// can catch. See `mlir22_bytecode_reader_aborts_on_some_corrupt_input`.
 #[test]
 fn mutated_inputs_never_panic() {
     let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mlp.mlir")).unwrap();
@@ -535,12 +542,12 @@ fn mutated_inputs_never_panic() {
     for (kind, base) in [("text", &text), ("bytecode", &bytecode)] {
         for _ in 0..150 {
             let mut m = base.clone();
-            match next() % 3 {
-                0 => {
+            match (kind, next() % 3) {
+                ("text", 0) => {
                     let i = (next() as usize) % m.len();
                     m[i] ^= 1 << (next() % 8);
                 }
-                1 => {
+                ("text", 1) => {
                     let i = (next() as usize) % m.len();
                     let n = ((next() % 16) as usize).min(m.len() - i);
                     m.drain(i..i + n);
@@ -565,4 +572,48 @@ fn mutated_inputs_never_panic() {
     }
     assert_eq!(ok + err, 300);
     assert!(err > 0);
+}
+
+/// Upstream limitation, kept as a reproducer: this corrupted bytecode makes
+/// MLIR 22's bytecode reader abort (`LLVM ERROR: out of memory` in
+/// `mlir-opt-22`; a foreign exception in-process). Run with `--ignored`.
+#[test]
+#[ignore = "documents an MLIR 22 bytecode-reader abort; run explicitly"]
+fn mlir22_bytecode_reader_aborts_on_some_corrupt_input() {
+    let Some(bin) = mlir_opt() else { return };
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/mlir22_bytecode_reader_oom.mlirbc"
+    );
+    let out = std::process::Command::new(bin).arg(path).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("out of memory"));
+}
+
+/// MLIR strings may hold bytes that are not UTF-8 (`"\FF"` escapes): messages
+/// print them lossily instead of panicking (melior's `Display` would).
+#[test]
+fn non_utf8_locations_and_names_do_not_panic() {
+    let e = lower_err(
+        "func.func @f() {\n %a = arith.constant dense<1> : tensor<2xi3> loc(\"\\FF\\FE.mlir\":7:9)\n return\n}",
+    );
+    let Error::UnsupportedType { op, .. } = &e else {
+        panic!("{e:?}")
+    };
+    // MLIR escapes the bytes when it prints a location.
+    assert!(op.contains("\\FF\\FE.mlir\":7:9"), "{op}");
+    // A diagnostic at such a location, reported by the parser/verifier.
+    let mlir = Mlir::new().unwrap();
+    let e = mlir
+        .parse_text(
+            "func.func @f() -> i32 {\n %a = arith.constant 1 : i64 loc(\"\\FF\":1:1)\n return %a : i64 loc(\"\\FF\":2:2)\n}",
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::Parse { .. }), "{e}");
+    // A tensor name that is not UTF-8 is named lossily, never a panic.
+    let (_, file) = lower_text_with(
+        "func.func @f() {\n %a = arith.constant {hurray.name = \"w\\FF\"} dense<1> : tensor<2xi8>\n return\n}",
+        constants_only(),
+    );
+    assert!(file.get("w\u{FFFD}").is_some());
 }

@@ -12,7 +12,7 @@ module @mlp {
   ml_program.global private @fc1.bias(dense<[-0.08, -0.07, -0.06, -0.05, -0.04, -0.03, -0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07]> : tensor<16xf32>) : tensor<16xf32>
   ml_program.global private @fc2.pruned(dense<> : tensor<0x16xf32>) : tensor<0x16xf32>
 
-  func.func @forward(%x: tensor<?x8xf32> {hurray.name = "input"}) -> tensor<?x4xf32> {
+  func.func @forward(%x: tensor<?x8xf32> {hurray.name = "input"}) -> (tensor<?x4xf32> {hurray.name = "output"}) {
     %c0 = arith.constant 0 : index
     %zero = arith.constant 0.0 : f32
     %batch = tensor.dim %x, %c0 : tensor<?x8xf32>
@@ -27,7 +27,7 @@ module @mlp {
     %zeros = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x16xf32>) -> tensor<?x16xf32>
     %relu = arith.maximumf %hb, %zeros : tensor<?x16xf32>
 
-    %w2q = "tosa.const"() {values = dense<[[-127, -90, -53, -16], [21, 58, 95, -123], [-86, -49, -12, 25], [62, 99, -119, -82], [-45, -8, 29, 66], [103, -115, -78, -41], [-4, 33, 70, 107], [-111, -74, -37, 0], [37, 74, 111, -107], [-70, -33, 4, 41], [78, 115, -103, -66], [-29, 8, 45, 82], [119, -99, -62, -25], [12, 49, 86, 123], [-95, -58, -21, 16], [53, 90, 127, -91]]> : tensor<16x4xi8>} : () -> tensor<16x4x!quant.uniform<i8:f32:1, {0.0125, 0.02:1, 0.015625, 0.03:-2}>>
+    %w2q = "tosa.const"() {hurray.name = "fc2.weight", values = dense<[[-127, -90, -53, -16], [21, 58, 95, -123], [-86, -49, -12, 25], [62, 99, -119, -82], [-45, -8, 29, 66], [103, -115, -78, -41], [-4, 33, 70, 107], [-111, -74, -37, 0], [37, 74, 111, -107], [-70, -33, 4, 41], [78, 115, -103, -66], [-29, 8, 45, 82], [119, -99, -62, -25], [12, 49, 86, 123], [-95, -58, -21, 16], [53, 90, 127, -91]]> : tensor<16x4xi8>} : () -> tensor<16x4x!quant.uniform<i8:f32:1, {0.0125, 0.02:1, 0.015625, 0.03:-2}>>
     %w2r = quant.scast %w2q : tensor<16x4x!quant.uniform<i8:f32:1, {0.0125, 0.02:1, 0.015625, 0.03:-2}>> to tensor<16x4xi8>
     %w2 = arith.sitofp %w2r : tensor<16x4xi8> to tensor<16x4xf32>
     %e2 = tensor.empty(%batch) : tensor<?x4xf32>

@@ -765,3 +765,19 @@ pub(crate) fn operation_bytes(op: melior::ir::OperationRef<'_, '_>) -> Vec<u8> {
     // SAFETY: prints a valid operation through `collect_bytes` into a live Vec.
     printed(|cb, data| unsafe { sys::mlirOperationPrint(op.to_raw(), Some(cb), data) })
 }
+
+/// The operation defining `value`, if it is an operation result (not a block
+/// argument).
+pub(crate) fn defining_op<'c, 'a>(
+    value: melior::ir::Value<'c, 'a>,
+) -> Option<melior::ir::OperationRef<'c, 'a>> {
+    use melior::ir::ValueLike;
+    // SAFETY: a kind query on a live value, then its owner, a live operation
+    // of the same context (null-checked by `from_option_raw`).
+    unsafe {
+        if !sys::mlirValueIsAOpResult(value.to_raw()) {
+            return None;
+        }
+        melior::ir::OperationRef::from_option_raw(sys::mlirOpResultGetOwner(value.to_raw()))
+    }
+}

@@ -498,6 +498,12 @@ impl<'c> Collector<'c> {
             "hurray.tensor" => return self.hurray_tensor(op, &desc),
             "ml_program.global" => return self.ml_program_global(op, &desc, prefix),
             "memref.global" => return self.memref_global(op, &desc, prefix),
+            "sparse_tensor.assemble" => {
+                let name = attr(op, NAME_ATTR)
+                    .and_then(ffi::string_attr)
+                    .unwrap_or_else(|| format!("{}/{index}", scope.name));
+                return self.assemble(op, &desc, &name);
+            }
             "tensor.empty" => {
                 if self.options.tensor_empty {
                     let ty = op.result(0).map(|r| r.r#type())?;
@@ -570,6 +576,11 @@ impl<'c> Collector<'c> {
         let mut declared = result_ty;
         if let Ok(result) = op.result(0) {
             let users = ffi::user_results(result.into());
+            // Positions, coordinates and values of a `sparse_tensor.assemble`
+            // are buffers of that sparse tensor, lowered with it.
+            if !users.is_empty() && users.iter().all(|(u, _)| u == "sparse_tensor.assemble") {
+                return Ok(());
+            }
             if let [(user, types)] = users.as_slice()
                 && user == "quant.scast"
                 && let [t] = types.as_slice()
@@ -1132,6 +1143,159 @@ impl<'c> Collector<'c> {
         }
     }
 
+    /// `sparse_tensor.assemble` of constant positions, coordinates and values
+    /// into a CSR, CSC or COO tensor.
+    fn assemble(&mut self, op: &OperationRef<'c, '_>, desc: &str, name: &str) -> Result<()> {
+        let bad = |reason: String| Error::Malformed {
+            op: desc.to_owned(),
+            reason,
+        };
+        let ty = op.result(0).map(|r| r.r#type())?;
+        let raw = ffi::ranked_shape(ty)
+            .ok_or_else(|| bad(format!("result {} is not ranked", ffi::type_str(ty))))?;
+        let shape = dims(&raw, desc, ty)?;
+        let enc = ffi::tensor_encoding(ty)
+            .and_then(ffi::sparse_encoding)
+            .ok_or_else(|| bad("assemble without a sparse encoding".into()))?;
+        let rank = shape.len();
+        let kind = classify(&enc, rank).ok_or_else(|| unsupported_encoding(desc, &enc))?;
+        if op.operand_count() != 3 {
+            return Err(Error::Unsupported {
+                op: desc.to_owned(),
+                what: format!(
+                    "sparse_tensor.assemble with {} operands",
+                    op.operand_count()
+                ),
+                reason: "Hurray lowers (positions, coordinates), values".into(),
+            });
+        }
+        // Each operand must come from a constant; otherwise the tensor is a
+        // run-time value, not data to store.
+        let mut attrs = Vec::new();
+        for i in 0..3 {
+            let constant = op.operand(i).ok().and_then(ffi::defining_op).and_then(|d| {
+                ["value", "values"]
+                    .iter()
+                    .find_map(|k| attr(&d, k).filter(|a| ffi::is_elements(*a)))
+            });
+            match constant {
+                Some(a) => attrs.push(a),
+                None => {
+                    self.skipped.push(format!(
+                        "{desc}: tensor {name:?} assembles run-time values, not constants"
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+        let el = ffi::element_type(ty).ok_or_else(|| bad("no element type".into()))?;
+        let et = self.element(el, desc, &format!("tensor {name:?}"))?;
+        let storage = types::storage(et);
+        check_storage(
+            ffi::element_type(ffi::attr_type(attrs[2])).unwrap_or(el),
+            storage,
+            desc,
+        )?;
+        let nnz = elements_of(ffi::attr_type(attrs[2]))
+            .ok_or_else(|| bad("values of non-static size".into()))?;
+        let n_pos = elements_of(ffi::attr_type(attrs[0])).unwrap_or(0);
+        let n_crd = elements_of(ffi::attr_type(attrs[1])).unwrap_or(0);
+        let (pos, pos_bits) = read_ints(attrs[0], n_pos, desc, "positions")?;
+        let (crd, crd_bits) = read_ints(attrs[1], n_crd, desc, "coordinates")?;
+        let index_type = if pos_bits.max(crd_bits) == 32 {
+            ElementType::Int32
+        } else {
+            ElementType::Int64
+        };
+        let values = self.values_buf(attrs[2], storage, nnz, desc, name)?;
+        let fixed = |i: usize| match shape.get(i) {
+            Some(Dim::Fixed(n)) => Ok(*n),
+            _ => Err(bad("a sparse constant needs static dimensions".into())),
+        };
+        let empty = shape.contains(&Dim::Fixed(0));
+        let (layout, buffers) = match kind {
+            SparseKind::Compressed { by_column } => {
+                let (major, minor) = if by_column {
+                    (fixed(1)?, fixed(0)?)
+                } else {
+                    (fixed(0)?, fixed(1)?)
+                };
+                let ok_pos = pos.len() as u64 == major + 1
+                    && pos.first() == Some(&0)
+                    && pos.windows(2).all(|w| w[0] <= w[1])
+                    && pos.last().is_some_and(|l| *l as u64 == nnz);
+                if !ok_pos {
+                    return Err(bad(format!(
+                        "positions {pos:?} are not {} non-decreasing offsets from 0 to nnz = {nnz}",
+                        major + 1
+                    )));
+                }
+                if crd.len() as u64 != nnz || crd.iter().any(|c| *c < 0 || *c as u64 >= minor) {
+                    return Err(bad(format!(
+                        "coordinates must be {nnz} values below {minor}"
+                    )));
+                }
+                let layout = if by_column {
+                    Layout::Csc { nnz, index_type }
+                } else {
+                    Layout::Csr { nnz, index_type }
+                };
+                // An empty tensor has no bytes at all, pointers included.
+                let pointers = if empty {
+                    Vec::new()
+                } else {
+                    encode_indices(&pos, index_type)
+                };
+                (
+                    layout,
+                    vec![
+                        Buf::Owned(pointers),
+                        Buf::Owned(encode_indices(&crd, index_type)),
+                        values,
+                    ],
+                )
+            }
+            SparseKind::Coo => {
+                if pos != [0, nnz as i64] && !(nnz == 0 && pos.iter().all(|p| *p == 0)) {
+                    return Err(bad(format!("COO positions {pos:?} are not [0, {nnz}]")));
+                }
+                if crd.len() as u64 != nnz * rank as u64 {
+                    return Err(bad(format!(
+                        "COO coordinates hold {} values, not nnz x rank = {}",
+                        crd.len(),
+                        nnz * rank as u64
+                    )));
+                }
+                for c in crd.chunks(rank.max(1)) {
+                    for (i, x) in c.iter().enumerate() {
+                        if *x < 0 || *x as u64 >= fixed(i)? {
+                            return Err(bad(format!("coordinate {c:?} outside the shape")));
+                        }
+                    }
+                }
+                let canonical = crd
+                    .chunks(rank.max(1))
+                    .collect::<Vec<_>>()
+                    .windows(2)
+                    .all(|w| w[0] < w[1]);
+                (
+                    Layout::Coo {
+                        nnz,
+                        index_type,
+                        canonical,
+                    },
+                    vec![Buf::Owned(encode_indices(&crd, index_type)), values],
+                )
+            }
+        };
+        let d = TensorDescriptor::new(name, et, shape).with_layout(layout);
+        self.add(Entry {
+            desc: d,
+            op: desc.to_owned(),
+            buffers,
+        })
+    }
+
     fn hurray_file(&mut self, op: &OperationRef<'c, '_>, desc: &str) -> Result<()> {
         if let Some((_, first)) = &self.file {
             return Err(Error::Malformed {
@@ -1494,29 +1658,64 @@ fn blob_buf<'c>(
 }
 
 fn read_i64s(indices: Attribute<'_>, n: u64, desc: &str) -> Result<Vec<i64>> {
+    read_ints(indices, n, desc, "sparse indices").map(|(v, _)| v)
+}
+
+/// `n` integers of a dense 32- or 64-bit integer (or index) attribute, and
+/// their width in bits.
+fn read_ints(a: Attribute<'_>, n: u64, desc: &str, what: &str) -> Result<(Vec<i64>, u64)> {
+    let el = ffi::element_type(ffi::attr_type(a));
+    let bits = el.and_then(ffi::dense_storage_bits);
+    let is_int = el.is_some_and(|t| {
+        let s = ffi::type_str(t);
+        s == "index" || s.starts_with('i') || s.starts_with("ui") || s.starts_with("si")
+    });
+    let width = match bits {
+        Some(b @ (32 | 64)) if ffi::is_dense_elements(a) && is_int => b,
+        _ => {
+            return Err(Error::Malformed {
+                op: desc.to_owned(),
+                reason: format!("{what} must be dense 32- or 64-bit integers"),
+            });
+        }
+    };
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), width));
     }
-    let el = ffi::element_type(ffi::attr_type(indices));
-    if !ffi::is_dense_elements(indices) || el.and_then(ffi::dense_storage_bits) != Some(64) {
-        return Err(Error::Malformed {
-            op: desc.to_owned(),
-            reason: "sparse indices must be dense 64-bit integers".into(),
-        });
-    }
-    let splat = ffi::dense_is_splat(indices);
-    let len = if splat { 8 } else { n as usize * 8 };
-    // SAFETY: a dense attribute of 64-bit elements: 8 bytes for a splat,
-    // else 8 per element.
-    let raw = unsafe { ffi::dense_raw(indices, len) };
+    let per = (width / 8) as usize;
+    let splat = ffi::dense_is_splat(a);
+    let count = usize::try_from(n).map_err(|_| Error::Malformed {
+        op: desc.to_owned(),
+        reason: format!("{what}: too many elements"),
+    })?;
+    let len = if splat { per } else { count * per };
+    // SAFETY: a dense attribute of `width`-bit integers holding `n` elements:
+    // one element's bytes for a splat, else `per` bytes per element.
+    let raw = unsafe { ffi::dense_raw(a, len) };
     let mut v: Vec<i64> = raw
-        .chunks_exact(8)
-        .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .chunks_exact(per)
+        .map(|c| {
+            if per == 8 {
+                i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))
+            } else {
+                i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
+            }
+        })
         .collect();
     if splat {
-        v = vec![v.first().copied().unwrap_or(0); n as usize];
+        v = vec![v.first().copied().unwrap_or(0); count];
     }
-    Ok(v)
+    Ok((v, width))
+}
+
+/// The number of elements of a rank-1 (or `nnz x rank`) static tensor type.
+fn elements_of(ty: Type<'_>) -> Option<u64> {
+    ffi::ranked_shape(ty)?
+        .iter()
+        .try_fold(1u64, |acc, d| match d {
+            RawDim::Static(n) => acc.checked_mul(*n),
+            _ => None,
+        })
 }
 
 fn encode_indices(coords: &[i64], index_type: ElementType) -> Vec<u8> {

@@ -238,3 +238,94 @@ fn quantized_constants_carry_quantization_descriptors() {
     );
     assert_eq!(input.dims()[0], hurray::Dim::Dynamic);
 }
+
+#[test]
+fn sparse_tensor_assemble_of_constants_is_one_sparse_tensor() {
+    let (lowered, file) = lower_text_with(
+        r#"
+#CSR = #sparse_tensor.encoding<{ map = (i, j) -> (i : dense, j : compressed) }>
+#CSC = #sparse_tensor.encoding<{ map = (i, j) -> (j : dense, i : compressed), posWidth = 32, crdWidth = 32 }>
+#COO = #sparse_tensor.encoding<{ map = (i, j) -> (i : compressed(nonunique), j : singleton), posWidth = 32, crdWidth = 32 }>
+func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO>, tensor<3x2xi8, #CSC>, tensor<2x3xf64, #CSR>) {
+  %pos = arith.constant dense<[0, 2, 3]> : tensor<3xindex>
+  %crd = arith.constant dense<[0, 2, 1]> : tensor<3xindex>
+  %val = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf64>
+  %t = sparse_tensor.assemble (%pos, %crd), %val : (tensor<3xindex>, tensor<3xindex>), tensor<3xf64> to tensor<2x3xf64, #CSR>
+  %cpos = arith.constant dense<[0, 2]> : tensor<2xi32>
+  %ccrd = arith.constant dense<[[0, 1], [1, 2]]> : tensor<2x2xi32>
+  %cval = arith.constant dense<[5.0, 6.0]> : tensor<2xf32>
+  %c = sparse_tensor.assemble (%cpos, %ccrd), %cval : (tensor<2xi32>, tensor<2x2xi32>), tensor<2xf32> to tensor<2x3xf32, #COO>
+  %spos = arith.constant dense<[0, 1, 1]> : tensor<3xi32>
+  %scrd = arith.constant dense<[2]> : tensor<1xi32>
+  %sval = arith.constant dense<[7]> : tensor<1xi8>
+  %s = sparse_tensor.assemble (%spos, %scrd), %sval {hurray.name = "csc"} : (tensor<3xi32>, tensor<1xi32>), tensor<1xi8> to tensor<3x2xi8, #CSC>
+  %r = sparse_tensor.assemble (%pos, %crd), %rt : (tensor<3xindex>, tensor<3xindex>), tensor<3xf64> to tensor<2x3xf64, #CSR>
+  return %t, %c, %s, %r : tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO>, tensor<3x2xi8, #CSC>, tensor<2x3xf64, #CSR>
+}"#,
+        constants_only(),
+    );
+    // The position / coordinate / value constants are not tensors of their own.
+    let names: Vec<_> = lowered
+        .tensors
+        .iter()
+        .map(|t| t.descriptor.name.as_str())
+        .collect();
+    assert_eq!(names, ["csc", "f/3", "f/7"] as [&str; 3]);
+    let t = file.tensor("f/3").unwrap();
+    assert_eq!(
+        t.layout(),
+        Layout::Csr {
+            nnz: 3,
+            index_type: ElementType::Int64
+        }
+    );
+    assert_eq!(i64s(t.buffer("pointers").unwrap()), [0, 2, 3]);
+    assert_eq!(i64s(t.buffer("indices").unwrap()), [0, 2, 1]);
+    assert_eq!(f64s(t.buffer("values").unwrap()), [1.0, 2.0, 3.0]);
+    let c = file.tensor("f/7").unwrap();
+    assert_eq!(
+        c.layout(),
+        Layout::Coo {
+            nnz: 2,
+            index_type: ElementType::Int32,
+            canonical: true
+        }
+    );
+    assert_eq!(i32s(c.buffer("indices").unwrap()), [0, 1, 1, 2]);
+    let s = file.tensor("csc").unwrap();
+    assert_eq!(
+        s.layout(),
+        Layout::Csc {
+            nnz: 1,
+            index_type: ElementType::Int32
+        }
+    );
+    assert_eq!(i32s(s.buffer("pointers").unwrap()), [0, 1, 1]);
+    assert_eq!(s.buffer("values").unwrap(), [7]);
+    // Assembled from a function argument: a run-time value, reported, not stored.
+    assert!(file.get("f/12").is_none());
+    assert!(
+        lowered
+            .skipped
+            .iter()
+            .any(|s| s.contains("run-time values")),
+        "{:?}",
+        lowered.skipped
+    );
+}
+
+#[test]
+fn inconsistent_assemble_is_an_error() {
+    let e = lower_err_with(
+        r#"#CSR = #sparse_tensor.encoding<{ map = (i, j) -> (i : dense, j : compressed) }>
+func.func @f() -> tensor<2x3xf64, #CSR> {
+  %pos = arith.constant dense<[0, 3, 2]> : tensor<3xindex>
+  %crd = arith.constant dense<[0, 2]> : tensor<2xindex>
+  %val = arith.constant dense<[1.0, 2.0]> : tensor<2xf64>
+  %t = sparse_tensor.assemble (%pos, %crd), %val : (tensor<3xindex>, tensor<2xindex>), tensor<2xf64> to tensor<2x3xf64, #CSR>
+  return %t : tensor<2x3xf64, #CSR>
+}"#,
+        constants_only(),
+    );
+    assert!(e.to_string().contains("positions"), "{e}");
+}

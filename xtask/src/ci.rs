@@ -54,20 +54,28 @@ pub(crate) fn test(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask example`: the main job on the bundled example.
+/// `cargo xtask example`: the main job on the bundled example — lower the
+/// MLIR model `examples/mlp.mlir` (weights, a quantized layer, an empty slice,
+/// a dynamic batch) to a Hurray file, then inspect and validate it.
 pub(crate) fn example(root: &Path) -> Result<()> {
-    let out = root.join("target/example.hurray");
-    let out = out.to_string_lossy();
-    setup::run(&mut cargo(
-        root,
-        &["run", "--quiet", "-p", "hurray-cli", "--", "example", &out],
-    ))?;
-    setup::run(&mut cargo(
-        root,
-        &["run", "--quiet", "-p", "hurray-cli", "--", "inspect", &out],
-    ))?;
-    setup::run(&mut cargo(
-        root,
-        &["run", "--quiet", "-p", "hurray-cli", "--", "validate", &out],
-    ))
+    setup::apt(setup::MLIR_PACKAGES)?;
+    let input = root.join("examples/mlp.mlir");
+    let out = root.join("target/mlp.hurray");
+    let (input, out) = (input.to_string_lossy(), out.to_string_lossy());
+    let hurray = |args: &[&str]| {
+        let mut all = vec![
+            "run",
+            "--quiet",
+            "-p",
+            "hurray-cli",
+            "--features",
+            "mlir",
+            "--",
+        ];
+        all.extend_from_slice(args);
+        cargo(root, &all)
+    };
+    setup::run(&mut hurray(&["from-mlir", &input, "-o", &out]))?;
+    setup::run(&mut hurray(&["inspect", &out]))?;
+    setup::run(&mut hurray(&["validate", &out]))
 }

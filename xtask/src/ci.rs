@@ -15,31 +15,30 @@ pub(crate) fn test(root: &Path) -> Result<()> {
     setup::all(root)?;
     setup::run(&mut cargo(root, &["fmt", "--all", "--check"]))?;
     crate::codegen(root, true)?;
+    let clippy = ["clippy", "--all-targets", "--", "-D", "warnings"];
     setup::run(&mut cargo(
         root,
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
+        &[&clippy[..1], &["--workspace"], &clippy[1..]].concat(),
+    ))?;
+    // The CLI's MLIR subcommands sit behind a feature `--workspace` never turns on.
+    let cli_mlir = ["-p", "hurray-cli", "--features", "mlir"];
+    setup::run(&mut cargo(
+        root,
+        &[&clippy[..1], &cli_mlir, &clippy[1..]].concat(),
     ))?;
     setup::run(&mut cargo(root, &["test", "--workspace"]))?;
-    // Features no workspace member turns on.
-    setup::run(&mut cargo(
-        root,
-        &[
-            "test",
-            "-p",
-            "hurray",
-            "--features",
-            "ndarray",
-            "--test",
-            "ndarray",
-        ],
-    ))?;
+    setup::run(&mut cargo(root, &[&["test"][..], &cli_mlir].concat()))?;
+    // A runtime feature no workspace member turns on.
+    let ndarray = [
+        "test",
+        "-p",
+        "hurray",
+        "--features",
+        "ndarray",
+        "--test",
+        "ndarray",
+    ];
+    setup::run(&mut cargo(root, &ndarray))?;
     let tests = root.join("python/tests");
     if tests.exists() {
         let py = setup::python(root)?;

@@ -750,17 +750,8 @@ pub mod private {
         Ok(())
     }
 
-    /// Borrows `bytes` as elements; an empty buffer is never dereferenced (ADR-007).
-    fn cast<'a, T: Element>(tensor: &str, bytes: &'a [u8]) -> Result<&'a [T]> {
-        if bytes.is_empty() {
-            return Ok(&[]);
-        }
-        bytemuck::try_cast_slice(bytes).map_err(|_| Error::UnalignedMemory {
-            tensor: tensor.to_owned(),
-            address: bytes.as_ptr() as usize,
-            required: std::mem::align_of::<T>(),
-        })
-    }
+    /// The typed views' own cast: an empty buffer is never dereferenced (ADR-007).
+    use crate::views::cast;
 
     fn dense_layout(t: &TensorRef<'_>) -> Result<()> {
         match t.layout() {

@@ -240,7 +240,7 @@ impl<'a> TensorRef<'a> {
     }
 }
 
-fn cast<'a, T: Element>(tensor: &str, bytes: &'a [u8]) -> Result<&'a [T]> {
+pub(crate) fn cast<'a, T: Element>(tensor: &str, bytes: &'a [u8]) -> Result<&'a [T]> {
     if bytes.is_empty() {
         // ADR-007: no pointer of an empty buffer is ever used.
         return Ok(&[]);

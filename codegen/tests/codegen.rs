@@ -6,7 +6,10 @@ use hurray_codegen::{Generator, evolution, flatc::Flatc};
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 fn flatc() -> Flatc {
@@ -34,31 +37,64 @@ fn generated_files_are_current() {
 #[test]
 fn a_one_character_schema_edit_makes_generated_code_stale() {
     // One character: a doc comment letter, which flows into every generated file.
-    let text = schema_text().replacen("/// One bit, 0 = false, 1 = true.", "/// One bit, 0 = false, 1 = True.", 1);
+    let text = schema_text().replacen(
+        "/// One bit, 0 = false, 1 = true.",
+        "/// One bit, 0 = false, 1 = True.",
+        1,
+    );
     assert_ne!(text, schema_text());
     let (_dir, path) = temp_schema(&text);
-    let stale = Generator::new(&workspace(), flatc()).with_schema(path).check().unwrap();
-    let paths: Vec<_> = stale.iter().map(|s| s.path.to_string_lossy().into_owned()).collect();
-    assert!(paths.contains(&"runtime/src/gen/hurray_generated.rs".to_owned()), "{paths:?}");
-    assert!(paths.contains(&"runtime/src/gen/element_type.rs".to_owned()), "{paths:?}");
-    assert!(stale.iter().all(|s| s.summary.contains("line")), "diff summaries: {stale:#?}");
+    let stale = Generator::new(&workspace(), flatc())
+        .with_schema(path)
+        .check()
+        .unwrap();
+    let paths: Vec<_> = stale
+        .iter()
+        .map(|s| s.path.to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        paths.contains(&"runtime/src/gen/hurray_generated.rs".to_owned()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"runtime/src/gen/element_type.rs".to_owned()),
+        "{paths:?}"
+    );
+    assert!(
+        stale.iter().all(|s| s.summary.contains("line")),
+        "diff summaries: {stale:#?}"
+    );
 }
 
 #[test]
 fn an_element_type_attribute_edit_changes_the_tables() {
     let text = schema_text().replacen("hurray_mlir: \"bf16\"", "hurray_mlir: \"bf16x\"", 1);
     let (_dir, path) = temp_schema(&text);
-    let facts = Generator::new(&workspace(), flatc()).with_schema(path).element_types().unwrap();
+    let facts = Generator::new(&workspace(), flatc())
+        .with_schema(path)
+        .element_types()
+        .unwrap();
     let bf16 = facts.iter().find(|f| f.name == "bf16").unwrap();
     assert_eq!(bf16.mlir, "bf16x");
 }
 
 #[test]
 fn a_missing_attribute_is_an_error() {
-    let text = schema_text().replacen("hurray_bits: 16, hurray_name: \"bf16\", ", "hurray_name: \"bf16\", ", 1);
+    let text = schema_text().replacen(
+        "hurray_bits: 16, hurray_name: \"bf16\", ",
+        "hurray_name: \"bf16\", ",
+        1,
+    );
     let (_dir, path) = temp_schema(&text);
-    let err = Generator::new(&workspace(), flatc()).with_schema(path).generate().unwrap_err();
-    assert!(err.to_string().contains("BFloat16 lacks attribute hurray_bits"), "{err:#}");
+    let err = Generator::new(&workspace(), flatc())
+        .with_schema(path)
+        .generate()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("BFloat16 lacks attribute hurray_bits"),
+        "{err:#}"
+    );
 }
 
 #[test]
@@ -109,7 +145,11 @@ fn removing_a_field_is_caught() {
 
 #[test]
 fn inserting_a_field_in_the_middle_is_caught() {
-    let text = schema_text().replacen("  element_type: ElementType;\n", "  element_type: ElementType;\n  inserted: uint;\n", 1);
+    let text = schema_text().replacen(
+        "  element_type: ElementType;\n",
+        "  element_type: ElementType;\n  inserted: uint;\n",
+        1,
+    );
     assert_ne!(text, schema_text());
     let err = conform(&text).unwrap_err().to_string();
     assert!(err.contains("Tensor"), "{err}");
@@ -127,28 +167,53 @@ fn renumbering_an_element_type_is_caught() {
 /// element-type short names as string literals: a hand-written table.
 #[test]
 fn no_hand_written_element_type_table() {
-    let facts = Generator::new(&workspace(), flatc()).element_types().unwrap();
+    let facts = Generator::new(&workspace(), flatc())
+        .element_types()
+        .unwrap();
     let mut offenders = Vec::new();
     let mut stack = vec![workspace()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
-            let rel = path.strip_prefix(workspace()).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(workspace())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if path.is_dir() {
-                let skip = ["target", ".git", ".tools", "gen", "tests", "benches", "fuzz", "node_modules", "__pycache__"];
+                let skip = [
+                    "target",
+                    ".git",
+                    ".tools",
+                    "gen",
+                    "tests",
+                    "benches",
+                    "fuzz",
+                    "node_modules",
+                    "__pycache__",
+                ];
                 if !skip.iter().any(|s| path.file_name().unwrap() == *s) {
                     stack.push(path);
                 }
                 continue;
             }
-            let is_source = ["rs", "py", "c", "h"].iter().any(|e| path.extension().is_some_and(|x| x == *e));
-            if !is_source || rel.ends_with("hurray_generated.py") || rel.ends_with("element_types.py") {
+            let is_source = ["rs", "py", "c", "h"]
+                .iter()
+                .any(|e| path.extension().is_some_and(|x| x == *e));
+            if !is_source
+                || rel.ends_with("hurray_generated.py")
+                || rel.ends_with("element_types.py")
+            {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             let spelled: Vec<_> = facts
                 .iter()
-                .filter(|f| f.name.len() > 2 && (text.contains(&format!("\"{}\"", f.name)) || text.contains(&format!("'{}'", f.name))))
+                .filter(|f| {
+                    f.name.len() > 2
+                        && (text.contains(&format!("\"{}\"", f.name))
+                            || text.contains(&format!("'{}'", f.name)))
+                })
                 .map(|f| f.name.clone())
                 .collect();
             if spelled.len() >= 3 {
@@ -156,5 +221,8 @@ fn no_hand_written_element_type_table() {
             }
         }
     }
-    assert!(offenders.is_empty(), "hand-written element-type tables: {offenders:#?}");
+    assert!(
+        offenders.is_empty(),
+        "hand-written element-type tables: {offenders:#?}"
+    );
 }

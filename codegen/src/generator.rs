@@ -12,6 +12,7 @@ pub const RUST_ELEMENT_TABLE: &str = "runtime/src/gen/element_type.rs";
 pub const PYTHON_READER: &str = "python/hurray_reader/hurray_generated.py";
 pub const PYTHON_ELEMENT_TABLE: &str = "python/hurray_reader/element_types.py";
 pub const MLIR_DIALECT: &str = "mlir/src/gen/hurray.irdl.mlir";
+pub const DERIVE_ELEMENT_TABLE: &str = "macros/src/gen/dtype_table.rs";
 
 /// One file the generator owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +119,10 @@ impl Generator {
             GeneratedFile {
                 path: PYTHON_ELEMENT_TABLE.into(),
                 contents: crate::element_table::render_python(&facts).into_bytes(),
+            },
+            GeneratedFile {
+                path: DERIVE_ELEMENT_TABLE.into(),
+                contents: crate::element_table::render_derive(&facts).into_bytes(),
             },
             GeneratedFile {
                 path: MLIR_DIALECT.into(),

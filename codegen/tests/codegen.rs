@@ -163,8 +163,10 @@ fn renumbering_an_element_type_is_caught() {
     assert!(err.contains("Float4E2M1FN"), "{err}");
 }
 
-/// Source files (outside generated code and tests) that spell three or more
-/// element-type short names as string literals: a hand-written table.
+/// Source files (outside generated code and tests) that spell at least half
+/// of the element-type short names as string literals: a hand-written table.
+/// (Fewer is a rule about a few types, such as "scales are f16, bf16, f32 or
+/// f64", or Rust's own primitive type names.)
 #[test]
 fn no_hand_written_element_type_table() {
     let facts = Generator::new(&workspace(), flatc())
@@ -216,7 +218,7 @@ fn no_hand_written_element_type_table() {
                 })
                 .map(|f| f.name.clone())
                 .collect();
-            if spelled.len() >= 3 {
+            if spelled.len() * 2 >= facts.len() {
                 offenders.push(format!("{rel}: {spelled:?}"));
             }
         }

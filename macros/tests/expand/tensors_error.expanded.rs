@@ -1,9 +1,9 @@
-::core::compile_error! {
-    "unknown hurray attribute `bogus` here; expected one of: rename, shape, layout, quantization, axis, block_size, expressed"
-}
-::core::compile_error! {
-    "`String` is not a tensor field type: expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`"
-}
+::core::compile_error!(
+    "unknown hurray attribute `bogus` here; expected one of: rename, shape, layout, quantization, axis, block_size, expressed",
+)
+::core::compile_error!(
+    "`String` is not a tensor field type: expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`",
+)
 const _: () = {
     #[automatically_derived]
     impl<'a> ::hurray::__private::TensorSet<'a> for Broken<'a> {

@@ -26,7 +26,9 @@ fn layout_text(l: &Layout) -> String {
     }
 }
 
-fn quant_text(q: &Quantization) -> String {
+/// `per-axis(axis=1) i8->f32 scale=f32 zp=i8`: the stored type, what it expresses,
+/// and the types of the scales and zero points.
+fn quant_text(stored: ElementType, q: &Quantization) -> String {
     let scheme = match q.scheme {
         QuantizationScheme::PerTensor => "per-tensor".to_owned(),
         QuantizationScheme::PerAxis { axis } => format!("per-axis(axis={axis})"),
@@ -39,7 +41,7 @@ fn quant_text(q: &Quantization) -> String {
         .map_or("none".to_owned(), |t| t.name().to_owned());
     format!(
         "{scheme} {}->{} scale={} zp={zp}",
-        "stored",
+        stored.name(),
         q.expressed_type.name(),
         q.scale_type.name()
     )
@@ -114,7 +116,7 @@ pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
         };
         let quant = t
             .quantization()
-            .map(|q| format!("  {}", quant_text(&q)))
+            .map(|q| format!("  {}", quant_text(t.element_type(), &q)))
             .unwrap_or_default();
         println!(
             "  {}  {}  {}  {}  {data}{quant}",

@@ -11,7 +11,9 @@ import collections.abc
 import gc
 import importlib
 import os
+import site
 import subprocess
+import sysconfig
 import sys
 from pathlib import Path
 
@@ -43,6 +45,10 @@ def _build_extension():
     )
     if result.returncode != 0:
         pytest.fail(f"maturin develop failed:\n{result.stdout}\n{result.stderr}")
+    # maturin installs the mixed Rust/Python package through a .pth file, which
+    # Python only reads at start-up: read it now, or a first install in this
+    # process would not be importable.
+    site.addsitedir(sysconfig.get_paths()["purelib"])
 
 
 @pytest.fixture(scope="module")

@@ -596,9 +596,16 @@ class Tensor:
             rank = len(self.shape)
             coords = ind.reshape(nnz, rank) if rank else ind
             bounds = np.array(self.shape, dtype=np.int64)
-            for i, v in enumerate(ind.tolist()):
+            flat = ind.tolist()
+            for i, v in enumerate(flat):
                 if v < 0 or v >= bounds[i % rank]:
                     raise bad("indices", i, v, "coordinate outside its dimension")
+            if p.get("canonical"):
+                # As the Rust reader: a canonical COO is checked, not trusted.
+                for row in range(1, nnz):
+                    at = row * rank
+                    if flat[at : at + rank] <= flat[at - rank : at]:
+                        raise bad("indices", at, flat[at], "canonical COO coordinates must be sorted and unique")
             out["indices"] = coords
             return out
         ptr = np.frombuffer(self.buffer("pointers"), dtype=idx_dtype)

@@ -91,7 +91,9 @@ impl<'a> TensorRef<'a> {
     pub fn coo(&self) -> Result<CooView<'a>> {
         self.require_data()?;
         let Layout::Coo {
-            nnz, index_type, ..
+            nnz,
+            index_type,
+            canonical,
         } = self.layout()
         else {
             return Err(self.layout_mismatch("coo", "coo()"));
@@ -108,6 +110,23 @@ impl<'a> TensorRef<'a> {
             let bound = dims[i % rank];
             if v < 0 || v as u64 >= bound {
                 return Err(self.bad_index("indices", i, v, "coordinate outside its dimension"));
+            }
+        }
+        if canonical {
+            // The producer's claim is checked, not trusted: every coordinate
+            // row is lexicographically greater than the previous one.
+            for row in 1..nnz as usize {
+                let earlier = (0..rank).map(|d| indices.get((row - 1) * rank + d));
+                let this = (0..rank).map(|d| indices.get(row * rank + d));
+                if this.cmp(earlier) != std::cmp::Ordering::Greater {
+                    let at = row * rank;
+                    return Err(self.bad_index(
+                        "indices",
+                        at,
+                        indices.get(at),
+                        "canonical COO coordinates must be sorted and unique",
+                    ));
+                }
             }
         }
         Ok(CooView {

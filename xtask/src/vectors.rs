@@ -2054,6 +2054,20 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             Ok(())
         },
     )?);
+    out.push(invalid(
+        "coo_not_canonical",
+        "COO flagged canonical whose coordinate (1, 3) became (0, 1), a duplicate of the first",
+        coo,
+        in_view("InvalidSparseIndex", "a", "indices"),
+        |b| {
+            let n = Nav { b };
+            let (off, _) = n.buffer(n.tensor(0)?, 0)?;
+            let at = n.u64(off) as usize + 8 * 2;
+            b[at..at + 8].copy_from_slice(&0i64.to_le_bytes());
+            b[at + 8..at + 16].copy_from_slice(&1i64.to_le_bytes());
+            Ok(())
+        },
+    )?);
     Ok(out)
 }
 

@@ -24,6 +24,10 @@ pub(crate) enum MlirCommand {
         /// Store `index` elements as i64 instead of failing.
         #[arg(long)]
         index_as_i64: bool,
+        /// Work in this process. By default the work runs in a child process,
+        /// because MLIR itself aborts or segfaults on some malformed input.
+        #[arg(long, hide = true)]
+        in_process: bool,
     },
     /// Import a Hurray file as MLIR whose payloads are dense_resource blobs.
     ToMlir {
@@ -50,9 +54,16 @@ pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
         MlirCommand::FromMlir {
             input,
             output,
+            in_process: false,
+            ..
+        } => isolated(&input, &output),
+        MlirCommand::FromMlir {
+            input,
+            output,
             no_signatures,
             tensor_empty,
             index_as_i64,
+            in_process: true,
         } => {
             let mut options = LowerOptions::default();
             options.signatures = !no_signatures;
@@ -117,4 +128,34 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     tmp.persist(path)
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+/// Runs this very command again in a child process with `--in-process`, so a
+/// crash inside MLIR (which no caller can catch) becomes a clear error. The
+/// child writes through `Writer::create`, so a crash leaves no output file.
+fn isolated(input: &std::path::Path, output: &std::path::Path) -> Result<ExitCode> {
+    let exe = std::env::current_exe().context("locating the hurray executable")?;
+    let status = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .arg("--in-process")
+        .status()
+        .context("starting the lowering process")?;
+    match status.code() {
+        Some(0) => Ok(ExitCode::SUCCESS),
+        // The child printed its own error.
+        Some(_) => Ok(ExitCode::FAILURE),
+        None => {
+            #[cfg(unix)]
+            let how = std::os::unix::process::ExitStatusExt::signal(&status)
+                .map_or("was killed".to_owned(), |s| format!("died of signal {s}"));
+            #[cfg(not(unix))]
+            let how = "was killed".to_owned();
+            anyhow::bail!(
+                "MLIR {how} while reading {}: the input is malformed in a way MLIR 22 does not report; \
+                 {} was not written",
+                input.display(),
+                output.display()
+            )
+        }
+    }
 }

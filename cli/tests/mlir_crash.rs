@@ -3,23 +3,13 @@
 //! never a signal, and no output.
 #![cfg(feature = "mlir")]
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
-#[test]
-fn mlir_parser_segfault_becomes_an_error() {
-    crash_becomes_an_error("mlir22_parser_segv.mlir");
-}
-
-#[test]
-fn mlir_bytecode_abort_becomes_an_error() {
-    crash_becomes_an_error("mlir22_bytecode_reader_oom.mlirbc");
-}
-
-fn crash_becomes_an_error(name: &str) {
-    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../mlir/tests/data")
-        .join(name);
+/// Runs `hurray from-mlir INPUT -o DIR/out.hurray` (INPUT relative to the
+/// workspace root); returns the temp dir, the output path and what it printed.
+fn from_mlir(input: &str) -> (tempfile::TempDir, PathBuf, Output) {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(input);
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out.hurray");
     let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
@@ -29,6 +19,21 @@ fn crash_becomes_an_error(name: &str) {
         .arg(&output)
         .output()
         .unwrap();
+    (dir, output, out)
+}
+
+#[test]
+fn mlir_parser_segfault_becomes_an_error() {
+    crash_becomes_an_error("mlir/tests/data/mlir22_parser_segv.mlir");
+}
+
+#[test]
+fn mlir_bytecode_abort_becomes_an_error() {
+    crash_becomes_an_error("mlir/tests/data/mlir22_bytecode_reader_oom.mlirbc");
+}
+
+fn crash_becomes_an_error(input: &str) {
+    let (dir, output, out) = from_mlir(input);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -45,16 +50,7 @@ fn crash_becomes_an_error(name: &str) {
 
 #[test]
 fn the_example_lowers_through_the_child_process() {
-    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mlp.mlir");
-    let dir = tempfile::tempdir().unwrap();
-    let output = dir.path().join("mlp.hurray");
-    let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
-        .arg("from-mlir")
-        .arg(&input)
-        .arg("-o")
-        .arg(&output)
-        .output()
-        .unwrap();
+    let (_dir, output, out) = from_mlir("examples/mlp.mlir");
     assert!(
         out.status.success(),
         "{}",

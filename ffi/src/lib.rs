@@ -148,6 +148,14 @@ impl Failure {
         )
     }
 
+    /// `index` of `what` (a tensor, a buffer) is not below `count`.
+    fn index_out_of_range(what: &str, index: usize, count: usize) -> Self {
+        Failure::new(
+            HURRAY_ERR_OUT_OF_RANGE,
+            format!("{what} index {index} >= count {count}"),
+        )
+    }
+
     fn from_error(e: &Error, context: Context) -> Self {
         let status = match (e, context) {
             (Error::Io { .. } | Error::Stream(_), _) => HURRAY_ERR_IO,
@@ -227,18 +235,23 @@ fn guard(f: impl FnOnce() -> Result<(), Failure>) -> HurrayStatus {
     }
 }
 
-/// The message of the calling thread's last failed call, or NULL if none
-/// failed yet. Valid until the next failing call on this thread.
-#[unsafe(no_mangle)]
-pub extern "C" fn hurray_last_error_message() -> *const c_char {
+/// A field of the calling thread's last error, or NULL if none failed yet.
+fn last_error_field(field: fn(&LastError) -> &CString) -> *const c_char {
     catch_unwind(|| {
         LAST_ERROR.with(|l| {
             l.borrow()
                 .as_ref()
-                .map_or(std::ptr::null(), |e| e.message.as_ptr())
+                .map_or(std::ptr::null(), |e| field(e).as_ptr())
         })
     })
     .unwrap_or(std::ptr::null())
+}
+
+/// The message of the calling thread's last failed call, or NULL if none
+/// failed yet. Valid until the next failing call on this thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn hurray_last_error_message() -> *const c_char {
+    last_error_field(|e| &e.message)
 }
 
 /// The kind of the calling thread's last error: the runtime's error variant
@@ -247,14 +260,7 @@ pub extern "C" fn hurray_last_error_message() -> *const c_char {
 /// Valid until the next failing call on this thread.
 #[unsafe(no_mangle)]
 pub extern "C" fn hurray_last_error_kind() -> *const c_char {
-    catch_unwind(|| {
-        LAST_ERROR.with(|l| {
-            l.borrow()
-                .as_ref()
-                .map_or(std::ptr::null(), |e| e.kind.as_ptr())
-        })
-    })
-    .unwrap_or(std::ptr::null())
+    last_error_field(|e| &e.kind)
 }
 
 /// A static name for a status value (`"HURRAY_ERR_NOT_FOUND"`), or
@@ -335,6 +341,19 @@ fn check_out<T>(p: *mut T, name: &str) -> Result<(), Failure> {
         Err(Failure::null(name))
     } else {
         Ok(())
+    }
+}
+
+/// Frees a handle (NULL is ignored); a panic in its destructor is caught.
+///
+/// # Safety
+/// `p` is NULL or came from `Box::into_raw` and is given up by the caller.
+unsafe fn free_handle<T>(p: *mut T) {
+    if !p.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: from `Box::into_raw` and given up (this fn's contract).
+            drop(unsafe { Box::from_raw(p) });
+        }));
     }
 }
 
@@ -480,6 +499,16 @@ impl HurrayTensor {
 }
 
 impl HurrayFile {
+    /// A new handle (freed by [`hurray_file_close`]) for a file just opened,
+    /// or the failure to open it.
+    fn new_handle(opened: Result<File, Error>) -> Result<*mut HurrayFile, Failure> {
+        let file = opened.map_err(|e| Failure::from_error(&e, Context::Open))?;
+        Ok(Box::into_raw(Box::new(HurrayFile {
+            file: Arc::new(file),
+            tensors: OnceLock::new(),
+        })))
+    }
+
     fn tensors(&self) -> &[HurrayTensor] {
         self.tensors.get_or_init(|| {
             self.file
@@ -504,13 +533,9 @@ pub unsafe extern "C" fn hurray_file_open(
         check_out(out, "out")?;
         // SAFETY: the caller passes a NUL-terminated string.
         let path = unsafe { arg_str(path, "path") }?;
-        let file = File::open(path).map_err(|e| Failure::from_error(&e, Context::Open))?;
-        let handle = Box::new(HurrayFile {
-            file: Arc::new(file),
-            tensors: OnceLock::new(),
-        });
+        let handle = HurrayFile::new_handle(File::open(path))?;
         // SAFETY: `out` is non-null and writable (caller contract).
-        unsafe { out.write(Box::into_raw(handle)) };
+        unsafe { out.write(handle) };
         Ok(())
     })
 }
@@ -533,13 +558,9 @@ pub unsafe extern "C" fn hurray_file_open_bytes(
         }
         // SAFETY: the caller promises `len` readable bytes at `data`.
         let bytes = unsafe { std::slice::from_raw_parts(data, len) };
-        let file = File::from_bytes(bytes).map_err(|e| Failure::from_error(&e, Context::Open))?;
-        let handle = Box::new(HurrayFile {
-            file: Arc::new(file),
-            tensors: OnceLock::new(),
-        });
+        let handle = HurrayFile::new_handle(File::from_bytes(bytes))?;
         // SAFETY: `out` is non-null and writable (caller contract).
-        unsafe { out.write(Box::into_raw(handle)) };
+        unsafe { out.write(handle) };
         Ok(())
     })
 }
@@ -551,13 +572,9 @@ pub unsafe extern "C" fn hurray_file_open_bytes(
 /// `file` is NULL or a handle from `hurray_file_open*`, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hurray_file_close(file: *mut HurrayFile) {
-    if !file.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: the handle came from `Box::into_raw` in `hurray_file_open*`
-            // and the caller gives it up.
-            drop(unsafe { Box::from_raw(file) });
-        }));
-    }
+    // SAFETY: NULL or a handle from `Box::into_raw` in `hurray_file_open*`,
+    // given up by the caller.
+    unsafe { free_handle(file) }
 }
 
 /// The number of tensors in the file.
@@ -616,12 +633,9 @@ pub unsafe extern "C" fn hurray_file_tensor_at(
         let f = unsafe { arg_ref(file, "file") }?;
         check_out(out, "out")?;
         let tensors = f.tensors();
-        let t = tensors.get(index).ok_or_else(|| {
-            Failure::new(
-                HURRAY_ERR_OUT_OF_RANGE,
-                format!("tensor index {index} >= count {}", tensors.len()),
-            )
-        })?;
+        let t = tensors
+            .get(index)
+            .ok_or_else(|| Failure::index_out_of_range("tensor", index, tensors.len()))?;
         // SAFETY: checked non-null; caller contract.
         unsafe { out.write(t) };
         Ok(())
@@ -1048,12 +1062,10 @@ pub unsafe extern "C" fn hurray_tensor_buffer_at(
     with_tensor(tensor, |t| {
         check_out(data, "data")?;
         check_out(len, "len")?;
-        let &(r, offset, n) = t.buffers.get(index).ok_or_else(|| {
-            Failure::new(
-                HURRAY_ERR_OUT_OF_RANGE,
-                format!("buffer index {index} >= count {}", t.buffers.len()),
-            )
-        })?;
+        let &(r, offset, n) = t
+            .buffers
+            .get(index)
+            .ok_or_else(|| Failure::index_out_of_range("buffer", index, t.buffers.len()))?;
         let (p, n) = t.slice(offset, n);
         if !role.is_null() {
             // SAFETY: non-null; caller contract.
@@ -1260,6 +1272,38 @@ fn dtype_arg(dtype: u8) -> Result<ElementType, Failure> {
     })
 }
 
+/// The arguments shared by the `hurray_writer_add_*` calls, checked in this
+/// order: the writer, then a descriptor of `name`, `dtype` and the shape.
+///
+/// # Safety
+/// `writer` is NULL or a live writer used by this thread only; `name` is
+/// NULL or NUL-terminated; `dims` points at `rank` values (or is NULL with
+/// rank 0).
+unsafe fn tensor_args<'a>(
+    writer: *mut HurrayWriter,
+    name: *const c_char,
+    dtype: u8,
+    dims: *const u64,
+    rank: usize,
+) -> Result<(&'a mut HurrayWriter, TensorDescriptor), Failure> {
+    // SAFETY: this fn's contract.
+    let w = unsafe { writer_mut(writer) }?;
+    // SAFETY: this fn's contract.
+    let name = unsafe { arg_str(name, "name") }?;
+    let t = dtype_arg(dtype)?;
+    // SAFETY: this fn's contract.
+    let shape = unsafe { shape_arg(dims, rank) }?;
+    Ok((w, TensorDescriptor::new(name, t, shape)))
+}
+
+impl HurrayWriter {
+    fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<(), Failure> {
+        self.writer
+            .add_tensor(desc, buffers)
+            .map_err(|e| Failure::from_error(&e, Context::Write))
+    }
+}
+
 /// Adds a dense, row-major tensor. `data` holds `len` bytes, exactly what
 /// the shape and type need (packed LSB-first for sub-byte types). An empty
 /// tensor (a dimension 0) takes `data` = NULL and `len` = 0 (any pointer is
@@ -1283,12 +1327,7 @@ pub unsafe extern "C" fn hurray_writer_add_dense(
 ) -> HurrayStatus {
     guard(|| {
         // SAFETY: caller contract.
-        let w = unsafe { writer_mut(writer) }?;
-        // SAFETY: caller contract.
-        let name = unsafe { arg_str(name, "name") }?;
-        let t = dtype_arg(dtype)?;
-        // SAFETY: caller contract.
-        let shape = unsafe { shape_arg(dims, rank) }?;
+        let (w, desc) = unsafe { tensor_args(writer, name, dtype, dims, rank) }?;
         let bytes: &[u8] = if len == 0 {
             // ADR-007: a zero-length buffer is never dereferenced.
             &[]
@@ -1298,10 +1337,7 @@ pub unsafe extern "C" fn hurray_writer_add_dense(
             // SAFETY: non-null with `len` readable bytes (caller contract).
             unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }
         };
-        let desc = TensorDescriptor::new(name, t, shape);
-        w.writer
-            .add_tensor(&desc, &[bytes])
-            .map_err(|e| Failure::from_error(&e, Context::Write))
+        w.add_tensor(&desc, &[bytes])
     })
 }
 
@@ -1320,16 +1356,8 @@ pub unsafe extern "C" fn hurray_writer_add_descriptor(
 ) -> HurrayStatus {
     guard(|| {
         // SAFETY: caller contract.
-        let w = unsafe { writer_mut(writer) }?;
-        // SAFETY: caller contract.
-        let name = unsafe { arg_str(name, "name") }?;
-        let t = dtype_arg(dtype)?;
-        // SAFETY: caller contract.
-        let shape = unsafe { shape_arg(dims, rank) }?;
-        let desc = TensorDescriptor::new(name, t, shape).into_descriptor_only();
-        w.writer
-            .add_tensor(&desc, &[])
-            .map_err(|e| Failure::from_error(&e, Context::Write))
+        let (w, desc) = unsafe { tensor_args(writer, name, dtype, dims, rank) }?;
+        w.add_tensor(&desc.into_descriptor_only(), &[])
     })
 }
 
@@ -1383,12 +1411,9 @@ pub unsafe extern "C" fn hurray_writer_finish(writer: *mut HurrayWriter) -> Hurr
 /// `writer` is NULL or a live writer handle, given up by the caller.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hurray_writer_abort(writer: *mut HurrayWriter) {
-    if !writer.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: from `Box::into_raw`; given up by the caller.
-            drop(unsafe { Box::from_raw(writer) });
-        }));
-    }
+    // SAFETY: NULL or a handle from `Box::into_raw` in `hurray_writer_create`,
+    // given up by the caller.
+    unsafe { free_handle(writer) }
 }
 
 /// The library version, static (`"0.1.0"`).

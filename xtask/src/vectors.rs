@@ -1265,25 +1265,72 @@ impl<'a> Nav<'a> {
     fn string(&self, at: usize) -> usize {
         self.follow(at) + 4
     }
-    /// Buffer `i` of tensor `t`: (position of offset, position of length).
-    fn buffer(&self, t: usize, i: usize) -> Result<(usize, usize)> {
-        let p = self.struct_at(self.req(t, field::tensor::BUFFERS)?, i, 16);
-        Ok((p, p + 8))
+    /// Field `id` of the tensor at index `tensor`.
+    fn tensor_field(&self, tensor: usize, id: usize) -> Result<usize> {
+        self.req(self.tensor(tensor)?, id)
     }
-    /// The layout table of tensor `t`.
-    fn layout(&self, t: usize) -> Result<usize> {
-        Ok(self.follow(self.req(t, field::tensor::LAYOUT)?))
+    /// Field `id` of the layout table of the tensor at index `tensor`.
+    fn layout_field(&self, tensor: usize, id: usize) -> Result<usize> {
+        let layout = self.follow(self.tensor_field(tensor, field::tensor::LAYOUT)?);
+        self.req(layout, id)
     }
-    fn quantization(&self, t: usize) -> Result<usize> {
-        Ok(self.follow(self.req(t, field::tensor::QUANTIZATION)?))
+    /// Field `id` of the quantization table of the tensor at index `tensor`.
+    fn quant_field(&self, tensor: usize, id: usize) -> Result<usize> {
+        let q = self.follow(self.tensor_field(tensor, field::tensor::QUANTIZATION)?);
+        self.req(q, id)
+    }
+    /// The first byte of the name of the tensor at index `tensor`.
+    fn name(&self, tensor: usize) -> Result<usize> {
+        Ok(self.string(self.tensor_field(tensor, field::tensor::NAME)?))
+    }
+    /// Dimension `i` (a u64) of the shape of the tensor at index `tensor`.
+    fn dim(&self, tensor: usize, i: usize) -> Result<usize> {
+        Ok(self.struct_at(self.tensor_field(tensor, field::tensor::SHAPE)?, i, 8))
+    }
+    /// The offset (a u64) of buffer `i` of the tensor at index `tensor`.
+    fn buffer_offset(&self, tensor: usize, i: usize) -> Result<usize> {
+        Ok(self.struct_at(self.tensor_field(tensor, field::tensor::BUFFERS)?, i, 16))
+    }
+    /// The length (a u64) of buffer `i` of the tensor at index `tensor`.
+    fn buffer_length(&self, tensor: usize, i: usize) -> Result<usize> {
+        Ok(self.buffer_offset(tensor, i)? + 8)
+    }
+    /// The first data byte of buffer `i` of the tensor at index `tensor`.
+    fn buffer_data(&self, tensor: usize, i: usize) -> Result<usize> {
+        Ok(self.u64(self.buffer_offset(tensor, i)?) as usize)
+    }
+    /// The length (a u64) of the scales buffer of the tensor at index `tensor`.
+    fn scales_length(&self, tensor: usize) -> Result<usize> {
+        Ok(self.quant_field(tensor, field::quant::SCALES)? + 8)
     }
 }
 
-fn put_u64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+/// A number [`patch`] writes, little-endian, in as many bytes as its type has.
+trait LeBytes {
+    fn le_bytes(self) -> Vec<u8>;
 }
-fn put_u32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+
+macro_rules! impl_le_bytes {
+    ($($t:ty),*) => {$(
+        impl LeBytes for $t {
+            fn le_bytes(self) -> Vec<u8> {
+                self.to_le_bytes().to_vec()
+            }
+        }
+    )*};
+}
+impl_le_bytes!(u8, u32, u64, i32, i64);
+
+/// Overwrites the file with `v` at the position `place` finds in it.
+fn patch(
+    b: &mut [u8],
+    place: impl FnOnce(&Nav<'_>) -> Result<usize>,
+    v: impl LeBytes,
+) -> Result<()> {
+    let at = place(&Nav { b })?;
+    let bytes = v.le_bytes();
+    b[at..at + bytes.len()].copy_from_slice(&bytes);
+    Ok(())
 }
 
 /// What an invalid vector must be reported as.
@@ -1428,10 +1475,9 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             ..at_open("BadFooter")
         },
         |b| {
-            let f = b.len() - 32;
-            let v = Nav { b }.u64(f);
-            put_u64(b, f, v + 4);
-            Ok(())
+            let n = Nav { b };
+            let offset = n.u64(n.footer());
+            patch(b, |n| Ok(n.footer()), offset + 4)
         },
     )?);
     out.push(invalid(
@@ -1442,11 +1488,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             field: Some("header_offset"),
             ..at_open("BadFooter")
         },
-        |b| {
-            let f = b.len() - 32;
-            put_u64(b, f, 8);
-            Ok(())
-        },
+        |b| patch(b, |n| Ok(n.footer()), 8u64),
     )?);
     out.push(invalid(
         "footer_length_wrong",
@@ -1457,10 +1499,9 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             ..at_open("BadFooter")
         },
         |b| {
-            let f = b.len() - 32;
-            let v = Nav { b }.u64(f + 8);
-            put_u64(b, f + 8, v + 8);
-            Ok(())
+            let n = Nav { b };
+            let length = n.u64(n.footer() + 8);
+            patch(b, |n| Ok(n.footer() + 8), length + 8)
         },
     )?);
 
@@ -1472,11 +1513,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             field: Some("flags"),
             ..at_open("BadFooter")
         },
-        |b| {
-            let f = b.len() - 32;
-            put_u64(b, f + 16, 1);
-            Ok(())
-        },
+        |b| patch(b, |n| Ok(n.footer() + 16), 1u64),
     )?);
 
     // --- the FlatBuffer itself --------------------------------------------------
@@ -1485,22 +1522,14 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "FlatBuffers file identifier \"HRRY\" changed to \"XRRY\"",
         dense,
         at_open("InvalidHeader"),
-        |b| {
-            let h = Nav { b }.header_start();
-            b[h + 4] = b'X';
-            Ok(())
-        },
+        |b| patch(b, |n| Ok(n.header_start() + 4), b'X'),
     )?);
     out.push(invalid(
         "root_offset_out_of_bounds",
         "FlatBuffers root offset points past the header",
         dense,
         at_open("InvalidHeader"),
-        |b| {
-            let h = Nav { b }.header_start();
-            put_u32(b, h, 0x7fff_fff0);
-            Ok(())
-        },
+        |b| patch(b, |n| Ok(n.header_start()), 0x7fff_fff0u32),
     )?);
     out.push(invalid(
         "shape_vector_out_of_bounds",
@@ -1508,11 +1537,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         dense,
         at_open("InvalidHeader"),
         |b| {
-            let n = Nav { b };
-            let t = n.tensor(0)?;
-            let v = n.follow(n.req(t, field::tensor::SHAPE)?);
-            put_u32(b, v, 1 << 30);
-            Ok(())
+            let shape = |n: &Nav<'_>| Ok(n.follow(n.tensor_field(0, field::tensor::SHAPE)?));
+            patch(b, shape, 1u32 << 30)
         },
     )?);
     out.push(invalid(
@@ -1521,12 +1547,11 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         dense,
         at_open("InvalidHeader"),
         |b| {
-            let n = Nav { b };
-            let t = n.tensor(0)?;
-            let s = n.string(n.req(t, field::tensor::NAME)?);
-            let len = n.u32(s - 4);
-            b[s + len] = b'!';
-            Ok(())
+            let nul = |n: &Nav<'_>| {
+                let s = n.name(0)?;
+                Ok(s + n.u32(s - 4))
+            };
+            patch(b, nul, b'!')
         },
     )?);
 
@@ -1539,12 +1564,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             tensor: Some("b"),
             ..at_open("NamesNotSorted")
         },
-        |b| {
-            let n = Nav { b };
-            let s = n.string(n.req(n.tensor(0)?, field::tensor::NAME)?);
-            b[s] = b'c';
-            Ok(())
-        },
+        |b| patch(b, |n| n.name(0), b'c'),
     )?);
     out.push(invalid(
         "names_duplicate",
@@ -1554,12 +1574,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             tensor: Some("a"),
             ..at_open("NamesNotSorted")
         },
-        |b| {
-            let n = Nav { b };
-            let s = n.string(n.req(n.tensor(1)?, field::tensor::NAME)?);
-            b[s] = b'a';
-            Ok(())
-        },
+        |b| patch(b, |n| n.name(1), b'a'),
     )?);
     out.push(invalid(
         "name_empty",
@@ -1567,11 +1582,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         dense,
         at_open("EmptyName"),
         |b| {
-            let n = Nav { b };
-            let s = n.string(n.req(n.tensor(0)?, field::tensor::NAME)?);
-            put_u32(b, s - 4, 0);
-            b[s] = 0;
-            Ok(())
+            patch(b, |n| Ok(n.name(0)? - 4), 0u32)?;
+            patch(b, |n| n.name(0), 0u8)
         },
     )?);
     out.push(invalid(
@@ -1583,11 +1595,11 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             ..at_open("MetadataNotSorted")
         },
         |b| {
-            let n = Nav { b };
-            let kv = n.table_at(n.req(n.root(), field::header::METADATA)?, 0);
-            let s = n.string(n.req(kv, field::kv::KEY)?);
-            b[s] = b'z';
-            Ok(())
+            let key = |n: &Nav<'_>| {
+                let kv = n.table_at(n.req(n.root(), field::header::METADATA)?, 0);
+                Ok(n.string(n.req(kv, field::kv::KEY)?))
+            };
+            patch(b, key, b'z')
         },
     )?);
     out.push(invalid(
@@ -1599,14 +1611,15 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             ..at_open("InvalidField")
         },
         |b| {
-            let n = Nav { b };
-            let v = n.follow(n.req(n.root(), field::header::NAME_INDEX)?);
-            let len = n.u32(v);
-            let used = (0..len)
-                .find(|&i| n.u32(v + 4 + 4 * i) != 0)
-                .context("an empty name index")?;
-            put_u32(b, v + 4 + 4 * used, 3);
-            Ok(())
+            let used_slot = |n: &Nav<'_>| {
+                let v = n.follow(n.req(n.root(), field::header::NAME_INDEX)?);
+                let len = n.u32(v);
+                let used = (0..len)
+                    .find(|&i| n.u32(v + 4 + 4 * i) != 0)
+                    .context("an empty name index")?;
+                Ok(v + 4 + 4 * used)
+            };
+            patch(b, used_slot, 3u32)
         },
     )?);
     out.push(invalid(
@@ -1618,11 +1631,12 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             ..at_open("InvalidField")
         },
         |b| {
-            let n = Nav { b };
-            let v = n.follow(n.req(n.root(), field::header::NAME_INDEX)?);
-            ensure!(n.u32(v) == 4, "expected a 4-slot index");
-            put_u32(b, v, 3);
-            Ok(())
+            let index = |n: &Nav<'_>| {
+                let v = n.follow(n.req(n.root(), field::header::NAME_INDEX)?);
+                ensure!(n.u32(v) == 4, "expected a 4-slot index");
+                Ok(v)
+            };
+            patch(b, index, 3u32)
         },
     )?);
     out.push(invalid(
@@ -1633,60 +1647,35 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             field: Some("alignment"),
             ..at_open("InvalidAlignment")
         },
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.root(), field::header::ALIGNMENT)?;
-            put_u64(b, at, 100);
-            Ok(())
-        },
+        |b| patch(b, |n| n.req(n.root(), field::header::ALIGNMENT), 100u64),
     )?);
     out.push(invalid(
         "tensor_alignment_too_small",
         "tensor wide's alignment 256 changed to 32 (below 64)",
         align_t,
         err("InvalidAlignment", "wide", "alignment"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.tensor(1)?, field::tensor::ALIGNMENT)?;
-            put_u64(b, at, 32);
-            Ok(())
-        },
+        |b| patch(b, |n| n.tensor_field(1, field::tensor::ALIGNMENT), 32u64),
     )?);
     out.push(invalid(
         "element_type_unknown",
         "tensor a's element_type set to 200, a value the schema does not define",
         dense,
         err("InvalidElementType", "a", "element_type"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.tensor(0)?, field::tensor::ELEMENT_TYPE)?;
-            b[at] = 200;
-            Ok(())
-        },
+        |b| patch(b, |n| n.tensor_field(0, field::tensor::ELEMENT_TYPE), 200u8),
     )?);
     out.push(invalid(
         "element_type_invalid_zero",
         "tensor a's element_type set to 0 (Invalid)",
         dense,
         err("InvalidElementType", "a", "element_type"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.tensor(0)?, field::tensor::ELEMENT_TYPE)?;
-            b[at] = 0;
-            Ok(())
-        },
+        |b| patch(b, |n| n.tensor_field(0, field::tensor::ELEMENT_TYPE), 0u8),
     )?);
     out.push(invalid(
         "layout_unknown",
         "tensor a's layout union type set to 9, a member this reader does not know",
         coo,
         err("UnsupportedLayout", "a", "layout"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.tensor(0)?, field::tensor::LAYOUT_TYPE)?;
-            b[at] = 9;
-            Ok(())
-        },
+        |b| patch(b, |n| n.tensor_field(0, field::tensor::LAYOUT_TYPE), 9u8),
     )?);
     out.push(invalid(
         "index_type_not_integer",
@@ -1694,10 +1683,11 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         csr,
         err("InvalidElementType", "m", "layout.index_type"),
         |b| {
-            let n = Nav { b };
-            let at = n.req(n.layout(n.tensor(0)?)?, field::layout::INDEX_TYPE)?;
-            b[at] = ElementType::Int8.to_wire();
-            Ok(())
+            patch(
+                b,
+                |n| n.layout_field(0, field::layout::INDEX_TYPE),
+                ElementType::Int8.to_wire(),
+            )
         },
     )?);
     out.push(invalid(
@@ -1705,12 +1695,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "COO nnz set to 13 in a [3, 4] tensor",
         coo,
         err("InvalidField", "a", "layout.nnz"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.layout(n.tensor(0)?)?, field::layout::NNZ)?;
-            put_u64(b, at, 13);
-            Ok(())
-        },
+        |b| patch(b, |n| n.layout_field(0, field::layout::NNZ), 13u64),
     )?);
     out.push(invalid(
         "stride_negative",
@@ -1718,11 +1703,9 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         strided,
         err("InvalidField", "column_major", "layout.strides[0]"),
         |b| {
-            let n = Nav { b };
-            let t = n.tensor(1)?;
-            let at = n.struct_at(n.req(n.layout(t)?, field::layout::STRIDES)?, 0, 8);
-            put_u64(b, at, u64::MAX);
-            Ok(())
+            let stride0 =
+                |n: &Nav<'_>| Ok(n.struct_at(n.layout_field(1, field::layout::STRIDES)?, 0, 8));
+            patch(b, stride0, u64::MAX)
         },
     )?);
     out.push(invalid(
@@ -1730,12 +1713,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "shape[1] of tensor a set to the dynamic sentinel while it has data",
         dense,
         err("DynamicWithData", "a", "shape[1]"),
-        |b| {
-            let n = Nav { b };
-            let at = n.struct_at(n.req(n.tensor(0)?, field::tensor::SHAPE)?, 1, 8);
-            put_u64(b, at, u64::MAX);
-            Ok(())
-        },
+        |b| patch(b, |n| n.dim(0, 1), u64::MAX),
     )?);
     out.push(invalid(
         "shape_product_overflow",
@@ -1743,12 +1721,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         dense,
         err("SizeOverflow", "a", "shape"),
         |b| {
-            let n = Nav { b };
-            let v = n.req(n.tensor(0)?, field::tensor::SHAPE)?;
-            let (d0, d1) = (n.struct_at(v, 0, 8), n.struct_at(v, 1, 8));
-            put_u64(b, d0, 1 << 33);
-            put_u64(b, d1, 1 << 33);
-            Ok(())
+            patch(b, |n| n.dim(0, 0), 1u64 << 33)?;
+            patch(b, |n| n.dim(0, 1), 1u64 << 33)
         },
     )?);
     out.push(invalid(
@@ -1757,12 +1731,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         dense,
         err("SizeOverflow", "a", "values"),
         |b| {
-            let n = Nav { b };
-            let v = n.req(n.tensor(0)?, field::tensor::SHAPE)?;
-            let (d0, d1) = (n.struct_at(v, 0, 8), n.struct_at(v, 1, 8));
-            put_u64(b, d0, 1 << 62);
-            put_u64(b, d1, 1);
-            Ok(())
+            patch(b, |n| n.dim(0, 0), 1u64 << 62)?;
+            patch(b, |n| n.dim(0, 1), 1u64)
         },
     )?);
     out.push(invalid(
@@ -1770,36 +1740,21 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "shape [3, 0, 5] changed to [3, 1, 5]: the 0-byte buffer is now 60 bytes short",
         empty,
         err("BufferLength", "x", "values"),
-        |b| {
-            let n = Nav { b };
-            let at = n.struct_at(n.req(n.tensor(0)?, field::tensor::SHAPE)?, 1, 8);
-            put_u64(b, at, 1);
-            Ok(())
-        },
+        |b| patch(b, |n| n.dim(0, 1), 1u64),
     )?);
     out.push(invalid(
         "empty_csr_pointers_not_empty",
         "pointers of the empty CSR [0, 4] given length 8: an empty tensor has 0-byte buffers only",
         empty_csr,
         err("BufferLength", "csr_0x4", "pointers"),
-        |b| {
-            let n = Nav { b };
-            let (_, len) = n.buffer(n.tensor(0)?, 0)?;
-            put_u64(b, len, 8);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_length(0, 0), 8u64),
     )?);
     out.push(invalid(
         "empty_quantized_with_scales",
         "the per-tensor quantized empty i8 [0] given a 4-byte scale: an empty tensor has no scales",
         q_empty,
         err("BufferLength", "per_tensor_empty", "scales"),
-        |b| {
-            let n = Nav { b };
-            let s = n.req(n.quantization(n.tensor(3)?)?, field::quant::SCALES)?;
-            put_u64(b, s + 8, 4);
-            Ok(())
-        },
+        |b| patch(b, |n| n.scales_length(3), 4u64),
     )?);
     out.push(invalid(
         "buffer_count_wrong",
@@ -1807,10 +1762,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         csr,
         err("BufferCount", "m", "buffers"),
         |b| {
-            let n = Nav { b };
-            let v = n.follow(n.req(n.tensor(0)?, field::tensor::BUFFERS)?);
-            put_u32(b, v, 2);
-            Ok(())
+            let buffers = |n: &Nav<'_>| Ok(n.follow(n.tensor_field(0, field::tensor::BUFFERS)?));
+            patch(b, buffers, 2u32)
         },
     )?);
     out.push(invalid(
@@ -1818,12 +1771,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "tensor a's values length 24 changed to 28",
         dense,
         err("BufferLength", "a", "values"),
-        |b| {
-            let n = Nav { b };
-            let (_, len) = n.buffer(n.tensor(0)?, 0)?;
-            put_u64(b, len, 28);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_length(0, 0), 28u64),
     )?);
     out.push(invalid(
         "buffer_out_of_bounds",
@@ -1831,11 +1779,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         dense,
         err("BufferOutOfBounds", "b", "values"),
         |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(1)?, 0)?;
-            let h = n.header_start() as u64;
-            put_u64(b, off, h.next_multiple_of(64));
-            Ok(())
+            let h = Nav { b }.header_start() as u64;
+            patch(b, |n| n.buffer_offset(1, 0), h.next_multiple_of(64))
         },
     )?);
     out.push(invalid(
@@ -1843,48 +1788,28 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "tensor b's values offset near 2^64: offset + length overflows",
         dense,
         err("BufferOutOfBounds", "b", "values"),
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(1)?, 0)?;
-            put_u64(b, off, u64::MAX - 63);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_offset(1, 0), u64::MAX - 63),
     )?);
     out.push(invalid(
         "buffer_in_prefix",
         "tensor a's values offset 0: inside the prefix",
         dense,
         err("BufferOutOfBounds", "a", "values"),
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(0)?, 0)?;
-            put_u64(b, off, 0);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_offset(0, 0), 0u64),
     )?);
     out.push(invalid(
         "buffer_misaligned",
         "tensor a's values offset 64 moved to 72 (still inside the data region)",
         dense,
         err("BufferMisaligned", "a", "values"),
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(0)?, 0)?;
-            put_u64(b, off, 72);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_offset(0, 0), 72u64),
     )?);
     out.push(invalid(
         "buffer_misaligned_4096",
         "tensor b's values moved from 8192 to 4096 + 64: 64-aligned but not 4096-aligned",
         align,
         err("BufferMisaligned", "b", "values"),
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(1)?, 0)?;
-            put_u64(b, off, 4096 + 64);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_offset(1, 0), 4096u64 + 64),
     )?);
     out.push(invalid(
         "buffers_overlap",
@@ -1894,12 +1819,7 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
             with: Some(("b", "values")),
             ..err("BuffersOverlap", "a", "values")
         },
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(1)?, 0)?;
-            put_u64(b, off, 64);
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_offset(1, 0), 64u64),
     )?);
     out.push(invalid(
         "buffers_overlap_within_tensor",
@@ -1911,12 +1831,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         },
         |b| {
             let n = Nav { b };
-            let t = n.tensor(0)?;
-            let (p, _) = n.buffer(t, 0)?;
-            let (i, _) = n.buffer(t, 1)?;
-            let v = n.u64(p);
-            put_u64(b, i, v);
-            Ok(())
+            let pointers = n.u64(n.buffer_offset(0, 0)?);
+            patch(b, |n| n.buffer_offset(0, 1), pointers)
         },
     )?);
     out.push(invalid(
@@ -1924,24 +1840,14 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "quantization scheme set to 7, a value this reader does not know",
         q_tensor,
         err("UnsupportedQuantization", "q", "quantization.scheme"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::SCHEME)?;
-            b[at] = 7;
-            Ok(())
-        },
+        |b| patch(b, |n| n.quant_field(0, field::quant::SCHEME), 7u8),
     )?);
     out.push(invalid(
         "quant_scheme_invalid_zero",
         "quantization scheme set to 0 (Invalid)",
         q_tensor,
         err("InvalidField", "q", "quantization.scheme"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::SCHEME)?;
-            b[at] = 0;
-            Ok(())
-        },
+        |b| patch(b, |n| n.quant_field(0, field::quant::SCHEME), 0u8),
     )?);
     out.push(invalid(
         "quant_expressed_not_float",
@@ -1949,10 +1855,11 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         q_tensor,
         err("InvalidField", "q", "quantization.expressed_type"),
         |b| {
-            let n = Nav { b };
-            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::EXPRESSED_TYPE)?;
-            b[at] = ElementType::Int8.to_wire();
-            Ok(())
+            patch(
+                b,
+                |n| n.quant_field(0, field::quant::EXPRESSED_TYPE),
+                ElementType::Int8.to_wire(),
+            )
         },
     )?);
     out.push(invalid(
@@ -1960,45 +1867,26 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "per-axis scales of tensor asym: 12 bytes changed to 8 (2 scales for an axis of 3)",
         q_axis,
         err("BufferLength", "asym", "scales"),
-        |b| {
-            let n = Nav { b };
-            let s = n.req(n.quantization(n.tensor(0)?)?, field::quant::SCALES)?;
-            put_u64(b, s + 8, 8);
-            Ok(())
-        },
+        |b| patch(b, |n| n.scales_length(0), 8u64),
     )?);
     out.push(invalid(
         "quant_axis_out_of_range",
         "per-axis quantization axis 1 of a rank-2 tensor changed to 2",
         q_axis,
         err("InvalidField", "asym", "quantization.axis"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::AXIS)?;
-            put_u32(b, at, 2);
-            Ok(())
-        },
+        |b| patch(b, |n| n.quant_field(0, field::quant::AXIS), 2u32),
     )?);
     out.push(invalid(
         "quant_block_size_zero",
         "per-block block_size 4 changed to 0",
         q_block,
         err("InvalidField", "i4", "quantization.block_size"),
-        |b| {
-            let n = Nav { b };
-            let at = n.req(n.quantization(n.tensor(0)?)?, field::quant::BLOCK_SIZE)?;
-            put_u64(b, at, 0);
-            Ok(())
-        },
+        |b| patch(b, |n| n.quant_field(0, field::quant::BLOCK_SIZE), 0u64),
     )?);
 
     // --- sparse index data (checked by the sparse views and `hurray validate`) ---
-    let data_i32 = |b: &mut Vec<u8>, buffer: usize, i: usize, v: i32| -> Result<()> {
-        let n = Nav { b };
-        let (off, _) = n.buffer(n.tensor(0)?, buffer)?;
-        let at = n.u64(off) as usize + 4 * i;
-        b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-        Ok(())
+    let data_i32 = |b: &mut Vec<u8>, buffer: usize, i: usize, v: i32| {
+        patch(b, |n| Ok(n.buffer_data(0, buffer)? + 4 * i), v)
     };
     out.push(invalid(
         "csr_pointers_decreasing",
@@ -2033,26 +1921,14 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         "CSC row index changed to -1",
         csc,
         in_view("InvalidSparseIndex", "m", "indices"),
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(0)?, 1)?;
-            let at = n.u64(off) as usize;
-            b[at..at + 8].copy_from_slice(&(-1i64).to_le_bytes());
-            Ok(())
-        },
+        |b| patch(b, |n| n.buffer_data(0, 1), -1i64),
     )?);
     out.push(invalid(
         "coo_index_out_of_range",
         "COO coordinate (2, 0) changed to (3, 0) in a [3, 4] tensor",
         coo,
         in_view("InvalidSparseIndex", "a", "indices"),
-        |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(0)?, 0)?;
-            let at = n.u64(off) as usize + 8 * 4;
-            b[at..at + 8].copy_from_slice(&3i64.to_le_bytes());
-            Ok(())
-        },
+        |b| patch(b, |n| Ok(n.buffer_data(0, 0)? + 8 * 4), 3i64),
     )?);
     out.push(invalid(
         "coo_not_canonical",
@@ -2060,12 +1936,8 @@ fn invalid_vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
         coo,
         in_view("InvalidSparseIndex", "a", "indices"),
         |b| {
-            let n = Nav { b };
-            let (off, _) = n.buffer(n.tensor(0)?, 0)?;
-            let at = n.u64(off) as usize + 8 * 2;
-            b[at..at + 8].copy_from_slice(&0i64.to_le_bytes());
-            b[at + 8..at + 16].copy_from_slice(&1i64.to_le_bytes());
-            Ok(())
+            patch(b, |n| Ok(n.buffer_data(0, 0)? + 8 * 2), 0i64)?;
+            patch(b, |n| Ok(n.buffer_data(0, 0)? + 8 * 3), 1i64)
         },
     )?);
     Ok(out)

@@ -39,6 +39,7 @@ pub(crate) fn test(root: &Path) -> Result<()> {
         "ndarray",
     ];
     setup::run(&mut cargo(root, &ndarray))?;
+    miri(root)?;
     let tests = root.join("python/tests");
     if tests.exists() {
         let py = setup::python(root)?;
@@ -77,4 +78,42 @@ pub(crate) fn example(root: &Path) -> Result<()> {
     setup::run(&mut hurray(&["from-mlir", &input, "-o", &out]))?;
     setup::run(&mut hurray(&["inspect", &out]))?;
     setup::run(&mut hurray(&["validate", &out]))
+}
+
+/// Miri over the unit tests of the crates with `unsafe` code (the runtime's
+/// zero-copy reader and DLPack export, the C API). Miri needs a nightly
+/// toolchain with the `miri` and `rust-src` components; where they cannot be
+/// had, the step says so and is skipped rather than failing the run.
+fn miri(root: &Path) -> Result<()> {
+    let available = Command::new("rustup")
+        .args([
+            "component",
+            "add",
+            "miri",
+            "rust-src",
+            "--toolchain",
+            "nightly",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !available {
+        eprintln!("xtask: SKIPPED Miri: no nightly toolchain with the miri component here");
+        return Ok(());
+    }
+    for package in ["hurray", "hurray-ffi"] {
+        let mut c = Command::new("cargo");
+        c.current_dir(root)
+            .args([
+                "+nightly",
+                "miri",
+                "test",
+                "-p",
+                package,
+                "--no-default-features",
+                "--lib",
+            ])
+            .env("MIRIFLAGS", "-Zmiri-disable-isolation");
+        setup::run(&mut c)?;
+    }
+    Ok(())
 }

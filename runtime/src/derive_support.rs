@@ -21,8 +21,9 @@
 use crate::descriptor::{Dim, TensorDescriptor};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::pack;
 use crate::reader::{File, Reader, TensorRef};
-use crate::views::{Indices, packed_code, sign_extend};
+use crate::views::Indices;
 use crate::writer::Writer;
 use crate::{ElementClass, ElementType};
 use std::borrow::Cow;
@@ -230,21 +231,19 @@ impl<'a, P: PackedElement> Packed<'a, P> {
 
     /// The raw code of element `i`.
     pub fn code(&self, i: u64) -> Option<u8> {
-        (i < self.len).then(|| packed_code(&self.bytes, P::TYPE.bits(), i))
+        (i < self.len)
+            .then(|| pack::code_at(&self.bytes, P::TYPE.bits(), i))
+            .flatten()
     }
 
     /// Element `i` as an integer, sign-extended for signed types.
     pub fn get(&self, i: u64) -> Option<i16> {
-        let code = self.code(i)?;
-        Some(match P::TYPE.class() {
-            ElementClass::SignedInt => i16::from(sign_extend(code, P::TYPE.bits())),
-            _ => i16::from(code),
-        })
+        Some(pack::int_value(P::TYPE, self.code(i)?))
     }
 
     /// Every raw code.
     pub fn codes(&self) -> impl ExactSizeIterator<Item = u8> + '_ {
-        (0..self.len as usize).map(|i| packed_code(&self.bytes, P::TYPE.bits(), i as u64))
+        pack::unpack_codes(&self.bytes, P::TYPE.bits(), self.len)
     }
 
     /// Every element as an integer.

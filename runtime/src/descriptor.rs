@@ -2,8 +2,10 @@
 //! [`TensorRef::descriptor`](crate::TensorRef::descriptor) returns.
 
 use crate::ElementType;
+use crate::count;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
+use crate::generated::fb;
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -123,6 +125,100 @@ pub enum QuantizationScheme {
     PerBlock { axis: u32, block_size: u64 },
 }
 
+impl QuantizationScheme {
+    /// The scheme without its parameters.
+    pub const fn kind(&self) -> QuantizationKind {
+        match self {
+            QuantizationScheme::PerTensor => QuantizationKind::PerTensor,
+            QuantizationScheme::PerAxis { .. } => QuantizationKind::PerAxis,
+            QuantizationScheme::PerBlock { .. } => QuantizationKind::PerBlock,
+        }
+    }
+
+    /// The quantized axis (`None` per tensor).
+    pub const fn axis(&self) -> Option<u32> {
+        match self {
+            QuantizationScheme::PerTensor => None,
+            QuantizationScheme::PerAxis { axis } | QuantizationScheme::PerBlock { axis, .. } => {
+                Some(*axis)
+            }
+        }
+    }
+
+    /// The block size (`None` unless per block).
+    pub const fn block_size(&self) -> Option<u64> {
+        match self {
+            QuantizationScheme::PerBlock { block_size, .. } => Some(*block_size),
+            _ => None,
+        }
+    }
+
+    /// The scheme of `kind` with its parameters; those the kind does not use are ignored.
+    pub const fn from_parts(kind: QuantizationKind, axis: u32, block_size: u64) -> Self {
+        match kind {
+            QuantizationKind::PerTensor => QuantizationScheme::PerTensor,
+            QuantizationKind::PerAxis => QuantizationScheme::PerAxis { axis },
+            QuantizationKind::PerBlock => QuantizationScheme::PerBlock { axis, block_size },
+        }
+    }
+}
+
+/// The kind of a quantization scheme: the schema's `QuantizationScheme`
+/// enum, and the one spelling of its names (JSON, derive attributes, the
+/// CLI, the C API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QuantizationKind {
+    PerTensor,
+    PerAxis,
+    PerBlock,
+}
+
+impl QuantizationKind {
+    /// Every kind.
+    pub const ALL: [QuantizationKind; 3] = [
+        QuantizationKind::PerTensor,
+        QuantizationKind::PerAxis,
+        QuantizationKind::PerBlock,
+    ];
+
+    /// `per_tensor`, `per_axis` or `per_block`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            QuantizationKind::PerTensor => "per_tensor",
+            QuantizationKind::PerAxis => "per_axis",
+            QuantizationKind::PerBlock => "per_block",
+        }
+    }
+
+    /// The kind called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        QuantizationKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The schema's value.
+    pub const fn to_wire(self) -> u8 {
+        match self {
+            QuantizationKind::PerTensor => fb::QuantizationScheme::PerTensor.0,
+            QuantizationKind::PerAxis => fb::QuantizationScheme::PerAxis.0,
+            QuantizationKind::PerBlock => fb::QuantizationScheme::PerBlock.0,
+        }
+    }
+
+    /// The kind of a schema value; `None` for `Invalid` (0) and values this
+    /// build does not know.
+    pub fn from_wire(value: u8) -> Option<Self> {
+        QuantizationKind::ALL
+            .into_iter()
+            .find(|k| k.to_wire() == value)
+    }
+}
+
+impl fmt::Display for QuantizationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Affine quantization: `expressed = (stored - zero_point) * scale`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Quantization {
@@ -140,18 +236,13 @@ pub struct Quantization {
 
 impl Quantization {
     pub(crate) fn params(&self) -> QuantParams {
-        let (scheme, axis, block_size) = match self.scheme {
-            QuantizationScheme::PerTensor => (1, 0, 0),
-            QuantizationScheme::PerAxis { axis } => (2, axis, 0),
-            QuantizationScheme::PerBlock { axis, block_size } => (3, axis, block_size),
-        };
         QuantParams {
-            scheme,
+            scheme: self.scheme.kind().to_wire(),
+            axis: self.scheme.axis().unwrap_or(0),
+            block_size: self.scheme.block_size().unwrap_or(0),
             expressed_type: self.expressed_type.to_wire(),
             scale_type: self.scale_type.to_wire(),
             zero_point_type: self.zero_point_type.map_or(0, ElementType::to_wire),
-            axis,
-            block_size,
         }
     }
 }
@@ -223,16 +314,11 @@ impl TensorDescriptor {
         self.shape.iter().map(|d| d.to_wire()).collect()
     }
 
-    /// Number of logical elements: 0 when a resolved dimension is 0 (whatever
-    /// the others are), else `None` if a dimension is dynamic or the product overflows.
+    /// Number of logical elements, in ADR-0007's order (see
+    /// [`element_count`](crate::element_count)); `None` when a dimension is
+    /// dynamic (and none is 0) or the product overflows.
     pub fn element_count(&self) -> Option<u64> {
-        if self.is_empty() {
-            return Some(0);
-        }
-        self.shape.iter().try_fold(1u64, |acc, d| match d {
-            Dim::Fixed(n) => acc.checked_mul(*n),
-            Dim::Dynamic => None,
-        })
+        count::element_count_of(self.shape.iter().map(|d| d.to_wire())).known()
     }
 
     /// Whether a resolved dimension is 0 (ADR-007: an empty tensor).

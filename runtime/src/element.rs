@@ -51,3 +51,20 @@ element! {
     Float8E4M3FN => Float8E4M3FN, Float8E5M2 => Float8E5M2,
     Complex64 => Complex64, Complex128 => Complex128,
 }
+
+impl ElementType {
+    /// The type of a NumPy array-protocol type string (`"<f4"`, `"|b1"`,
+    /// `"=i8"`; the spelling of [`numpy_dtype`](Self::numpy_dtype) with any
+    /// little-endian or not-applicable byte-order mark). Big-endian (`">f4"`)
+    /// and types Hurray does not store give `None`.
+    pub fn from_numpy_dtype(descr: &str) -> Option<Self> {
+        let (order, code) = descr.split_at_checked(1)?;
+        if !matches!(order, "<" | "|" | "=") {
+            return None;
+        }
+        ElementType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.numpy_dtype().is_some_and(|d| &d[1..] == code))
+    }
+}

@@ -9,20 +9,30 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong reading, verifying, viewing or writing a
 /// Hurray file.
-#[derive(Debug, thiserror::Error)]
+///
+/// [`Error::kind`] names the variant (`"BufferLength"`, `"NotFound"`, ...):
+/// the stable, machine-readable kind that the C API, the Python extension
+/// and the compliance vectors report.
+///
+/// Every message is complete, the underlying I/O or FlatBuffers error
+/// included, and no variant chains a `source()`: a front door that prints
+/// an error with its causes prints each cause once.
+#[derive(Debug, thiserror::Error, strum::IntoStaticStr, strum::VariantNames)]
 #[non_exhaustive]
 pub enum Error {
     /// An I/O operation on `path` failed.
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {cause}")]
     Io {
         op: &'static str,
         path: PathBuf,
-        // Printed in the message, so not also chained as a `source()`.
-        source: std::io::Error,
+        // Printed in the message, so not also chained as a `source()`: a
+        // front door that prints the chain would print it twice. (thiserror
+        // chains a field named `source`, hence the name.)
+        cause: std::io::Error,
     },
     /// An I/O error on a stream that has no path.
     #[error("I/O error: {0}")]
-    Stream(#[from] std::io::Error),
+    Stream(std::io::Error),
     /// The input is shorter than a prefix plus a footer.
     #[error("file is {len} bytes, shorter than the {min} bytes of an empty Hurray file")]
     TooShort { len: u64, min: u64 },
@@ -47,7 +57,7 @@ pub enum Error {
     },
     /// The FlatBuffers verifier rejected the header.
     #[error("header is not a valid FlatBuffer: {0}")]
-    InvalidHeader(#[from] flatbuffers::InvalidFlatbuffer),
+    InvalidHeader(flatbuffers::InvalidFlatbuffer),
     /// A tensor name is empty.
     #[error("tensor #{index} has an empty name")]
     EmptyName { index: usize },
@@ -221,12 +231,52 @@ fn allowed_suffix(allowed: &[ElementType]) -> String {
     }
 }
 
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Stream(e)
+    }
+}
+
+impl From<flatbuffers::InvalidFlatbuffer> for Error {
+    fn from(e: flatbuffers::InvalidFlatbuffer) -> Self {
+        Error::InvalidHeader(e)
+    }
+}
+
 impl Error {
+    /// The variant's name, e.g. `"BufferLength"`.
+    pub fn kind(&self) -> &'static str {
+        self.into()
+    }
+
+    /// Every kind [`kind`](Self::kind) can return.
+    pub const KINDS: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
+
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             op,
             path: path.into(),
-            source,
+            cause: source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_variant_names_and_causes_print_once() {
+        let e = Error::NotFound { name: "w".into() };
+        assert_eq!(e.kind(), "NotFound");
+        assert!(Error::KINDS.contains(&"BufferLength"));
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = Error::io("opening", "/x", io);
+        assert_eq!(e.kind(), "Io");
+        assert_eq!(e.to_string(), "opening /x: gone");
+        assert!(std::error::Error::source(&e).is_none());
+        let e = Error::from(std::io::Error::other("disk"));
+        assert_eq!(e.kind(), "Stream");
+        assert!(std::error::Error::source(&e).is_none());
     }
 }

@@ -26,33 +26,52 @@
 //! # Ok::<(), hurray::Error>(())
 //! ```
 
-mod derive_support;
 // Stored elements are little-endian and typed views reinterpret them in place.
 #[cfg(target_endian = "big")]
 compile_error!("hurray's zero-copy views need a little-endian target");
 
-mod descriptor;
-pub mod dlpack;
-mod element;
-mod error;
+// The file format: layout constants, the schema's generated code.
 pub mod format;
 #[path = "gen/mod.rs"]
 mod generated;
-mod reader;
+
+// The format's rules, each with one owner (docs/ARCHITECTURE.md).
+mod buffer;
+mod count;
+mod descriptor;
+mod element;
+mod error;
+pub mod minifloat;
+pub mod pack;
 mod validate;
+
+// Reading: verify once, then zero-copy views.
+pub mod dlpack;
+mod reader;
 mod views;
+
+// Writing: streaming, atomic.
+mod atomic;
 mod writer;
+
+// What the derive macros stand on.
+mod derive_support;
 
 #[cfg(test)]
 mod tests;
 
+pub use atomic::AtomicFile;
+pub use buffer::{BufferRole, UnknownBufferRole};
+pub use count::{ElementCount, element_count, packed_len};
 #[doc(hidden)]
 pub use derive_support::private as __private;
 pub use derive_support::{
     Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized, Quantized,
     SparseIndex, StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
 };
-pub use descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
+pub use descriptor::{
+    Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,
+};
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
 pub use error::{Error, Result};
 pub use generated::element_type::{ElementClass, ElementType};
@@ -64,33 +83,9 @@ pub use validate::Plan;
 pub use views::{CompressedView, CooView, Indices, PackedView, QuantizedView, row_major_strides};
 pub use writer::{TensorWriter, Writer};
 
-// The wire-level packing rule, exposed for writers of packed data.
-pub use pack::{pack_codes, packed_len};
+pub use pack::pack_codes;
 
 /// The stored bytes of a slice of elements (little-endian hosts store elements as they are in memory).
 pub fn as_bytes<T: Element>(values: &[T]) -> &[u8] {
     bytemuck::cast_slice(values)
-}
-
-mod pack {
-    /// Byte length of `count` packed `bits`-wide elements: ceil(count * bits / 8),
-    /// or `None` if that overflows u64.
-    pub fn packed_len(count: u64, bits: u32) -> Option<u64> {
-        crate::validate::packed_bytes(count, bits)
-    }
-
-    /// Packs `codes` (each in its low `bits` bits) LSB-first, as the format stores them.
-    pub fn pack_codes(codes: impl IntoIterator<Item = u8>, bits: u32) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mask = ((1u16 << bits) - 1) as u8;
-        for (i, c) in codes.into_iter().enumerate() {
-            let bit = i * bits as usize;
-            if bit.is_multiple_of(8) {
-                out.push(0);
-            }
-            let last = out.len() - 1;
-            out[last] |= (c & mask) << (bit % 8);
-        }
-        out
-    }
 }

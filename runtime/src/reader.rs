@@ -7,6 +7,7 @@
 //! its cost does not depend on the size of the data.
 
 use crate::ElementType;
+use crate::buffer::BufferRole;
 use crate::descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
@@ -242,7 +243,7 @@ impl<'a> Reader<'a> {
     /// # Safety
     /// `bytes` must be exactly bytes that [`Reader::new`] accepted, with the
     /// `version` it reported.
-    pub unsafe fn new_unchecked(bytes: &'a [u8], version: (u16, u16)) -> Self {
+    pub(crate) unsafe fn new_unchecked(bytes: &'a [u8], version: (u16, u16)) -> Self {
         let footer_at = bytes.len() - FOOTER_LEN as usize;
         let header_offset = format::read_u64(bytes, footer_at) as usize;
         // SAFETY: the caller guarantees these bytes passed the FlatBuffers
@@ -319,7 +320,8 @@ impl<'a> Reader<'a> {
                 });
             }
             let mut check =
-                |role: &'static str, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
+                |role: BufferRole, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
+                    let role = role.name();
                     let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
                     if length != expected_len {
                         return Err(Error::BufferLength {
@@ -362,8 +364,8 @@ impl<'a> Reader<'a> {
                 }
             }
             if let Some(q) = quant {
-                check("scales", plan.scales, q.scales())?;
-                check("zero_points", plan.zero_points, q.zero_points())?;
+                check(BufferRole::Scales, plan.scales, q.scales())?;
+                check(BufferRole::ZeroPoints, plan.zero_points, q.zero_points())?;
             }
             check_metadata(name, t.metadata())?;
         }
@@ -848,29 +850,30 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    /// The layout's buffers with their role names, in order; empty for a
-    /// descriptor-only tensor.
-    pub fn buffers(&self) -> Vec<(&'static str, &'a [u8])> {
-        let roles = self.plan().roles;
-        match self.t.buffers() {
-            Some(b) => roles
-                .iter()
-                .zip(b.iter())
-                .map(|(r, b)| (*r, self.slice(Some(b))))
-                .collect(),
-            None => Vec::new(),
+    /// Every buffer of the tensor with its role, in wire order (the layout's,
+    /// then scales and zero points when quantized): exactly what
+    /// [`Writer::add_tensor`](crate::Writer::add_tensor) takes to write the
+    /// tensor again. Empty for a descriptor-only tensor.
+    pub fn buffers(&self) -> Vec<(BufferRole, &'a [u8])> {
+        if self.t.descriptor_only() {
+            return Vec::new();
         }
+        self.plan()
+            .buffers()
+            .into_iter()
+            .map(|(role, _)| (role, self.buffer(role).unwrap_or(&[])))
+            .collect()
     }
 
-    /// The bytes of the buffer named `role` (`values`, `indices`, `pointers`,
-    /// `scales`, `zero_points`).
-    pub fn buffer(&self, role: &str) -> Option<&'a [u8]> {
-        if let Some(q) = self.t.quantization() {
-            match role {
-                "scales" => return Some(self.slice(q.scales())),
-                "zero_points" => return Some(self.slice(q.zero_points())),
-                _ => {}
+    /// The bytes of the buffer of `role`; `None` when the tensor has no such
+    /// buffer (or no data at all).
+    pub fn buffer(&self, role: BufferRole) -> Option<&'a [u8]> {
+        match role {
+            BufferRole::Scales => return self.t.quantization().map(|q| self.slice(q.scales())),
+            BufferRole::ZeroPoints => {
+                return self.t.quantization().map(|q| self.slice(q.zero_points()));
             }
+            _ => {}
         }
         let i = self.plan().roles.iter().position(|r| *r == role)?;
         let buffers = self.t.buffers()?;

@@ -6,10 +6,12 @@
 //! generic over where the shape and strides come from, so the reader checks a
 //! FlatBuffer in place without allocating.
 
-use crate::ElementClass;
-use crate::ElementType;
+use crate::buffer::BufferRole;
+use crate::count::{self, ElementCount};
+use crate::descriptor::QuantizationKind;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
+use crate::{ElementClass, ElementType};
 
 /// A random-access sequence: a slice, or a FlatBuffers vector read in place.
 pub(crate) trait Seq<T> {
@@ -65,20 +67,26 @@ pub(crate) struct QuantParams {
     pub(crate) block_size: u64,
 }
 
-/// Names of the buffers each layout needs, in on-wire order.
-pub(crate) const DENSE_BUFFERS: &[&str] = &["values"];
-pub(crate) const COO_BUFFERS: &[&str] = &["indices", "values"];
-pub(crate) const COMPRESSED_BUFFERS: &[&str] = &["pointers", "indices", "values"];
+/// The buffers each layout needs, in wire order.
+pub(crate) const DENSE_BUFFERS: &[BufferRole] = &[BufferRole::Values];
+pub(crate) const COO_BUFFERS: &[BufferRole] = &[BufferRole::Indices, BufferRole::Values];
+pub(crate) const COMPRESSED_BUFFERS: &[BufferRole] = &[
+    BufferRole::Pointers,
+    BufferRole::Indices,
+    BufferRole::Values,
+];
 
 /// What a valid descriptor implies about its buffers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// Layout name: dense, strided, coo, csr, csc.
     pub layout: &'static str,
-    /// Names of the layout's buffers, in order.
-    pub roles: &'static [&'static str],
+    /// The layout's buffers, in wire order.
+    pub roles: &'static [BufferRole],
     /// Expected byte length of each of `roles` (all 0 for a descriptor-only or an empty tensor).
     pub lengths: [u64; 3],
+    /// Whether the tensor is quantized (it then has scales and zero points buffers).
+    pub quantized: bool,
     /// Expected byte length of the scales and the zero points (0 without quantization).
     pub scales: u64,
     pub zero_points: u64,
@@ -87,15 +95,28 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Every buffer with its expected length: the layout's, then `scales` and
-    /// `zero_points` when quantized.
-    pub fn all(&self, quantized: bool) -> Vec<(&'static str, u64)> {
+    /// Every buffer of the tensor with its expected length, in wire order:
+    /// the layout's, then `scales` and `zero_points` when quantized. This is
+    /// the list a writer is given and a reader checks.
+    pub fn buffers(&self) -> Vec<(BufferRole, u64)> {
         let mut v: Vec<_> = self.roles.iter().copied().zip(self.lengths).collect();
-        if quantized {
-            v.push(("scales", self.scales));
-            v.push(("zero_points", self.zero_points));
+        if self.quantized {
+            v.push((BufferRole::Scales, self.scales));
+            v.push((BufferRole::ZeroPoints, self.zero_points));
         }
         v
+    }
+
+    /// The expected length of the buffer of `role`, if the tensor has one.
+    pub fn length(&self, role: BufferRole) -> Option<u64> {
+        match role {
+            BufferRole::Scales => self.quantized.then_some(self.scales),
+            BufferRole::ZeroPoints => self.quantized.then_some(self.zero_points),
+            _ => {
+                let i = self.roles.iter().position(|r| *r == role)?;
+                Some(self.lengths[i])
+            }
+        }
     }
 
     /// Total bytes of all buffers.
@@ -104,14 +125,9 @@ impl Plan {
     }
 }
 
-/// Bytes of `count` packed elements of `bits` each: ceil(count * bits / 8).
-pub(crate) fn packed_bytes(count: u64, bits: u32) -> Option<u64> {
-    let total_bits = u128::from(count) * u128::from(bits);
-    u64::try_from(total_bits.div_ceil(8)).ok()
-}
-
 const INDEX_TYPES: &[ElementType] = &[ElementType::Int32, ElementType::Int64];
-const SCALE_TYPES: &[ElementType] = &[
+/// The types a quantization's scales may have.
+pub(crate) const SCALE_TYPES: &[ElementType] = &[
     ElementType::Float16,
     ElementType::BFloat16,
     ElementType::Float32,
@@ -158,6 +174,30 @@ fn invalid(
     }
 }
 
+/// The facts about a shape every later rule needs.
+struct ShapeFacts<'s, D: ?Sized> {
+    name: &'s str,
+    shape: &'s D,
+    rank: usize,
+    /// A resolved 0 somewhere (ADR-007): no elements, no bytes.
+    empty: bool,
+    /// `None` when a dimension is dynamic.
+    elements: Option<u64>,
+}
+
+impl<D: Seq<u64> + ?Sized> ShapeFacts<'_, D> {
+    fn overflow(&self, field: &'static str) -> Error {
+        Error::SizeOverflow {
+            tensor: self.name.to_owned(),
+            field,
+        }
+    }
+
+    fn bytes(&self, count: u64, t: ElementType, field: &'static str) -> Result<u64> {
+        t.byte_len(count).ok_or_else(|| self.overflow(field))
+    }
+}
+
 /// Checks a descriptor and computes its buffer lengths (see the module docs).
 pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
     name: &str,
@@ -168,249 +208,40 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
     quant: Option<QuantParams>,
 ) -> Result<Plan> {
     let et = element_type(name, "element_type", element_type_wire)?;
-    let overflow = |field| Error::SizeOverflow {
-        tensor: name.to_owned(),
-        field,
-    };
     let rank = shape.len();
-    // A resolved 0 anywhere makes the tensor empty, whatever else the shape
-    // holds (even a dynamic or a huge dimension): 0 elements, ADR-007 section 1.
-    let mut empty = false;
     for i in 0..rank {
-        let d = shape.at(i);
-        if d == DYNAMIC_DIM && !descriptor_only {
+        if shape.at(i) == DYNAMIC_DIM && !descriptor_only {
             return Err(Error::DynamicWithData {
                 tensor: name.to_owned(),
                 dim: i,
             });
         }
-        empty |= d == 0;
     }
-    let mut elements = Some(1u64);
-    if empty {
-        elements = Some(0);
-    } else {
-        for i in 0..rank {
-            let d = shape.at(i);
-            elements = match elements {
-                _ if d == DYNAMIC_DIM => None,
-                Some(e) => Some(e.checked_mul(d).ok_or_else(|| overflow("shape"))?),
-                None => None,
-            };
-        }
-    }
-    // With a dynamic dimension nothing about the data can be computed, and
-    // nothing needs to be: such a tensor is descriptor-only.
-    let known = |v: Option<u64>| v.unwrap_or(0);
-    let bytes = |count: u64, t: ElementType, field| {
-        packed_bytes(count, t.bits()).ok_or_else(|| overflow(field))
-    };
-
-    let (layout_name, roles, mut lengths) = match layout {
-        LayoutParams::Unknown(v) => {
-            return Err(Error::UnsupportedLayout {
+    let elements = match count::element_count_of((0..rank).map(|i| shape.at(i))) {
+        ElementCount::Known(n) => Some(n),
+        // With a dynamic dimension nothing about the data can be computed,
+        // and nothing needs to be: such a tensor is descriptor-only.
+        ElementCount::Dynamic => None,
+        ElementCount::Overflow => {
+            return Err(Error::SizeOverflow {
                 tensor: name.to_owned(),
-                value: v,
+                field: "shape",
             });
         }
-        LayoutParams::Dense { strides: None } => (
-            "dense",
-            DENSE_BUFFERS,
-            [bytes(known(elements), et, "values")?, 0, 0],
-        ),
-        LayoutParams::Dense {
-            strides: Some(strides),
-        } => {
-            if strides.len() != rank {
-                return Err(invalid(
-                    name,
-                    "layout.strides",
-                    format!("{} strides", strides.len()),
-                    format!("need one per dimension ({rank})"),
-                ));
-            }
-            if et.bits() % 8 != 0 {
-                return Err(invalid(
-                    name,
-                    "layout.strides",
-                    et.name(),
-                    "packed sub-byte element types cannot be strided",
-                ));
-            }
-            let mut extent: u64 = 1;
-            for i in 0..rank {
-                let s = strides.at(i);
-                if s < 0 {
-                    return Err(invalid(
-                        name,
-                        format!("layout.strides[{i}]"),
-                        s,
-                        "strides must be non-negative",
-                    ));
-                }
-                let d = shape.at(i);
-                if !empty && d != DYNAMIC_DIM {
-                    let reach = (d - 1)
-                        .checked_mul(s as u64)
-                        .ok_or_else(|| overflow("layout.strides"))?;
-                    extent = extent
-                        .checked_add(reach)
-                        .ok_or_else(|| overflow("layout.strides"))?;
-                }
-            }
-            let count = match elements {
-                Some(0) | None => 0,
-                Some(_) => extent,
-            };
-            (
-                "strided",
-                DENSE_BUFFERS,
-                [bytes(count, et, "values")?, 0, 0],
-            )
-        }
-        LayoutParams::Coo { nnz, index_type } => {
-            let it = one_of(name, "layout.index_type", index_type, INDEX_TYPES)?;
-            if rank == 0 {
-                return Err(invalid(name, "shape", "[]", "a COO tensor needs rank >= 1"));
-            }
-            check_nnz(name, nnz, elements)?;
-            let coords = nnz
-                .checked_mul(rank as u64)
-                .ok_or_else(|| overflow("indices"))?;
-            (
-                "coo",
-                COO_BUFFERS,
-                [bytes(coords, it, "indices")?, bytes(nnz, et, "values")?, 0],
-            )
-        }
-        LayoutParams::Csr { nnz, index_type } | LayoutParams::Csc { nnz, index_type } => {
-            let is_csr = matches!(layout, LayoutParams::Csr { .. });
-            let it = one_of(name, "layout.index_type", index_type, INDEX_TYPES)?;
-            if rank != 2 {
-                return Err(invalid(
-                    name,
-                    "shape",
-                    format!("rank {rank}"),
-                    "CSR and CSC tensors have rank 2",
-                ));
-            }
-            check_nnz(name, nnz, elements)?;
-            let major = shape.at(if is_csr { 0 } else { 1 });
-            // An empty tensor has no pointer bytes (below); don't size them.
-            let pointers = if major == DYNAMIC_DIM || empty {
-                0
-            } else {
-                major.checked_add(1).ok_or_else(|| overflow("pointers"))?
-            };
-            (
-                if is_csr { "csr" } else { "csc" },
-                COMPRESSED_BUFFERS,
-                [
-                    bytes(pointers, it, "pointers")?,
-                    bytes(nnz, it, "indices")?,
-                    bytes(nnz, et, "values")?,
-                ],
-            )
-        }
     };
-
-    let (mut scales, mut zero_points) = (0, 0);
-    if let Some(q) = quant {
-        if matches!(et.class(), ElementClass::Bool | ElementClass::Complex) {
-            return Err(invalid(
-                name,
-                "element_type",
-                et.name(),
-                "a quantized tensor stores integers or small floats",
-            ));
-        }
-        let expressed = element_type(name, "quantization.expressed_type", q.expressed_type)?;
-        if expressed.class() != ElementClass::Float {
-            return Err(invalid(
-                name,
-                "quantization.expressed_type",
-                expressed.name(),
-                "the expressed type is a floating-point type",
-            ));
-        }
-        let scale_type = one_of(name, "quantization.scale_type", q.scale_type, SCALE_TYPES)?;
-        let zp_type = match q.zero_point_type {
-            0 => None,
-            v => {
-                let t = element_type(name, "quantization.zero_point_type", v)?;
-                if !matches!(
-                    t.class(),
-                    ElementClass::SignedInt | ElementClass::UnsignedInt
-                ) {
-                    return Err(invalid(
-                        name,
-                        "quantization.zero_point_type",
-                        t.name(),
-                        "zero points are integers",
-                    ));
-                }
-                Some(t)
-            }
-        };
-        let axis_dim = |what: &str| -> Result<u64> {
-            let axis = q.axis as usize;
-            if axis >= rank {
-                return Err(invalid(
-                    name,
-                    "quantization.axis",
-                    q.axis,
-                    format!("{what} needs an axis below the rank {rank}"),
-                ));
-            }
-            Ok(shape.at(axis))
-        };
-        let count = match q.scheme {
-            1 => Some(1),
-            2 => {
-                let d = axis_dim("per-axis quantization")?;
-                (d != DYNAMIC_DIM).then_some(d)
-            }
-            3 => {
-                let d = axis_dim("per-block quantization")?;
-                if q.block_size == 0 {
-                    return Err(invalid(
-                        name,
-                        "quantization.block_size",
-                        0,
-                        "per-block quantization needs a block size > 0",
-                    ));
-                }
-                match elements {
-                    None => None,
-                    // An empty axis has no blocks, so no scales (ADR-007 section 8).
-                    Some(_) if d == 0 => Some(0),
-                    Some(e) => (e / d).checked_mul(d.div_ceil(q.block_size)),
-                }
-            }
-            0 => {
-                return Err(invalid(
-                    name,
-                    "quantization.scheme",
-                    "Invalid (0)",
-                    "a quantization names its scheme",
-                ));
-            }
-            v => {
-                return Err(Error::UnsupportedQuantization {
-                    tensor: name.to_owned(),
-                    value: v,
-                });
-            }
-        };
-        // An empty tensor has no scales (below); don't size them.
-        let count = if empty { 0 } else { known(count) };
-        scales = bytes(count, scale_type, "scales")?;
-        zero_points = match zp_type {
-            Some(t) => bytes(count, t, "zero_points")?,
-            None => 0,
-        };
-    }
-    if descriptor_only || empty {
+    let facts = ShapeFacts {
+        name,
+        shape,
+        rank,
+        empty: elements == Some(0),
+        elements,
+    };
+    let (layout_name, roles, mut lengths) = layout_lengths(&facts, et, layout)?;
+    let (mut scales, mut zero_points) = match quant {
+        Some(q) => quant_lengths(&facts, et, q)?,
+        None => (0, 0),
+    };
+    if descriptor_only || facts.empty {
         // A descriptor-only tensor has no data at all; an empty tensor's
         // buffers, index pointers and scales included, are all 0 bytes
         // (ADR-007 section 4).
@@ -422,10 +253,254 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         layout: layout_name,
         roles,
         lengths,
+        quantized: quant.is_some(),
         scales,
         zero_points,
         elements,
     })
+}
+
+type LayoutLengths = (&'static str, &'static [BufferRole], [u64; 3]);
+
+/// The layout's name, buffers and their lengths.
+fn layout_lengths<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
+    f: &ShapeFacts<'_, D>,
+    et: ElementType,
+    layout: LayoutParams<S>,
+) -> Result<LayoutLengths> {
+    let name = f.name;
+    let known = f.elements.unwrap_or(0);
+    Ok(match layout {
+        LayoutParams::Unknown(v) => {
+            return Err(Error::UnsupportedLayout {
+                tensor: name.to_owned(),
+                value: v,
+            });
+        }
+        LayoutParams::Dense { strides: None } => (
+            "dense",
+            DENSE_BUFFERS,
+            [f.bytes(known, et, "values")?, 0, 0],
+        ),
+        LayoutParams::Dense {
+            strides: Some(strides),
+        } => {
+            let extent = strided_extent(f, et, strides)?;
+            let count = if known == 0 { 0 } else { extent };
+            (
+                "strided",
+                DENSE_BUFFERS,
+                [f.bytes(count, et, "values")?, 0, 0],
+            )
+        }
+        LayoutParams::Coo { nnz, index_type } => {
+            let it = one_of(name, "layout.index_type", index_type, INDEX_TYPES)?;
+            if f.rank == 0 {
+                return Err(invalid(name, "shape", "[]", "a COO tensor needs rank >= 1"));
+            }
+            check_nnz(name, nnz, f.elements)?;
+            let coords = nnz
+                .checked_mul(f.rank as u64)
+                .ok_or_else(|| f.overflow("indices"))?;
+            (
+                "coo",
+                COO_BUFFERS,
+                [
+                    f.bytes(coords, it, "indices")?,
+                    f.bytes(nnz, et, "values")?,
+                    0,
+                ],
+            )
+        }
+        LayoutParams::Csr { nnz, index_type } | LayoutParams::Csc { nnz, index_type } => {
+            let is_csr = matches!(layout, LayoutParams::Csr { .. });
+            let it = one_of(name, "layout.index_type", index_type, INDEX_TYPES)?;
+            if f.rank != 2 {
+                return Err(invalid(
+                    name,
+                    "shape",
+                    format!("rank {}", f.rank),
+                    "CSR and CSC tensors have rank 2",
+                ));
+            }
+            check_nnz(name, nnz, f.elements)?;
+            let major = f.shape.at(if is_csr { 0 } else { 1 });
+            // An empty tensor has no pointer bytes; don't size them.
+            let pointers = if major == DYNAMIC_DIM || f.empty {
+                0
+            } else {
+                major.checked_add(1).ok_or_else(|| f.overflow("pointers"))?
+            };
+            (
+                if is_csr { "csr" } else { "csc" },
+                COMPRESSED_BUFFERS,
+                [
+                    f.bytes(pointers, it, "pointers")?,
+                    f.bytes(nnz, it, "indices")?,
+                    f.bytes(nnz, et, "values")?,
+                ],
+            )
+        }
+    })
+}
+
+/// The element count a strided tensor's values buffer spans: 1 plus the
+/// largest offset any index reaches.
+fn strided_extent<D: Seq<u64> + ?Sized, S: Seq<i64>>(
+    f: &ShapeFacts<'_, D>,
+    et: ElementType,
+    strides: S,
+) -> Result<u64> {
+    let (name, rank) = (f.name, f.rank);
+    if strides.len() != rank {
+        return Err(invalid(
+            name,
+            "layout.strides",
+            format!("{} strides", strides.len()),
+            format!("need one per dimension ({rank})"),
+        ));
+    }
+    if !et.bits().is_multiple_of(8) {
+        return Err(invalid(
+            name,
+            "layout.strides",
+            et.name(),
+            "packed sub-byte element types cannot be strided",
+        ));
+    }
+    let mut extent: u64 = 1;
+    for i in 0..rank {
+        let s = strides.at(i);
+        if s < 0 {
+            return Err(invalid(
+                name,
+                format!("layout.strides[{i}]"),
+                s,
+                "strides must be non-negative",
+            ));
+        }
+        let d = f.shape.at(i);
+        if !f.empty && d != DYNAMIC_DIM {
+            let reach = (d - 1)
+                .checked_mul(s as u64)
+                .ok_or_else(|| f.overflow("layout.strides"))?;
+            extent = extent
+                .checked_add(reach)
+                .ok_or_else(|| f.overflow("layout.strides"))?;
+        }
+    }
+    Ok(extent)
+}
+
+/// The byte lengths of the scales and the zero points.
+fn quant_lengths<D: Seq<u64> + ?Sized>(
+    f: &ShapeFacts<'_, D>,
+    et: ElementType,
+    q: QuantParams,
+) -> Result<(u64, u64)> {
+    let (name, rank) = (f.name, f.rank);
+    if matches!(et.class(), ElementClass::Bool | ElementClass::Complex) {
+        return Err(invalid(
+            name,
+            "element_type",
+            et.name(),
+            "a quantized tensor stores integers or small floats",
+        ));
+    }
+    let expressed = element_type(name, "quantization.expressed_type", q.expressed_type)?;
+    if expressed.class() != ElementClass::Float {
+        return Err(invalid(
+            name,
+            "quantization.expressed_type",
+            expressed.name(),
+            "the expressed type is a floating-point type",
+        ));
+    }
+    let scale_type = one_of(name, "quantization.scale_type", q.scale_type, SCALE_TYPES)?;
+    let zp_type = match q.zero_point_type {
+        0 => None,
+        v => {
+            let t = element_type(name, "quantization.zero_point_type", v)?;
+            if !matches!(
+                t.class(),
+                ElementClass::SignedInt | ElementClass::UnsignedInt
+            ) {
+                return Err(invalid(
+                    name,
+                    "quantization.zero_point_type",
+                    t.name(),
+                    "zero points are integers",
+                ));
+            }
+            Some(t)
+        }
+    };
+    let kind = match QuantizationKind::from_wire(q.scheme) {
+        Some(k) => k,
+        None if q.scheme == 0 => {
+            return Err(invalid(
+                name,
+                "quantization.scheme",
+                "Invalid (0)",
+                "a quantization names its scheme",
+            ));
+        }
+        None => {
+            return Err(Error::UnsupportedQuantization {
+                tensor: name.to_owned(),
+                value: q.scheme,
+            });
+        }
+    };
+    let what = match kind {
+        QuantizationKind::PerBlock => "per-block",
+        _ => "per-axis",
+    };
+    let axis_dim = || -> Result<u64> {
+        let axis = q.axis as usize;
+        if axis >= rank {
+            return Err(invalid(
+                name,
+                "quantization.axis",
+                q.axis,
+                format!("{what} quantization needs an axis below the rank {rank}"),
+            ));
+        }
+        Ok(f.shape.at(axis))
+    };
+    // The number of scales; `None` when a dynamic dimension leaves it unknown.
+    let count = match kind {
+        QuantizationKind::PerTensor => Some(1),
+        QuantizationKind::PerAxis => {
+            let d = axis_dim()?;
+            (d != DYNAMIC_DIM).then_some(d)
+        }
+        QuantizationKind::PerBlock => {
+            let d = axis_dim()?;
+            if q.block_size == 0 {
+                return Err(invalid(
+                    name,
+                    "quantization.block_size",
+                    0,
+                    "per-block quantization needs a block size > 0",
+                ));
+            }
+            match f.elements {
+                None => None,
+                // An empty axis has no blocks, so no scales (ADR-007 section 8).
+                Some(_) if d == 0 => Some(0),
+                Some(e) => (e / d).checked_mul(d.div_ceil(q.block_size)),
+            }
+        }
+    };
+    // An empty tensor has no scales; don't size them.
+    let count = if f.empty { 0 } else { count.unwrap_or(0) };
+    let scales = f.bytes(count, scale_type, "scales")?;
+    let zero_points = match zp_type {
+        Some(t) => f.bytes(count, t, "zero_points")?,
+        None => 0,
+    };
+    Ok((scales, zero_points))
 }
 
 fn check_nnz(name: &str, nnz: u64, elements: Option<u64>) -> Result<()> {

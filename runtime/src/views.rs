@@ -1,10 +1,12 @@
 //! Typed zero-copy views of a verified tensor's data: slices of byte-aligned
 //! types, packed sub-byte access, sparse views and quantized views.
 
+use crate::buffer::BufferRole;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::reader::TensorRef;
 use crate::{ElementClass, ElementType, Layout, QuantizationScheme};
+use crate::{minifloat, pack};
 
 impl<'a> TensorRef<'a> {
     /// The dense values' bytes (row-major, or strided as the layout says).
@@ -102,7 +104,7 @@ impl<'a> TensorRef<'a> {
         let indices = Indices::new(
             self.name(),
             index_type,
-            self.buffer("indices").unwrap_or(&[]),
+            self.buffer(BufferRole::Indices).unwrap_or(&[]),
         )?;
         let rank = dims.len();
         for i in 0..indices.len() {
@@ -133,7 +135,7 @@ impl<'a> TensorRef<'a> {
             nnz,
             rank,
             indices,
-            values: self.buffer("values").unwrap_or(&[]),
+            values: self.buffer(BufferRole::Values).unwrap_or(&[]),
             element_type: self.element_type(),
         })
     }
@@ -166,12 +168,12 @@ impl<'a> TensorRef<'a> {
         let pointers = Indices::new(
             self.name(),
             index_type,
-            self.buffer("pointers").unwrap_or(&[]),
+            self.buffer(BufferRole::Pointers).unwrap_or(&[]),
         )?;
         let indices = Indices::new(
             self.name(),
             index_type,
-            self.buffer("indices").unwrap_or(&[]),
+            self.buffer(BufferRole::Indices).unwrap_or(&[]),
         )?;
         let mut prev = 0i64;
         for i in 0..pointers.len() {
@@ -202,7 +204,7 @@ impl<'a> TensorRef<'a> {
             nnz,
             pointers,
             indices,
-            values: self.buffer("values").unwrap_or(&[]),
+            values: self.buffer(BufferRole::Values).unwrap_or(&[]),
             element_type: self.element_type(),
         })
     }
@@ -251,8 +253,8 @@ impl<'a> TensorRef<'a> {
                 bytes: data,
                 element_type: self.element_type(),
             },
-            scales: self.buffer("scales").unwrap_or(&[]),
-            zero_points: self.buffer("zero_points").unwrap_or(&[]),
+            scales: self.buffer(BufferRole::Scales).unwrap_or(&[]),
+            zero_points: self.buffer(BufferRole::ZeroPoints).unwrap_or(&[]),
             quantization,
             dims: self.dims_u64(),
         })
@@ -292,19 +294,6 @@ fn is_row_major(dims: &[u64], strides: &[i64]) -> bool {
             .all(|((a, b), d)| *d == 1 || a == b)
 }
 
-/// Reads element `i` of a packed buffer of `bits`-wide elements (LSB-first).
-pub(crate) fn packed_code(bytes: &[u8], bits: u32, i: u64) -> u8 {
-    let bit = i * u64::from(bits);
-    let byte = bytes[(bit / 8) as usize];
-    (byte >> (bit % 8)) & ((1u16 << bits) - 1) as u8
-}
-
-/// Sign-extends a `bits`-wide two's-complement code.
-pub(crate) fn sign_extend(code: u8, bits: u32) -> i8 {
-    let shift = 8 - bits;
-    ((code << shift) as i8) >> shift
-}
-
 /// Zero-copy access to packed elements of at most 8 bits.
 #[derive(Debug, Clone, Copy)]
 pub struct PackedView<'a> {
@@ -328,16 +317,13 @@ impl<'a> PackedView<'a> {
     }
     /// The raw code of element `i` (the low `bits` bits).
     pub fn code(&self, i: u64) -> Option<u8> {
-        (i < self.len).then(|| packed_code(self.bytes, self.element_type.bits(), i))
+        (i < self.len)
+            .then(|| pack::code_at(self.bytes, self.element_type.bits(), i))
+            .flatten()
     }
     /// Element `i` as an integer: sign-extended for signed types.
     pub fn get(&self, i: u64) -> Option<i16> {
-        let bits = self.element_type.bits();
-        let code = self.code(i)?;
-        Some(match self.element_type.class() {
-            ElementClass::SignedInt => i16::from(sign_extend(code, bits)),
-            _ => i16::from(code),
-        })
+        Some(pack::int_value(self.element_type, self.code(i)?))
     }
     /// Every element as an integer.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = i16> + '_ {
@@ -438,11 +424,10 @@ impl PackedOrWide<'_> {
         let t = self.element_type;
         let bits = t.bits();
         if bits < 8 {
-            let code = packed_code(self.bytes, bits, i);
+            let code = pack::code_at(self.bytes, bits, i).unwrap_or(0);
             return match t.class() {
-                ElementClass::SignedInt => f64::from(sign_extend(code, bits)),
-                ElementClass::Float => f4e2m1fn(code),
-                _ => f64::from(code),
+                ElementClass::Float => minifloat::f4e2m1fn_to_f64(code),
+                _ => f64::from(pack::int_value(t, code)),
             };
         }
         let n = (bits / 8) as usize;
@@ -460,33 +445,11 @@ impl PackedOrWide<'_> {
             (ElementClass::Float, 32) => f64::from(f32::from_bits(raw as u32)),
             (ElementClass::Float, 64) => f64::from_bits(raw),
             (ElementClass::Float, 8) if t == ElementType::Float8E5M2 => {
-                half::f16::from_bits((raw as u16) << 8).to_f64()
+                minifloat::f8e5m2_to_f64(raw as u8)
             }
-            (ElementClass::Float, 8) => f8e4m3fn(raw as u8),
+            (ElementClass::Float, 8) => minifloat::f8e4m3fn_to_f64(raw as u8),
             _ => raw as f64,
         }
-    }
-}
-
-/// Decodes an OCP FP4 E2M1 code.
-fn f4e2m1fn(code: u8) -> f64 {
-    const MAGNITUDE: [f64; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
-    let m = MAGNITUDE[(code & 7) as usize];
-    if code & 8 != 0 { -m } else { m }
-}
-
-/// Decodes an OCP FP8 E4M3FN code (bias 7, no infinities, 0x7f/0xff are NaN).
-fn f8e4m3fn(code: u8) -> f64 {
-    let sign = if code & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((code >> 3) & 0xf);
-    let man = f64::from(code & 7);
-    if exp == 0xf && code & 7 == 7 {
-        return f64::NAN;
-    }
-    if exp == 0 {
-        sign * man / 8.0 * 2f64.powi(-6)
-    } else {
-        sign * (1.0 + man / 8.0) * 2f64.powi(exp - 7)
     }
 }
 

@@ -7,13 +7,15 @@
 //! and renamed over the destination by [`Writer::finish`], so a failed or
 //! killed writer never leaves a partial destination file.
 
+use crate::atomic::AtomicFile;
+use crate::buffer::BufferRole;
 use crate::descriptor::{Layout, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
 use crate::generated::fb;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const ZEROS: [u8; 4096] = [0; 4096];
 
@@ -28,11 +30,8 @@ struct Written {
 /// Where a finished stream goes.
 #[derive(Debug)]
 enum Sink {
-    /// A temporary file renamed to `dest` by `finish`.
-    Atomic {
-        temp: tempfile::NamedTempFile,
-        dest: PathBuf,
-    },
+    /// A temporary file put in place by `finish`.
+    Atomic(AtomicFile),
     Stream,
 }
 
@@ -53,20 +52,9 @@ impl Writer<std::fs::File> {
     /// Writes to `path` atomically: nothing appears at `path` until
     /// [`finish`](Writer::finish) succeeds.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
-        let dest = path.as_ref().to_owned();
-        let dir = match dest.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        let temp = tempfile::Builder::new()
-            .prefix(".hurray-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|e| Error::io("creating a temporary file in", &dir, e))?;
-        let file = temp
-            .reopen()
-            .map_err(|e| Error::io("reopening", temp.path(), e))?;
-        let mut w = Writer::new_inner(file, Sink::Atomic { temp, dest })?;
+        let atomic = AtomicFile::create(path)?;
+        let file = atomic.reopen()?;
+        let mut w = Writer::new_inner(file, Sink::Atomic(atomic))?;
         w.write_prefix()?;
         Ok(w)
     }
@@ -179,17 +167,7 @@ impl<W: Write> Writer<W> {
                 value: a,
             });
         }
-        let plan = desc.buffer_plan()?;
-        let lengths: Vec<u64> = plan
-            .all(desc.quantization.is_some())
-            .iter()
-            .map(|(_, l)| *l)
-            .collect();
-        let roles: Vec<&'static str> = plan
-            .all(desc.quantization.is_some())
-            .iter()
-            .map(|(r, _)| *r)
-            .collect();
+        let (roles, lengths) = desc.buffer_plan()?.buffers().into_iter().unzip();
         self.names.insert(desc.name.clone());
         Ok(TensorWriter {
             alignment: desc.alignment.unwrap_or(0).max(self.alignment),
@@ -205,7 +183,7 @@ impl<W: Write> Writer<W> {
     /// Writes a whole tensor: `buffers` holds the bytes of every buffer the
     /// descriptor needs, in buffer order (none for a descriptor-only tensor).
     pub fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
-        let expected = desc.buffer_plan()?.all(desc.quantization.is_some());
+        let expected = desc.buffer_plan()?.buffers();
         let wanted = if desc.descriptor_only {
             0
         } else {
@@ -222,7 +200,7 @@ impl<W: Write> Writer<W> {
                 tensor: desc.name.clone(),
                 reason: format!(
                     "the descriptor needs {wanted} buffer(s) ({:?}), {given} given",
-                    expected.iter().map(|e| e.0).collect::<Vec<_>>()
+                    expected.iter().map(|e| e.0.name()).collect::<Vec<_>>()
                 ),
             });
         }
@@ -230,7 +208,7 @@ impl<W: Write> Writer<W> {
             if *len != b.len() as u64 && !desc.descriptor_only {
                 return Err(Error::BufferLength {
                     tensor: desc.name.clone(),
-                    buffer: role,
+                    buffer: role.name(),
                     expected: *len,
                     found: b.len() as u64,
                 });
@@ -262,31 +240,9 @@ impl<W: Write> Writer<W> {
             .out
             .into_inner()
             .map_err(|e| Error::Stream(e.into_error()))?;
-        if let Sink::Atomic { temp, dest } = self.sink {
+        if let Sink::Atomic(atomic) = self.sink {
             drop(out);
-            temp.as_file()
-                .sync_all()
-                .map_err(|e| Error::io("syncing", temp.path(), e))?;
-            let temp_path = temp.path().to_owned();
-            // Temporary files are private (0600); the finished file gets the
-            // usual permissions of a data file.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&temp_path, std::fs::Permissions::from_mode(0o644))
-                    .map_err(|e| Error::io("setting permissions of", &temp_path, e))?;
-            }
-            temp.persist(&dest)
-                .map_err(|e| Error::io("renaming", temp_path, e.error))?;
-            // Make the rename itself durable: sync the directory entry.
-            let dir = match dest.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-                _ => PathBuf::from("."),
-            };
-            #[cfg(unix)]
-            std::fs::File::open(&dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io("syncing directory", &dir, e))?;
+            atomic.commit()?;
         }
         Ok(len)
     }
@@ -475,7 +431,7 @@ pub struct TensorWriter<'w, W: Write> {
     desc: TensorDescriptor,
     alignment: u64,
     lengths: Vec<u64>,
-    roles: Vec<&'static str>,
+    roles: Vec<BufferRole>,
     buffers: Vec<(u64, u64)>,
     /// Bytes still owed to the current buffer; `None` before the first byte.
     remaining: Option<u64>,
@@ -548,7 +504,7 @@ impl<W: Write> TensorWriter<'_, W> {
                 .roles
                 .get(self.buffers.len().saturating_sub(1))
                 .copied()
-                .unwrap_or("values");
+                .unwrap_or(BufferRole::Values);
             let reason = format!("buffer {role} is short of bytes");
             return Err(self.mismatch(reason));
         }

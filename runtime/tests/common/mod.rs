@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
-use hurray::{ElementType, TensorDescriptor, Writer};
+use hurray::{BufferRole, ElementType, TensorDescriptor, Writer};
 
 /// Deterministic bytes for a buffer of `len` bytes, with the unused high bits
 /// of a packed last byte cleared as the format requires.
@@ -35,12 +35,12 @@ pub fn write(tensors: &[(TensorDescriptor, Vec<Vec<u8>>)]) -> Vec<u8> {
 pub fn dense_buffers(d: &TensorDescriptor) -> Vec<Vec<u8>> {
     let plan = d.buffer_plan().unwrap();
     let elements = plan.elements.unwrap_or(0);
-    plan.all(d.quantization.is_some())
-        .iter()
+    plan.buffers()
+        .into_iter()
         .enumerate()
-        .map(|(i, (role, len))| match *role {
-            "values" => pattern(*len, i as u8 + 1, elements, d.element_type.bits()),
-            _ => pattern(*len, i as u8 + 1, *len, 8),
+        .map(|(i, (role, len))| match role {
+            BufferRole::Values => pattern(len, i as u8 + 1, elements, d.element_type.bits()),
+            _ => pattern(len, i as u8 + 1, len, 8),
         })
         .collect()
 }

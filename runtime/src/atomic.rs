@@ -1,0 +1,105 @@
+//! Atomic file creation: the one way anything in the workspace writes a
+//! file to a user's path.
+//!
+//! Bytes go to a temporary file in the destination's directory (so the final
+//! rename never crosses a file system); [`AtomicFile::commit`] fsyncs it,
+//! renames it over the destination and fsyncs the directory, so after a
+//! crash the destination is either the old file or the whole new one.
+//! Dropping an uncommitted `AtomicFile` removes the temporary file. The
+//! finished file has the mode any newly created file gets (0666 less the
+//! umask, as `touch` gives), not the 0600 of a private temporary file.
+
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// A file being written to a temporary path, renamed into place on commit.
+#[derive(Debug)]
+pub struct AtomicFile {
+    temp: tempfile::NamedTempFile,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    /// Starts writing `dest`. Nothing appears at `dest` until [`commit`](Self::commit).
+    pub fn create(dest: impl AsRef<Path>) -> Result<Self> {
+        let dest = dest.as_ref().to_owned();
+        let dir = parent_dir(&dest);
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".hurray-").suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Passed to open(2), which applies the umask: the mode of any new file.
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io("creating a temporary file in", &dir, e))?;
+        Ok(AtomicFile { temp, dest })
+    }
+
+    /// The destination path.
+    pub fn destination(&self) -> &Path {
+        &self.dest
+    }
+
+    /// The temporary path the bytes go to until commit.
+    pub fn temp_path(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// The temporary file.
+    pub fn file(&self) -> &File {
+        self.temp.as_file()
+    }
+
+    /// A second handle to the temporary file (for a writer that owns its `File`).
+    pub fn reopen(&self) -> Result<File> {
+        self.temp
+            .reopen()
+            .map_err(|e| Error::io("reopening", self.temp.path(), e))
+    }
+
+    /// Makes the file durable and puts it in place of the destination.
+    pub fn commit(self) -> Result<()> {
+        let AtomicFile { temp, dest } = self;
+        temp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io("syncing", temp.path(), e))?;
+        let temp_path = temp.path().to_owned();
+        temp.persist(&dest)
+            .map_err(|e| Error::io("renaming", temp_path, e.error))?;
+        // Make the rename itself durable: sync the directory entry.
+        #[cfg(unix)]
+        {
+            let dir = parent_dir(&dest);
+            File::open(&dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io("syncing directory", &dir, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.temp.as_file_mut().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.temp.as_file_mut().write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.temp.as_file_mut().flush()
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}

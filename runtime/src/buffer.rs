@@ -1,0 +1,85 @@
+//! What each buffer of a tensor holds: the one vocabulary of buffer roles,
+//! used by the reader, the writer, every front door and every error.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The role of one buffer of a tensor. A tensor's buffers are, in wire
+/// order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
+/// then, when quantized, its scales and zero points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BufferRole {
+    /// CSR/CSC: `major + 1` offsets into `indices`.
+    Pointers,
+    /// COO: `nnz x rank` coordinates; CSR/CSC: `nnz` minor indices.
+    Indices,
+    /// The elements (the stored elements of a quantized tensor).
+    Values,
+    /// Quantization scales.
+    Scales,
+    /// Quantization zero points.
+    ZeroPoints,
+}
+
+impl BufferRole {
+    /// Every role, in the order the names sort in the documentation.
+    pub const ALL: [BufferRole; 5] = [
+        BufferRole::Pointers,
+        BufferRole::Indices,
+        BufferRole::Values,
+        BufferRole::Scales,
+        BufferRole::ZeroPoints,
+    ];
+
+    /// The name used in errors, the C API, JSON and the schema's comments.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BufferRole::Pointers => "pointers",
+            BufferRole::Indices => "indices",
+            BufferRole::Values => "values",
+            BufferRole::Scales => "scales",
+            BufferRole::ZeroPoints => "zero_points",
+        }
+    }
+
+    /// The role called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        BufferRole::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// Whether the buffer belongs to the quantization rather than the layout.
+    pub const fn is_quantization(self) -> bool {
+        matches!(self, BufferRole::Scales | BufferRole::ZeroPoints)
+    }
+}
+
+impl fmt::Display for BufferRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing an unknown buffer role name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a buffer role (pointers, indices, values, scales, zero_points)")]
+pub struct UnknownBufferRole(pub String);
+
+impl FromStr for BufferRole {
+    type Err = UnknownBufferRole;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        BufferRole::from_name(s).ok_or_else(|| UnknownBufferRole(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for r in BufferRole::ALL {
+            assert_eq!(r.name().parse::<BufferRole>(), Ok(r));
+        }
+        assert!("scale".parse::<BufferRole>().is_err());
+    }
+}

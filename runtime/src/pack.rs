@@ -1,0 +1,177 @@
+//! Sub-byte packing, the format's one rule for 1-, 2- and 4-bit elements:
+//! element `i` occupies bits `[i*bits, (i+1)*bits)` of the buffer, counted
+//! from the least significant bit of byte 0 (LSB-first), and the unused high
+//! bits of the last byte are zero.
+//!
+//! Writers that produce codes one chunk at a time (a lowering that streams a
+//! constant, a converter that reads unpacked bytes) use [`Packer`]; readers
+//! use [`code_at`] or [`unpack_codes`].
+
+pub use crate::count::packed_len;
+use crate::{ElementClass, ElementType};
+
+/// The mask of a `bits`-wide code.
+fn mask(bits: u32) -> u8 {
+    debug_assert!(
+        matches!(bits, 1 | 2 | 4 | 8),
+        "packed widths are 1, 2, 4 or 8"
+    );
+    ((1u16 << bits) - 1) as u8
+}
+
+/// A streaming LSB-first packer: feed codes in chunks of any size, get
+/// whole bytes as soon as they are complete.
+#[derive(Debug, Clone)]
+pub struct Packer {
+    bits: u32,
+    /// The partial byte not yet emitted, and how many of its bits are used.
+    partial: u8,
+    used: u32,
+}
+
+impl Packer {
+    /// A packer of `bits`-wide codes (1, 2 or 4; 8 copies bytes as they are).
+    pub fn new(bits: u32) -> Self {
+        Packer {
+            bits,
+            partial: 0,
+            used: 0,
+        }
+    }
+
+    /// Packs `codes` (each in its low `bits` bits; higher bits are ignored)
+    /// and appends every completed byte to `out`.
+    pub fn push(&mut self, codes: &[u8], out: &mut Vec<u8>) {
+        let m = mask(self.bits);
+        out.reserve(packed_len(codes.len() as u64, self.bits).unwrap_or(0) as usize);
+        for &c in codes {
+            self.partial |= (c & m) << self.used;
+            self.used += self.bits;
+            if self.used == 8 {
+                out.push(self.partial);
+                self.partial = 0;
+                self.used = 0;
+            }
+        }
+    }
+
+    /// Appends the last, partial byte (its unused high bits zero), if any.
+    pub fn finish(self, out: &mut Vec<u8>) {
+        if self.used > 0 {
+            out.push(self.partial);
+        }
+    }
+}
+
+/// Packs `codes` (each in its low `bits` bits) into a new buffer.
+pub fn pack_codes(codes: impl IntoIterator<Item = u8>, bits: u32) -> Vec<u8> {
+    let mut packer = Packer::new(bits);
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 256];
+    let mut n = 0;
+    for c in codes {
+        chunk[n] = c;
+        n += 1;
+        if n == chunk.len() {
+            packer.push(&chunk, &mut out);
+            n = 0;
+        }
+    }
+    packer.push(&chunk[..n], &mut out);
+    packer.finish(&mut out);
+    out
+}
+
+/// The code of element `i` of packed `bytes`, or `None` past the end.
+pub fn code_at(bytes: &[u8], bits: u32, i: u64) -> Option<u8> {
+    let bit = i.checked_mul(u64::from(bits))?;
+    let byte = *bytes.get(usize::try_from(bit / 8).ok()?)?;
+    Some((byte >> (bit % 8)) & mask(bits))
+}
+
+/// The first `count` codes of packed `bytes` (fewer if the bytes run out).
+pub fn unpack_codes(bytes: &[u8], bits: u32, count: u64) -> impl ExactSizeIterator<Item = u8> + '_ {
+    let present = bytes.len() as u64 * 8 / u64::from(bits);
+    let n = usize::try_from(count.min(present)).unwrap_or(usize::MAX);
+    (0..n).map(move |i| code_at(bytes, bits, i as u64).unwrap_or(0))
+}
+
+/// Sign-extends a `bits`-wide two's-complement code.
+pub fn sign_extend(code: u8, bits: u32) -> i8 {
+    let shift = 8 - bits;
+    ((code << shift) as i8) >> shift
+}
+
+/// A packed code as an integer: sign-extended for the signed types, the
+/// code itself for the others.
+pub fn int_value(element_type: ElementType, code: u8) -> i16 {
+    match element_type.class() {
+        ElementClass::SignedInt => i16::from(sign_extend(code, element_type.bits())),
+        _ => i16::from(code),
+    }
+}
+
+/// Clears the unused high bits of the last byte of `count` packed codes, so
+/// a buffer taken from elsewhere (a byte per code, or a padded blob) meets
+/// the format's zero-padding rule.
+pub fn clear_padding(bytes: &mut [u8], bits: u32, count: u64) {
+    let used = (u128::from(count) * u128::from(bits) % 8) as u32;
+    if used != 0
+        && let Some(last) = bytes.last_mut()
+    {
+        *last &= ((1u16 << used) - 1) as u8;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packs_lsb_first_and_zero_pads() {
+        assert_eq!(pack_codes([1, 2, 3], 4), vec![0x21, 0x03]);
+        assert_eq!(pack_codes([1, 0, 1, 1, 0, 0, 0, 0, 1], 1), vec![0x0d, 0x01]);
+        assert_eq!(pack_codes([3, 0, 1, 2, 1], 2), vec![0b1001_0011, 0b01]);
+        assert_eq!(pack_codes([0xff, 0x1f], 4), vec![0xff], "high bits ignored");
+    }
+
+    #[test]
+    fn streaming_matches_one_shot_across_chunk_boundaries() {
+        let codes: Vec<u8> = (0..1001u32).map(|i| (i * 7 % 16) as u8).collect();
+        for bits in [1, 2, 4] {
+            let whole = pack_codes(codes.iter().copied(), bits);
+            let mut p = Packer::new(bits);
+            let mut out = Vec::new();
+            for chunk in codes.chunks(3) {
+                p.push(chunk, &mut out);
+            }
+            p.finish(&mut out);
+            assert_eq!(out, whole, "bits {bits}");
+            let m = (1u16 << bits) as u8 - 1;
+            let back: Vec<u8> = unpack_codes(&out, bits, codes.len() as u64).collect();
+            let want: Vec<u8> = codes.iter().map(|c| c & m).collect();
+            assert_eq!(back, want);
+        }
+    }
+
+    #[test]
+    fn reads_past_the_end_are_none() {
+        assert_eq!(code_at(&[0xab], 4, 1), Some(0xa));
+        assert_eq!(code_at(&[0xab], 4, 2), None);
+        assert_eq!(code_at(&[0xab], 4, u64::MAX), None);
+        assert_eq!(unpack_codes(&[0xab], 4, 5).count(), 2);
+    }
+
+    #[test]
+    fn sign_extension_and_padding() {
+        assert_eq!(sign_extend(0xf, 4), -1);
+        assert_eq!(sign_extend(0x7, 4), 7);
+        assert_eq!(sign_extend(0b10, 2), -2);
+        let mut b = [0xff, 0xff];
+        clear_padding(&mut b, 4, 3);
+        assert_eq!(b, [0xff, 0x0f]);
+        let mut b = [0xff];
+        clear_padding(&mut b, 1, 8);
+        assert_eq!(b, [0xff]);
+    }
+}

@@ -259,10 +259,6 @@ fn copy_hurray(file: &File, output: &Path) -> Result<()> {
         let mut buffers: Vec<&[u8]> = Vec::new();
         if !desc.descriptor_only {
             buffers.extend(t.buffers().into_iter().map(|(_, b)| b));
-            if desc.quantization.is_some() {
-                buffers.push(t.buffer("scales").unwrap_or(&[]));
-                buffers.push(t.buffer("zero_points").unwrap_or(&[]));
-            }
         }
         w.add_tensor(&desc, &buffers)?;
         bar.inc(t.byte_length());

@@ -263,8 +263,14 @@ fn hurray_to_hurray_keeps_everything() {
     for (x, y) in a.tensors().zip(b.tensors()) {
         assert_eq!(x.descriptor(), y.descriptor());
         assert_eq!(x.buffers(), y.buffers());
-        assert_eq!(x.buffer("scales"), y.buffer("scales"));
-        assert_eq!(x.buffer("zero_points"), y.buffer("zero_points"));
+        assert_eq!(
+            x.buffer(hurray::BufferRole::Scales),
+            y.buffer(hurray::BufferRole::Scales)
+        );
+        assert_eq!(
+            x.buffer(hurray::BufferRole::ZeroPoints),
+            y.buffer(hurray::BufferRole::ZeroPoints)
+        );
     }
 }
 

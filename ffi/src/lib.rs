@@ -390,17 +390,6 @@ pub struct HurrayTensor {
     buffers: Vec<(&'static CStr, usize, usize)>,
 }
 
-fn role_cstr(role: &str) -> &'static CStr {
-    match role {
-        "values" => c"values",
-        "indices" => c"indices",
-        "pointers" => c"pointers",
-        "scales" => c"scales",
-        "zero_points" => c"zero_points",
-        _ => c"unknown",
-    }
-}
-
 impl HurrayTensor {
     fn new(file: &Arc<File>, t: &TensorRef<'_>) -> Self {
         let base = file.bytes().as_ptr() as usize;
@@ -411,17 +400,11 @@ impl HurrayTensor {
                 b.as_ptr() as usize - base
             }
         };
-        let mut buffers: Vec<_> = t
+        let buffers: Vec<_> = t
             .buffers()
             .into_iter()
-            .map(|(role, b)| (role_cstr(role), offset(b), b.len()))
+            .map(|(role, b)| (role.c_name(), offset(b), b.len()))
             .collect();
-        if t.quantization().is_some() && !t.is_descriptor_only() {
-            for role in ["scales", "zero_points"] {
-                let b = t.buffer(role).unwrap_or(&[]);
-                buffers.push((role_cstr(role), offset(b), b.len()));
-            }
-        }
         let quantization = t.quantization().map(|q| {
             let (scheme, axis, block_size) = match q.scheme {
                 QuantizationScheme::PerTensor => (HURRAY_QUANT_PER_TENSOR, 0, 0),

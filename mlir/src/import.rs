@@ -379,7 +379,7 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
         if d.descriptor_only {
             attrs.push((id(ctx, "is_mutable"), Attribute::unit(ctx)));
         } else {
-            let bytes = t.buffer("values").unwrap_or(&[]);
+            let bytes = t.buffer(hurray::BufferRole::Values).unwrap_or(&[]);
             let value = match types::storage(d.element_type) {
                 types::Storage::Same { .. } if !bytes.is_empty() => {
                     // SAFETY: `bytes` borrows the file for 'c, which outlives

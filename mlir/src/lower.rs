@@ -311,7 +311,7 @@ fn write_entry<W: Write>(writer: &mut Writer<W>, e: &Entry<'_>) -> Result<u64> {
         error: Box::new(source),
     };
     let plan = e.desc.buffer_plan().map_err(tensor_err)?;
-    let expected = plan.all(e.desc.quantization.is_some());
+    let expected = plan.buffers();
     if !e.desc.descriptor_only {
         if expected.len() != e.buffers.len() {
             return Err(Error::Malformed {
@@ -320,7 +320,7 @@ fn write_entry<W: Write>(writer: &mut Writer<W>, e: &Entry<'_>) -> Result<u64> {
                     "tensor {:?} needs {} buffer(s) ({:?}), the IR gives {}",
                     e.desc.name,
                     expected.len(),
-                    expected.iter().map(|x| x.0).collect::<Vec<_>>(),
+                    expected.iter().map(|x| x.0.name()).collect::<Vec<_>>(),
                     e.buffers.len()
                 ),
             });

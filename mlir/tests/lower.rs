@@ -149,7 +149,7 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         let empty = file.tensor(&format!("f/{}", 3 * i + 1)).unwrap();
         let zero = file.tensor(&format!("f/{}", 3 * i + 2)).unwrap();
         // A splat of 15 elements is expanded to all of them.
-        let bytes = splat.buffer("values").unwrap();
+        let bytes = splat.buffer(hurray::BufferRole::Values).unwrap();
         assert_eq!(
             bytes.len() as u64,
             hurray::packed_len(15, et.bits()).unwrap()
@@ -177,7 +177,7 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         for (t, dims) in [(empty, vec![3, 0, 5]), (zero, vec![0])] {
             assert_eq!(t.dims(), shape(&dims));
             assert!(t.is_empty() && !t.is_descriptor_only());
-            assert_eq!(t.buffer("values").unwrap(), &[] as &[u8]);
+            assert_eq!(t.buffer(hurray::BufferRole::Values).unwrap(), &[] as &[u8]);
             assert_eq!(t.element_type(), et);
         }
     }

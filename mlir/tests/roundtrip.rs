@@ -270,7 +270,13 @@ fn hurray_ops_are_verified_against_the_schema() {
     };
     let m = mlir.parse_text(&op("i8", "dense")).unwrap();
     let f = lower_to_file(&m);
-    assert_eq!(f.tensor("t").unwrap().buffer("values").unwrap(), [1, 2]);
+    assert_eq!(
+        f.tensor("t")
+            .unwrap()
+            .buffer(hurray::BufferRole::Values)
+            .unwrap(),
+        [1, 2]
+    );
     // An element type the schema lacks, a layout it lacks, a missing attribute,
     // an op the dialect lacks: all rejected by MLIR's verifier at parse time.
     for bad in [
@@ -335,7 +341,7 @@ fn the_example_model_lowers_and_round_trips_byte_identically() {
     let pruned = file.tensor("fc2.pruned").unwrap();
     assert_eq!(pruned.dims(), shape(&[0, 16]));
     assert!(!pruned.is_descriptor_only());
-    assert_eq!(pruned.buffer("values").unwrap().len(), 0);
+    assert_eq!(pruned.buffer(hurray::BufferRole::Values).unwrap().len(), 0);
     let input = file.tensor("input").unwrap();
     assert!(input.is_descriptor_only());
     assert_eq!(input.dims(), vec![Dim::Dynamic, Dim::Fixed(8)]);

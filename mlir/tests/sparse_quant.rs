@@ -57,8 +57,11 @@ fn sparse_constants_become_sparse_layouts() {
             canonical: true
         }
     );
-    assert_eq!(i64s(plain.buffer("indices").unwrap()), [0, 1, 2, 3]);
-    assert_eq!(plain.buffer("values").unwrap().len(), 8);
+    assert_eq!(
+        i64s(plain.buffer(hurray::BufferRole::Indices).unwrap()),
+        [0, 1, 2, 3]
+    );
+    assert_eq!(plain.buffer(hurray::BufferRole::Values).unwrap().len(), 8);
 
     let csr = file.tensor("f/1").unwrap();
     assert_eq!(
@@ -69,10 +72,16 @@ fn sparse_constants_become_sparse_layouts() {
         }
     );
     // Unsorted coordinates are sorted row-major with their values.
-    assert_eq!(i64s(csr.buffer("pointers").unwrap()), [0, 2, 2, 3]);
-    assert_eq!(i64s(csr.buffer("indices").unwrap()), [1, 3, 3]);
+    assert_eq!(
+        i64s(csr.buffer(hurray::BufferRole::Pointers).unwrap()),
+        [0, 2, 2, 3]
+    );
+    assert_eq!(
+        i64s(csr.buffer(hurray::BufferRole::Indices).unwrap()),
+        [1, 3, 3]
+    );
     let v: Vec<f32> = csr
-        .buffer("values")
+        .buffer(hurray::BufferRole::Values)
         .unwrap()
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
@@ -87,8 +96,14 @@ fn sparse_constants_become_sparse_layouts() {
             index_type: ElementType::Int32
         }
     );
-    assert_eq!(i32s(csr32.buffer("pointers").unwrap()), [0, 1, 1]);
-    assert_eq!(i32s(csr32.buffer("indices").unwrap()), [1]);
+    assert_eq!(
+        i32s(csr32.buffer(hurray::BufferRole::Pointers).unwrap()),
+        [0, 1, 1]
+    );
+    assert_eq!(
+        i32s(csr32.buffer(hurray::BufferRole::Indices).unwrap()),
+        [1]
+    );
 
     let csc = file.tensor("f/3").unwrap();
     assert_eq!(
@@ -99,9 +114,15 @@ fn sparse_constants_become_sparse_layouts() {
         }
     );
     // Columns: col 0 has row 2; col 1 has rows 0, 1.
-    assert_eq!(i64s(csc.buffer("pointers").unwrap()), [0, 1, 3]);
-    assert_eq!(i64s(csc.buffer("indices").unwrap()), [2, 0, 1]);
-    let v = f64s(csc.buffer("values").unwrap());
+    assert_eq!(
+        i64s(csc.buffer(hurray::BufferRole::Pointers).unwrap()),
+        [0, 1, 3]
+    );
+    assert_eq!(
+        i64s(csc.buffer(hurray::BufferRole::Indices).unwrap()),
+        [2, 0, 1]
+    );
+    let v = f64s(csc.buffer(hurray::BufferRole::Values).unwrap());
     assert_eq!(v, [2.0, 1.0, 3.0]);
 
     let coo = file.tensor("f/4").unwrap();
@@ -113,7 +134,10 @@ fn sparse_constants_become_sparse_layouts() {
             canonical: false
         }
     );
-    assert_eq!(i64s(coo.buffer("indices").unwrap()), [1, 1, 0, 2]);
+    assert_eq!(
+        i64s(coo.buffer(hurray::BufferRole::Indices).unwrap()),
+        [1, 1, 0, 2]
+    );
 
     // nnz = 0 is valid (ADR-007 section 6), with or without a 0 dimension;
     // a tensor with a 0 dimension has no bytes at all, pointers included.
@@ -127,9 +151,12 @@ fn sparse_constants_become_sparse_layouts() {
                 index_type: ElementType::Int64
             }
         );
-        assert_eq!(i64s(t.buffer("pointers").unwrap()), vec![0; rows]);
-        assert!(t.buffer("indices").unwrap().is_empty());
-        assert!(t.buffer("values").unwrap().is_empty());
+        assert_eq!(
+            i64s(t.buffer(hurray::BufferRole::Pointers).unwrap()),
+            vec![0; rows]
+        );
+        assert!(t.buffer(hurray::BufferRole::Indices).unwrap().is_empty());
+        assert!(t.buffer(hurray::BufferRole::Values).unwrap().is_empty());
     }
 
     let dense = file.tensor("f/7").unwrap();
@@ -140,8 +167,14 @@ fn sparse_constants_become_sparse_layouts() {
             index_type: ElementType::Int64
         }
     );
-    assert_eq!(i64s(dense.buffer("pointers").unwrap()), [0, 1, 1, 2]);
-    assert_eq!(i64s(dense.buffer("indices").unwrap()), [1, 0]);
+    assert_eq!(
+        i64s(dense.buffer(hurray::BufferRole::Pointers).unwrap()),
+        [0, 1, 1, 2]
+    );
+    assert_eq!(
+        i64s(dense.buffer(hurray::BufferRole::Indices).unwrap()),
+        [1, 0]
+    );
 }
 
 #[test]
@@ -195,15 +228,27 @@ fn quantized_constants_carry_quantization_descriptors() {
     assert_eq!(q.scale_type, ElementType::Float64);
     assert_eq!(q.zero_point_type, Some(ElementType::Int64));
     assert_eq!((q.storage_min, q.storage_max), (-128, 127));
-    assert_eq!(f64s(t.buffer("scales").unwrap()), [0.25]);
-    assert_eq!(i64s(t.buffer("zero_points").unwrap()), [10]);
-    assert_eq!(t.buffer("values").unwrap(), [1, 0xFE, 3, 4]);
+    assert_eq!(f64s(t.buffer(hurray::BufferRole::Scales).unwrap()), [0.25]);
+    assert_eq!(
+        i64s(t.buffer(hurray::BufferRole::ZeroPoints).unwrap()),
+        [10]
+    );
+    assert_eq!(
+        t.buffer(hurray::BufferRole::Values).unwrap(),
+        [1, 0xFE, 3, 4]
+    );
 
     let a = file.tensor("q/1").unwrap();
     let q = a.quantization().unwrap();
     assert_eq!(q.scheme, QuantizationScheme::PerAxis { axis: 0 });
-    assert_eq!(f64s(a.buffer("scales").unwrap()), [0.5, 0.25, 2.0]);
-    assert_eq!(i64s(a.buffer("zero_points").unwrap()), [0, 1, -1]);
+    assert_eq!(
+        f64s(a.buffer(hurray::BufferRole::Scales).unwrap()),
+        [0.5, 0.25, 2.0]
+    );
+    assert_eq!(
+        i64s(a.buffer(hurray::BufferRole::ZeroPoints).unwrap()),
+        [0, 1, -1]
+    );
 
     let s = file.tensor("q/2").unwrap();
     assert_eq!(s.element_type(), ElementType::UInt8);
@@ -213,9 +258,9 @@ fn quantized_constants_carry_quantization_descriptors() {
 
     // An arith.constant reinterpreted by quant.scast is quantized too.
     let c = file.tensor("q/3").unwrap();
-    assert_eq!(c.buffer("values").unwrap(), [5, 6]);
-    assert_eq!(f64s(c.buffer("scales").unwrap()), [0.75]);
-    assert_eq!(i64s(c.buffer("zero_points").unwrap()), [4]);
+    assert_eq!(c.buffer(hurray::BufferRole::Values).unwrap(), [5, 6]);
+    assert_eq!(f64s(c.buffer(hurray::BufferRole::Scales).unwrap()), [0.75]);
+    assert_eq!(i64s(c.buffer(hurray::BufferRole::ZeroPoints).unwrap()), [4]);
 
     let b = file.tensor("q/5").unwrap();
     let q = b.quantization().unwrap();
@@ -226,7 +271,10 @@ fn quantized_constants_carry_quantization_descriptors() {
             block_size: 2
         }
     );
-    assert_eq!(f64s(b.buffer("scales").unwrap()), [2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(
+        f64s(b.buffer(hurray::BufferRole::Scales).unwrap()),
+        [2.0, 3.0, 4.0, 5.0]
+    );
 
     // A quantized signature: descriptor-only, quantization kept, dynamic dim kept.
     let input = file.tensor("q/arg0").unwrap();
@@ -279,9 +327,18 @@ func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO
             index_type: ElementType::Int64
         }
     );
-    assert_eq!(i64s(t.buffer("pointers").unwrap()), [0, 2, 3]);
-    assert_eq!(i64s(t.buffer("indices").unwrap()), [0, 2, 1]);
-    assert_eq!(f64s(t.buffer("values").unwrap()), [1.0, 2.0, 3.0]);
+    assert_eq!(
+        i64s(t.buffer(hurray::BufferRole::Pointers).unwrap()),
+        [0, 2, 3]
+    );
+    assert_eq!(
+        i64s(t.buffer(hurray::BufferRole::Indices).unwrap()),
+        [0, 2, 1]
+    );
+    assert_eq!(
+        f64s(t.buffer(hurray::BufferRole::Values).unwrap()),
+        [1.0, 2.0, 3.0]
+    );
     let c = file.tensor("f/7").unwrap();
     assert_eq!(
         c.layout(),
@@ -291,7 +348,10 @@ func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO
             canonical: true
         }
     );
-    assert_eq!(i32s(c.buffer("indices").unwrap()), [0, 1, 1, 2]);
+    assert_eq!(
+        i32s(c.buffer(hurray::BufferRole::Indices).unwrap()),
+        [0, 1, 1, 2]
+    );
     let s = file.tensor("csc").unwrap();
     assert_eq!(
         s.layout(),
@@ -300,8 +360,11 @@ func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO
             index_type: ElementType::Int32
         }
     );
-    assert_eq!(i32s(s.buffer("pointers").unwrap()), [0, 1, 1]);
-    assert_eq!(s.buffer("values").unwrap(), [7]);
+    assert_eq!(
+        i32s(s.buffer(hurray::BufferRole::Pointers).unwrap()),
+        [0, 1, 1]
+    );
+    assert_eq!(s.buffer(hurray::BufferRole::Values).unwrap(), [7]);
     // Assembled from a function argument: a run-time value, reported, not stored.
     assert!(file.get("f/12").is_none());
     assert!(

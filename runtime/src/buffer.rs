@@ -42,6 +42,17 @@ impl BufferRole {
         }
     }
 
+    /// [`name`](Self::name) as a C string, for the C API.
+    pub const fn c_name(self) -> &'static std::ffi::CStr {
+        match self {
+            BufferRole::Pointers => c"pointers",
+            BufferRole::Indices => c"indices",
+            BufferRole::Values => c"values",
+            BufferRole::Scales => c"scales",
+            BufferRole::ZeroPoints => c"zero_points",
+        }
+    }
+
     /// The role called `name`, if any.
     pub fn from_name(name: &str) -> Option<Self> {
         BufferRole::ALL.into_iter().find(|r| r.name() == name)
@@ -79,6 +90,7 @@ mod tests {
     fn names_round_trip() {
         for r in BufferRole::ALL {
             assert_eq!(r.name().parse::<BufferRole>(), Ok(r));
+            assert_eq!(r.c_name().to_str(), Ok(r.name()));
         }
         assert!("scale".parse::<BufferRole>().is_err());
     }

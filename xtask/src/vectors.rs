@@ -492,14 +492,16 @@ fn build(
             "element_count".into(),
             plan.elements.map_or(Value::Null, |e| json!(e)),
         );
-        let roles = plan.all(d.quantization.is_some());
+        let roles = plan.buffers();
         let buffers: Vec<Value> = if d.descriptor_only {
             Vec::new()
         } else {
             roles
                 .iter()
                 .zip(&s.buffers)
-                .map(|((role, len), b)| json!({ "role": role, "length": len, "hex": hex(b) }))
+                .map(
+                    |((role, len), b)| json!({ "role": role.name(), "length": len, "hex": hex(b) }),
+                )
                 .collect()
         };
         t.insert("buffers".into(), Value::Array(buffers));

@@ -625,3 +625,26 @@ fn packed_quantized_round_trip() {
     assert!(back.w.values.is_borrowed());
     assert_eq!(back, q);
 }
+
+/// ADR-0007: a 0 decides emptiness before any multiplication, so a declared
+/// shape whose other dimensions overflow when multiplied is still empty.
+#[derive(Tensors, Debug, PartialEq)]
+struct HugeEmpty {
+    #[hurray(shape = [1099511627776, 1099511627776, 0])]
+    empty: Vec<f32>,
+}
+
+#[test]
+fn huge_empty_shapes_round_trip() {
+    let t = HugeEmpty { empty: Vec::new() };
+    let mut bytes = Vec::new();
+    t.write_to(&mut bytes).unwrap();
+    let file = File::from_bytes(&bytes).unwrap();
+    let stored = file.tensor("empty").unwrap();
+    assert_eq!(
+        stored.descriptor().shape,
+        vec![Dim::Fixed(1 << 40), Dim::Fixed(1 << 40), Dim::Fixed(0)]
+    );
+    assert_eq!(stored.byte_length(), 0);
+    assert_eq!(HugeEmpty::load(&file).unwrap(), t);
+}

@@ -1,0 +1,242 @@
+//! Items used by generated code (`hurray::__private`). Not public API: no
+//! stability promise. The derive macros' output calls only what is here, by
+//! absolute path, so it needs no imports in the user's crate.
+//!
+//! - this module: the field declarations (`FieldSpec`), and the per-field
+//!   operations the generated code calls (`FieldOps`, `NestedOps`);
+//! - `check`: shape inference and the checks of a stored tensor against a field;
+//! - `impls`: `TensorField` for every field type.
+
+mod check;
+mod impls;
+
+pub use super::{StaticDescriptor, TensorSet, TensorSink};
+pub use crate::{
+    Dim, Element, ElementType, Error, File, Layout, Quantization, QuantizationScheme, Reader,
+    Result, TensorDescriptor, Writer,
+};
+pub use check::{check, infer_shape};
+pub use impls::{assert_same_size, static_descriptor};
+pub use std::{
+    convert::AsRef,
+    io::Write,
+    option::Option,
+    path::Path,
+    primitive::{str, u64},
+    vec::Vec,
+};
+
+use crate::reader::TensorRef;
+use std::fmt;
+
+pub trait Sealed {}
+
+/// The sparse layout a field declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutKind {
+    Dense,
+    Csr,
+    Csc,
+}
+
+/// The quantization a field declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuantSpec {
+    pub scheme: QuantizationScheme,
+    pub expressed_type: ElementType,
+}
+
+/// What the attributes of one field declare.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSpec {
+    /// The field's tensor name, without prefix.
+    pub name: &'static str,
+    /// The declared shape, if any.
+    pub shape: Option<&'static [Dim]>,
+    pub layout: LayoutKind,
+    pub quantization: Option<QuantSpec>,
+}
+
+/// A type a derived struct's field may have.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tensor field type",
+    label = "not a tensor field type",
+    note = "tensor fields are `&'a [T]` or `Vec<T>` with `T: hurray::Element`, `Packed`, `Compressed` or `Quantized`"
+)]
+pub trait TensorField<'a>: Sized {
+    /// The descriptor of this value, named `name`.
+    fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor>;
+    /// The bytes of every buffer, in on-wire order.
+    fn buffers(&self) -> Vec<&[u8]>;
+    /// Reads the field from `t`, checking it against `spec`.
+    fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self>;
+}
+
+/// `prefix` + `name`.
+pub fn join(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len());
+    s.push_str(prefix);
+    s.push_str(name);
+    s
+}
+
+/// The prefix of a nested struct's tensors: `prefix` + `name` + `.`.
+pub fn nested(prefix: &str, name: &str) -> String {
+    let mut s = join(prefix, name);
+    s.push('.');
+    s
+}
+
+/// The operations of one field type, as function pointers: built once per
+/// field (where an unsatisfied bound is reported, once), then called
+/// without further bounds.
+pub struct FieldOps<'a, F> {
+    descriptor: fn(&F, &str, &FieldSpec) -> Result<TensorDescriptor>,
+    buffers: fn(&F) -> Vec<&[u8]>,
+    load: fn(TensorRef<'a>, &FieldSpec) -> Result<F>,
+}
+
+impl<F> Clone for FieldOps<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F> Copy for FieldOps<'_, F> {}
+
+impl<F> fmt::Debug for FieldOps<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldOps").finish_non_exhaustive()
+    }
+}
+
+/// The operations of field type `F`.
+pub fn field_ops<'a, F: TensorField<'a>>() -> FieldOps<'a, F> {
+    FieldOps {
+        descriptor: F::descriptor,
+        buffers: F::buffers,
+        load: F::load,
+    }
+}
+
+impl<'a, F> FieldOps<'a, F> {
+    pub fn describe(
+        self,
+        value: &F,
+        prefix: &str,
+        spec: &FieldSpec,
+        out: &mut Vec<TensorDescriptor>,
+    ) -> Result<()> {
+        out.push((self.descriptor)(value, &join(prefix, spec.name), spec)?);
+        Ok(())
+    }
+
+    pub fn describe_optional(
+        self,
+        value: &Option<F>,
+        prefix: &str,
+        spec: &FieldSpec,
+        out: &mut Vec<TensorDescriptor>,
+    ) -> Result<()> {
+        match value {
+            Some(v) => self.describe(v, prefix, spec, out),
+            None => Ok(()),
+        }
+    }
+
+    pub fn write(
+        self,
+        value: &F,
+        prefix: &str,
+        spec: &FieldSpec,
+        sink: &mut dyn TensorSink,
+    ) -> Result<()> {
+        let desc = (self.descriptor)(value, &join(prefix, spec.name), spec)?;
+        sink.add_tensor(&desc, &(self.buffers)(value))
+    }
+
+    pub fn write_optional(
+        self,
+        value: &Option<F>,
+        prefix: &str,
+        spec: &FieldSpec,
+        sink: &mut dyn TensorSink,
+    ) -> Result<()> {
+        match value {
+            Some(v) => self.write(v, prefix, spec, sink),
+            None => Ok(()),
+        }
+    }
+
+    pub fn read(self, reader: Reader<'a>, prefix: &str, spec: &FieldSpec) -> Result<F> {
+        (self.load)(reader.tensor(&join(prefix, spec.name))?, spec)
+    }
+
+    pub fn read_optional(
+        self,
+        reader: Reader<'a>,
+        prefix: &str,
+        spec: &FieldSpec,
+    ) -> Result<Option<F>> {
+        match reader.get(&join(prefix, spec.name)) {
+            Some(t) => (self.load)(t, spec).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The operations of a nested struct, as function pointers (see [`FieldOps`]).
+pub struct NestedOps<'a, T> {
+    describe: fn(&T, &str, &mut Vec<TensorDescriptor>) -> Result<()>,
+    write: fn(&T, &str, &mut dyn TensorSink) -> Result<()>,
+    read: fn(Reader<'a>, &str) -> Result<T>,
+}
+
+impl<T> Clone for NestedOps<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for NestedOps<'_, T> {}
+
+impl<T> fmt::Debug for NestedOps<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NestedOps").finish_non_exhaustive()
+    }
+}
+
+/// The operations of nested struct type `T`.
+pub fn nested_ops<'a, T: TensorSet<'a>>() -> NestedOps<'a, T> {
+    NestedOps {
+        describe: T::describe_tensors,
+        write: T::write_tensors,
+        read: T::read_tensors,
+    }
+}
+
+impl<'a, T> NestedOps<'a, T> {
+    pub fn describe(
+        self,
+        value: &T,
+        prefix: &str,
+        name: &str,
+        out: &mut Vec<TensorDescriptor>,
+    ) -> Result<()> {
+        (self.describe)(value, &nested(prefix, name), out)
+    }
+
+    pub fn write(
+        self,
+        value: &T,
+        prefix: &str,
+        name: &str,
+        sink: &mut dyn TensorSink,
+    ) -> Result<()> {
+        (self.write)(value, &nested(prefix, name), sink)
+    }
+
+    pub fn read(self, reader: Reader<'a>, prefix: &str, name: &str) -> Result<T> {
+        (self.read)(reader, &nested(prefix, name))
+    }
+}

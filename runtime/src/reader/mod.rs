@@ -1,0 +1,364 @@
+//! Opening and verifying a Hurray file, and the borrowed tensor handle.
+//!
+//! [`Reader::new`] is the one verifying constructor: after it returns, every
+//! descriptor has passed the FlatBuffers verifier and the semantic rules of
+//! [`crate::validate`], every buffer lies in the data region, is aligned and
+//! overlaps no other. Opening touches only the prefix, footer and header, so
+//! its cost does not depend on the size of the data.
+
+use crate::descriptor::Layout;
+use crate::error::{Error, Result};
+use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
+use crate::generated::fb;
+use std::path::Path;
+
+mod semantics;
+mod tensor;
+
+pub use tensor::{Metadata, Shape, TensorRef, Tensors};
+
+/// FlatBuffers verifier limit on nesting. The schema nests tables three deep
+/// (Header > Tensor > a layout table, Quantization or KeyValue; buffers are
+/// structs); 16 leaves room for tables later versions append, while bounding
+/// how deep a crafted header can make the verifier recurse. The
+/// table count is bounded too, at one per 4 header bytes (below).
+const MAX_DEPTH: usize = 16;
+
+/// A verified Hurray file that owns its bytes (memory-mapped or in memory).
+#[derive(Debug)]
+pub struct File {
+    storage: Storage,
+    version: (u16, u16),
+}
+
+#[derive(Debug)]
+enum Storage {
+    Mmap(memmap2::Mmap),
+    Owned { blocks: Vec<Block>, len: usize },
+}
+
+/// 64-byte aligned storage for an in-memory file, so typed views line up.
+#[derive(Debug, Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
+#[repr(C, align(64))]
+struct Block([u8; 64]);
+
+impl File {
+    /// Memory-maps and verifies the file at `path`.
+    ///
+    /// As with every memory-mapped reader, another process truncating or
+    /// rewriting the file while it is mapped is outside what Rust can
+    /// guard against; Hurray writers replace files by rename, never in place.
+    pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io("reading metadata of", path, e))?
+            .len();
+        if len < PREFIX_LEN + FOOTER_LEN {
+            return Err(Error::TooShort {
+                len,
+                min: PREFIX_LEN + FOOTER_LEN,
+            });
+        }
+        // SAFETY: the map is read-only and private to this process; the bytes
+        // are only ever read through `&[u8]`. Concurrent truncation by another
+        // process is the documented caveat above.
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
+        File::from_storage(Storage::Mmap(map))
+    }
+
+    /// Verifies an in-memory file, copying it into 64-byte aligned storage.
+    pub fn from_bytes(bytes: &[u8]) -> Result<File> {
+        let mut blocks = vec![Block([0; 64]); bytes.len().div_ceil(64)];
+        bytemuck::cast_slice_mut::<Block, u8>(&mut blocks)[..bytes.len()].copy_from_slice(bytes);
+        File::from_storage(Storage::Owned {
+            blocks,
+            len: bytes.len(),
+        })
+    }
+
+    fn from_storage(storage: Storage) -> Result<File> {
+        let mut file = File {
+            storage,
+            version: (0, 0),
+        };
+        file.version = Reader::new(file.bytes())?.version();
+        Ok(file)
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.storage {
+            Storage::Mmap(m) => m,
+            Storage::Owned { blocks, len } => &bytemuck::cast_slice(blocks)[..*len],
+        }
+    }
+
+    /// The verified reader over this file's bytes.
+    pub fn reader(&self) -> Reader<'_> {
+        let bytes = self.bytes();
+        // SAFETY: `from_storage` ran `Reader::new` (the full verifier) on these
+        // same bytes, which are immutable for the life of `self`.
+        unsafe { Reader::new_unchecked(bytes, self.version) }
+    }
+
+    /// The tensor named `name`: O(1) expected through the name index, O(log n) at worst.
+    pub fn get(&self, name: &str) -> Option<TensorRef<'_>> {
+        self.reader().get(name)
+    }
+
+    /// The tensor named `name`, or [`Error::NotFound`].
+    pub fn tensor(&self, name: &str) -> Result<TensorRef<'_>> {
+        self.reader().tensor(name)
+    }
+
+    /// All tensors in file order (sorted by name).
+    pub fn tensors(&self) -> Tensors<'_> {
+        self.reader().tensors()
+    }
+
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.reader().len()
+    }
+
+    /// Whether the file holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A verified view of a Hurray file's bytes.
+#[derive(Clone, Copy)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    header: fb::Header<'a>,
+    version: (u16, u16),
+}
+
+impl std::fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("len", &self.bytes.len())
+            .field("version", &self.version)
+            .field("tensors", &self.len())
+            .finish()
+    }
+}
+
+/// Where the header is, as the prefix and footer say, before any trust.
+fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
+    let len = bytes.len() as u64;
+    let min = PREFIX_LEN + FOOTER_LEN;
+    if len < min {
+        return Err(Error::TooShort { len, min });
+    }
+    let mut magic = [0u8; 8];
+    magic.copy_from_slice(&bytes[..8]);
+    if magic != MAGIC {
+        return Err(Error::BadMagic { found: magic });
+    }
+    let version = (format::read_u16(bytes, 8), format::read_u16(bytes, 10));
+    if version.0 != VERSION_MAJOR {
+        return Err(Error::UnsupportedVersion {
+            major: version.0,
+            minor: version.1,
+        });
+    }
+    let footer_at = bytes.len() - FOOTER_LEN as usize;
+    let mut end_magic = [0u8; 8];
+    end_magic.copy_from_slice(&bytes[footer_at + 24..]);
+    if end_magic != format::FOOTER_MAGIC {
+        return Err(Error::BadFooterMagic { found: end_magic });
+    }
+    let header_offset = format::read_u64(bytes, footer_at);
+    let header_length = format::read_u64(bytes, footer_at + 8);
+    let bad = |field, value, reason| Error::BadFooter {
+        field,
+        value,
+        reason,
+    };
+    if header_offset < PREFIX_LEN || !header_offset.is_multiple_of(8) {
+        return Err(bad(
+            "header_offset",
+            header_offset,
+            "must be a multiple of 8 after the prefix",
+        ));
+    }
+    if header_length < 8 {
+        // Root offset and file identifier: anything shorter is no FlatBuffer.
+        return Err(bad(
+            "header_length",
+            header_length,
+            "shorter than a FlatBuffer's 8-byte start",
+        ));
+    }
+    let flags = format::read_u64(bytes, footer_at + 16);
+    if flags != 0 {
+        // Flags are for features a reader must understand; 1.0 defines none.
+        return Err(bad(
+            "flags",
+            flags,
+            "unknown flags: the file needs a newer reader",
+        ));
+    }
+    if header_offset.checked_add(header_length) != Some(footer_at as u64) {
+        return Err(bad(
+            "header_length",
+            header_length,
+            "the header must end where the footer starts",
+        ));
+    }
+    Ok((header_offset as usize..footer_at, version))
+}
+
+impl<'a> Reader<'a> {
+    /// Verifies `bytes` as a Hurray file: prefix, footer, the FlatBuffers
+    /// header, and every descriptor and buffer (see the module docs).
+    pub fn new(bytes: &'a [u8]) -> Result<Self> {
+        let (range, version) = locate(bytes)?;
+        let header_bytes = &bytes[range.clone()];
+        let opts = flatbuffers::VerifierOptions {
+            max_depth: MAX_DEPTH,
+            max_tables: header_bytes.len() / 4 + 1,
+            max_apparent_size: header_bytes.len().saturating_mul(2).max(1 << 16),
+            ignore_missing_null_terminator: false,
+        };
+        if !fb::header_buffer_has_identifier(header_bytes) {
+            return Err(Error::InvalidHeader(
+                flatbuffers::InvalidFlatbuffer::MissingRequiredField {
+                    required: "file_identifier \"HRRY\"".into(),
+                    error_trace: Default::default(),
+                },
+            ));
+        }
+        let header = fb::root_as_header_with_opts(&opts, header_bytes)?;
+        let reader = Reader {
+            bytes,
+            header,
+            version,
+        };
+        reader.check_semantics(range.start as u64)?;
+        Ok(reader)
+    }
+
+    /// A reader over bytes already verified by [`Reader::new`].
+    ///
+    /// # Safety
+    /// `bytes` must be exactly bytes that [`Reader::new`] accepted, with the
+    /// `version` it reported.
+    pub(crate) unsafe fn new_unchecked(bytes: &'a [u8], version: (u16, u16)) -> Self {
+        let footer_at = bytes.len() - FOOTER_LEN as usize;
+        let header_offset = format::read_u64(bytes, footer_at) as usize;
+        // SAFETY: the caller guarantees these bytes passed the FlatBuffers
+        // verifier at this very range in `Reader::new`.
+        let header = unsafe {
+            flatbuffers::root_unchecked::<fb::Header<'a>>(&bytes[header_offset..footer_at])
+        };
+        Reader {
+            bytes,
+            header,
+            version,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn header(&self) -> fb::Header<'a> {
+        self.header
+    }
+
+    /// Checks what opening leaves for later: the index contents of every
+    /// sparse tensor (ADR-0003). Returns every problem found; empty when the
+    /// whole file is valid. This is what `hurray validate` runs.
+    pub fn check_sparse_indices(&self) -> Vec<Error> {
+        self.tensors()
+            .filter(|t| !t.is_descriptor_only())
+            .filter_map(|t| {
+                let checked = match t.layout() {
+                    Layout::Coo { .. } => t.coo().map(drop),
+                    Layout::Csr { .. } => t.csr().map(drop),
+                    Layout::Csc { .. } => t.csc().map(drop),
+                    Layout::Dense | Layout::Strided(_) => Ok(()),
+                };
+                checked.err()
+            })
+            .collect()
+    }
+
+    /// The format version of the file (major, minor).
+    pub fn version(&self) -> (u16, u16) {
+        self.version
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Default buffer alignment of the file.
+    pub fn alignment(&self) -> u64 {
+        self.header.alignment()
+    }
+
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.header.tensors().map_or(0, |t| t.len())
+    }
+
+    /// Whether the file holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// All tensors in file order (sorted by name).
+    pub fn tensors(&self) -> Tensors<'a> {
+        Tensors {
+            bytes: self.bytes,
+            inner: self.header.tensors(),
+            file_alignment: self.header.alignment(),
+            next: 0,
+        }
+    }
+
+    /// The tensor named `name`: through the file's hash index when it has
+    /// one (O(1) expected), else, or on a miss, by binary search (O(log n)).
+    pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
+        let tensors = self.header.tensors()?;
+        if let Some(index) = self.header.name_index() {
+            // Verified at open: a power-of-two length and entries <= tensors.len().
+            let mask = index.len().wrapping_sub(1);
+            let mut slot = format::name_hash(name.as_bytes()) as usize & mask;
+            for _ in 0..format::MAX_PROBES.min(index.len()) {
+                match index.get(slot) {
+                    0 => break,
+                    e => {
+                        let t = tensors.get(e as usize - 1);
+                        if t.name() == name {
+                            return Some(TensorRef::new(self.bytes, t, self.header.alignment()));
+                        }
+                    }
+                }
+                slot = (slot + 1) & mask;
+            }
+        }
+        let t = tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
+        Some(TensorRef::new(self.bytes, t, self.header.alignment()))
+    }
+
+    /// The tensor named `name`, or [`Error::NotFound`].
+    pub fn tensor(&self, name: &str) -> Result<TensorRef<'a>> {
+        self.get(name).ok_or_else(|| Error::NotFound {
+            name: name.to_owned(),
+        })
+    }
+
+    /// File-wide metadata, sorted by key.
+    pub fn metadata(&self) -> Metadata<'a> {
+        Metadata {
+            inner: self.header.metadata(),
+            next: 0,
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Borrowed handles into a verified file: the tensor iterator, metadata
+//! entries, a tensor and its shape.
+
+use super::semantics::{layout_params, plan_of};
+use crate::ElementType;
+use crate::buffer::BufferRole;
+use crate::descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor};
+use crate::error::{Error, Result};
+use crate::generated::fb;
+use crate::validate::{LayoutParams, Plan};
+
+/// Iterator over a file's tensors.
+#[derive(Clone)]
+pub struct Tensors<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) inner: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
+    pub(super) file_alignment: u64,
+    pub(super) next: usize,
+}
+
+impl std::fmt::Debug for Tensors<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensors").field("next", &self.next).finish()
+    }
+}
+
+impl<'a> Iterator for Tensors<'a> {
+    type Item = TensorRef<'a>;
+    fn next(&mut self) -> Option<TensorRef<'a>> {
+        let v = self.inner?;
+        if self.next >= v.len() {
+            return None;
+        }
+        let t = v.get(self.next);
+        self.next += 1;
+        Some(TensorRef::new(self.bytes, t, self.file_alignment))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.inner.map_or(0, |v| v.len()) - self.next;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Tensors<'_> {}
+
+/// Iterator over metadata entries `(key, value)`.
+#[derive(Clone)]
+pub struct Metadata<'a> {
+    pub(super) inner:
+        Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>,
+    pub(super) next: usize,
+}
+
+impl std::fmt::Debug for Metadata<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+impl<'a> Iterator for Metadata<'a> {
+    type Item = (&'a str, &'a str);
+    fn next(&mut self) -> Option<Self::Item> {
+        let v = self.inner?;
+        if self.next >= v.len() {
+            return None;
+        }
+        let kv = v.get(self.next);
+        self.next += 1;
+        Some((kv.key(), kv.value()))
+    }
+}
+
+/// One verified tensor of a file, borrowing the file's bytes.
+#[derive(Clone, Copy)]
+pub struct TensorRef<'a> {
+    bytes: &'a [u8],
+    t: fb::Tensor<'a>,
+    element_type: ElementType,
+    alignment: u64,
+}
+
+impl std::fmt::Debug for TensorRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TensorRef")
+            .field("name", &self.name())
+            .field("element_type", &self.element_type)
+            .field("shape", &self.dims())
+            .finish()
+    }
+}
+
+/// The dimensions of a tensor, read in place.
+#[derive(Clone, Copy)]
+pub struct Shape<'a>(flatbuffers::Vector<'a, u64>);
+
+impl<'a> Shape<'a> {
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.0.len()
+    }
+    /// Dimension `i`, if `i < rank`.
+    pub fn get(&self, i: usize) -> Option<Dim> {
+        (i < self.0.len()).then(|| Dim::from_wire(self.0.get(i)))
+    }
+    /// All dimensions.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Dim> + 'a {
+        self.0.iter().map(Dim::from_wire)
+    }
+    /// The on-wire values (dynamic as `u64::MAX`).
+    pub fn to_wire(&self) -> Vec<u64> {
+        self.0.iter().collect()
+    }
+}
+
+impl std::fmt::Debug for Shape<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> TensorRef<'a> {
+    pub(super) fn new(bytes: &'a [u8], t: fb::Tensor<'a>, file_alignment: u64) -> Self {
+        let element_type = match ElementType::from_wire(t.element_type().0) {
+            Some(e) => e,
+            // `Reader::new` rejected every tensor with an unknown element type.
+            None => unreachable!("element type verified at open"),
+        };
+        let alignment = match t.alignment() {
+            0 => file_alignment,
+            a => a,
+        };
+        TensorRef {
+            bytes,
+            t,
+            element_type,
+            alignment,
+        }
+    }
+
+    /// The tensor's name.
+    pub fn name(&self) -> &'a str {
+        self.t.name()
+    }
+
+    /// The stored element type.
+    pub fn element_type(&self) -> ElementType {
+        self.element_type
+    }
+
+    /// The shape, read in place.
+    pub fn shape(&self) -> Shape<'a> {
+        Shape(self.t.shape())
+    }
+
+    /// The shape as a vector of dimensions.
+    pub fn dims(&self) -> Vec<Dim> {
+        self.shape().iter().collect()
+    }
+
+    /// Number of logical elements; `None` when a dimension is dynamic.
+    pub fn element_count(&self) -> Option<u64> {
+        self.plan().elements
+    }
+
+    /// Whether a resolved dimension is 0 (an empty tensor, ADR-007).
+    pub fn is_empty(&self) -> bool {
+        self.t.shape().iter().any(|d| d == 0)
+    }
+
+    /// Whether the tensor carries no data at all.
+    pub fn is_descriptor_only(&self) -> bool {
+        self.t.descriptor_only()
+    }
+
+    /// Byte alignment of the tensor's non-empty buffers.
+    pub fn alignment(&self) -> u64 {
+        self.alignment
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        match layout_params(&self.t) {
+            LayoutParams::Dense { strides: None } => Layout::Dense,
+            LayoutParams::Dense { strides: Some(s) } => Layout::Strided(s.iter().collect()),
+            LayoutParams::Coo { nnz, index_type } => Layout::Coo {
+                nnz,
+                index_type: wire_type(index_type),
+                canonical: self.t.layout_as_coo().is_some_and(|c| c.canonical()),
+            },
+            LayoutParams::Csr { nnz, index_type } => Layout::Csr {
+                nnz,
+                index_type: wire_type(index_type),
+            },
+            LayoutParams::Csc { nnz, index_type } => Layout::Csc {
+                nnz,
+                index_type: wire_type(index_type),
+            },
+            LayoutParams::Unknown(_) => unreachable!("layout verified at open"),
+        }
+    }
+
+    /// The quantization descriptor, if any.
+    pub fn quantization(&self) -> Option<Quantization> {
+        let q = self.t.quantization()?;
+        let scheme = match q.scheme() {
+            fb::QuantizationScheme::PerTensor => QuantizationScheme::PerTensor,
+            fb::QuantizationScheme::PerAxis => QuantizationScheme::PerAxis { axis: q.axis() },
+            _ => QuantizationScheme::PerBlock {
+                axis: q.axis(),
+                block_size: q.block_size(),
+            },
+        };
+        Some(Quantization {
+            scheme,
+            expressed_type: wire_type(q.expressed_type().0),
+            scale_type: wire_type(q.scale_type().0),
+            zero_point_type: ElementType::from_wire(q.zero_point_type().0),
+            storage_min: q.storage_min(),
+            storage_max: q.storage_max(),
+        })
+    }
+
+    /// The tensor's metadata, sorted by key.
+    pub fn metadata(&self) -> Metadata<'a> {
+        Metadata {
+            inner: self.t.metadata(),
+            next: 0,
+        }
+    }
+
+    /// An owned copy of the descriptor.
+    pub fn descriptor(&self) -> TensorDescriptor {
+        TensorDescriptor {
+            name: self.name().to_owned(),
+            element_type: self.element_type,
+            shape: self.dims(),
+            layout: self.layout(),
+            quantization: self.quantization(),
+            descriptor_only: self.is_descriptor_only(),
+            alignment: (self.t.alignment() != 0).then_some(self.t.alignment()),
+            metadata: self
+                .metadata()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn plan(&self) -> Plan {
+        match plan_of(&self.t) {
+            Ok(p) => p,
+            Err(_) => unreachable!("descriptor verified at open"),
+        }
+    }
+
+    /// Total bytes of the tensor's buffers (layout buffers, scales and zero points).
+    pub fn byte_length(&self) -> u64 {
+        self.plan().total()
+    }
+
+    fn slice(&self, b: Option<&fb::Buffer>) -> &'a [u8] {
+        match b {
+            // ADR-007: a zero-length buffer is never dereferenced, wherever it points.
+            Some(b) if b.length() > 0 => {
+                let start = b.offset() as usize;
+                &self.bytes[start..start + b.length() as usize]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Every buffer of the tensor with its role, in wire order (the layout's,
+    /// then scales and zero points when quantized): exactly what
+    /// [`Writer::add_tensor`](crate::Writer::add_tensor) takes to write the
+    /// tensor again. Empty for a descriptor-only tensor.
+    pub fn buffers(&self) -> Vec<(BufferRole, &'a [u8])> {
+        if self.t.descriptor_only() {
+            return Vec::new();
+        }
+        self.plan()
+            .buffers()
+            .into_iter()
+            .map(|(role, _)| (role, self.buffer(role).unwrap_or(&[])))
+            .collect()
+    }
+
+    /// The bytes of the buffer of `role`; `None` when the tensor has no such
+    /// buffer (or no data at all).
+    pub fn buffer(&self, role: BufferRole) -> Option<&'a [u8]> {
+        match role {
+            BufferRole::Scales => return self.t.quantization().map(|q| self.slice(q.scales())),
+            BufferRole::ZeroPoints => {
+                return self.t.quantization().map(|q| self.slice(q.zero_points()));
+            }
+            _ => {}
+        }
+        let i = self.plan().roles.iter().position(|r| *r == role)?;
+        let buffers = self.t.buffers()?;
+        (i < buffers.len()).then(|| self.slice(Some(buffers.get(i))))
+    }
+
+    /// The values buffer of a dense or strided tensor; `None` for other layouts.
+    /// The hot path of every typed view: no plan, no allocation.
+    pub(crate) fn dense_values(&self) -> Option<&'a [u8]> {
+        match self.t.layout_type() {
+            fb::Layout::NONE | fb::Layout::Dense => Some(self.t.buffers().map_or(&[][..], |b| {
+                if b.is_empty() {
+                    &[]
+                } else {
+                    self.slice(Some(b.get(0)))
+                }
+            })),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn require_data(&self) -> Result<()> {
+        if self.is_descriptor_only() {
+            return Err(Error::NoData {
+                tensor: self.name().to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn wire_type(v: u8) -> ElementType {
+    match ElementType::from_wire(v) {
+        Some(t) => t,
+        None => unreachable!("element type verified at open"),
+    }
+}

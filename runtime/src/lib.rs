@@ -46,6 +46,7 @@ pub mod pack;
 mod validate;
 
 // Reading: verify once, then zero-copy views.
+mod aligned;
 pub mod dlpack;
 mod reader;
 mod views;
@@ -60,6 +61,7 @@ mod derive_support;
 #[cfg(test)]
 mod tests;
 
+pub use aligned::AlignedBytes;
 pub use atomic::AtomicFile;
 pub use buffer::{BufferRole, UnknownBufferRole};
 pub use count::{ElementCount, element_count, packed_len};

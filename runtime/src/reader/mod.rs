@@ -6,6 +6,7 @@
 //! overlaps no other. Opening touches only the prefix, footer and header, so
 //! its cost does not depend on the size of the data.
 
+use crate::aligned::AlignedBytes;
 use crate::descriptor::Layout;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
@@ -34,13 +35,9 @@ pub struct File {
 #[derive(Debug)]
 enum Storage {
     Mmap(memmap2::Mmap),
-    Owned { blocks: Vec<Block>, len: usize },
+    /// An in-memory copy, 64-byte aligned so typed views line up.
+    Owned(AlignedBytes),
 }
-
-/// 64-byte aligned storage for an in-memory file, so typed views line up.
-#[derive(Debug, Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
-#[repr(C, align(64))]
-struct Block([u8; 64]);
 
 impl File {
     /// Memory-maps and verifies the file at `path`.
@@ -71,12 +68,7 @@ impl File {
 
     /// Verifies an in-memory file, copying it into 64-byte aligned storage.
     pub fn from_bytes(bytes: &[u8]) -> Result<File> {
-        let mut blocks = vec![Block([0; 64]); bytes.len().div_ceil(64)];
-        bytemuck::cast_slice_mut::<Block, u8>(&mut blocks)[..bytes.len()].copy_from_slice(bytes);
-        File::from_storage(Storage::Owned {
-            blocks,
-            len: bytes.len(),
-        })
+        File::from_storage(Storage::Owned(AlignedBytes::copy_from(bytes)))
     }
 
     fn from_storage(storage: Storage) -> Result<File> {
@@ -92,7 +84,7 @@ impl File {
     pub fn bytes(&self) -> &[u8] {
         match &self.storage {
             Storage::Mmap(m) => m,
-            Storage::Owned { blocks, len } => &bytemuck::cast_slice(blocks)[..*len],
+            Storage::Owned(a) => a.as_slice(),
         }
     }
 

@@ -13,6 +13,20 @@ use crate::views::{Indices, cast};
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
+/// Packed and quantized fields read the values buffer as one run: dense,
+/// not strided.
+fn contiguous_layout(t: &TensorRef<'_>, operation: &'static str) -> Result<()> {
+    match t.layout() {
+        Layout::Dense => Ok(()),
+        other => Err(Error::LayoutMismatch {
+            tensor: t.name().to_owned(),
+            found: other.name(),
+            needed: "dense",
+            operation,
+        }),
+    }
+}
+
 fn dense_layout(t: &TensorRef<'_>) -> Result<()> {
     match t.layout() {
         Layout::Dense | Layout::Strided(_) => Ok(()),
@@ -62,14 +76,7 @@ impl<'a, P: PackedElement> TensorField<'a> for Packed<'a, P> {
     }
     fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {
         check(&t, spec, P::TYPE, 1)?;
-        if !matches!(t.layout(), Layout::Dense) {
-            return Err(Error::LayoutMismatch {
-                tensor: t.name().to_owned(),
-                found: t.layout().name(),
-                needed: "dense",
-                operation: "loading a packed field",
-            });
-        }
+        contiguous_layout(&t, "loading a packed field")?;
         let view = t.packed()?;
         Ok(Packed {
             bytes: Cow::Borrowed(view.bytes()),
@@ -170,14 +177,7 @@ fn quantized_view<'a>(
     scale: ElementType,
 ) -> Result<crate::QuantizedView<'a>> {
     check(t, spec, storage, 1)?;
-    if !matches!(t.layout(), Layout::Dense) {
-        return Err(Error::LayoutMismatch {
-            tensor: t.name().to_owned(),
-            found: t.layout().name(),
-            needed: "dense",
-            operation: "loading a quantized field",
-        });
-    }
+    contiguous_layout(t, "loading a quantized field")?;
     let view = t.quantized()?;
     let q = &view.quantization;
     let typed = |want: ElementType, found: ElementType| {

@@ -172,6 +172,23 @@ pub enum Error {
         value: i64,
         reason: &'static str,
     },
+    /// The tensor has no buffer of that role (its layout or quantization has none).
+    #[error("tensor {tensor:?} has no {buffer} buffer")]
+    NoBuffer {
+        tensor: String,
+        buffer: &'static str,
+    },
+    /// The file is now shorter than when it was opened: another process
+    /// truncated it ([`File::read_buffer`](crate::File::read_buffer)).
+    #[error(
+        "tensor {tensor:?}: buffer {buffer} ends at byte {end}, but the file is now {file_len} bytes (truncated since it was opened)"
+    )]
+    Truncated {
+        tensor: String,
+        buffer: &'static str,
+        end: u64,
+        file_len: u64,
+    },
     /// No tensor of that name.
     #[error("no tensor named {name:?}")]
     NotFound { name: String },

@@ -7,6 +7,7 @@
 //! its cost does not depend on the size of the data.
 
 use crate::aligned::AlignedBytes;
+use crate::buffer::BufferRole;
 use crate::descriptor::Layout;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
@@ -29,12 +30,16 @@ const MAX_DEPTH: usize = 16;
 #[derive(Debug)]
 pub struct File {
     storage: Storage,
+    /// A copy of the header, so that metadata (names, shapes, descriptors)
+    /// never reads the map: it survives another process truncating the file.
+    header: AlignedBytes,
     version: (u16, u16),
 }
 
 #[derive(Debug)]
 enum Storage {
-    Mmap(memmap2::Mmap),
+    /// The map, and the open file for [`File::read_buffer`].
+    Mmap(memmap2::Mmap, std::fs::File),
     /// An in-memory copy, 64-byte aligned so typed views line up.
     Owned(AlignedBytes),
 }
@@ -42,9 +47,14 @@ enum Storage {
 impl File {
     /// Memory-maps and verifies the file at `path`.
     ///
-    /// As with every memory-mapped reader, another process truncating or
-    /// rewriting the file while it is mapped is outside what Rust can
-    /// guard against; Hurray writers replace files by rename, never in place.
+    /// The header is copied out of the map (it is small), so names, shapes,
+    /// descriptors and metadata never read the map and survive another
+    /// process truncating the file. Data views do read the map: as with
+    /// every memory-mapped reader, touching data that a truncation removed
+    /// raises SIGBUS, which Rust cannot turn into an error. Where the file
+    /// may change underneath, read data with [`File::read_buffer`] (pread),
+    /// which reports [`Error::Truncated`] instead. Hurray writers replace
+    /// files by rename, never in place.
     pub fn open(path: impl AsRef<Path>) -> Result<File> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
@@ -63,7 +73,7 @@ impl File {
         // process is the documented caveat above.
         let map =
             unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
-        File::from_storage(Storage::Mmap(map))
+        File::from_storage(Storage::Mmap(map, file))
     }
 
     /// Verifies an in-memory file, copying it into 64-byte aligned storage.
@@ -72,28 +82,73 @@ impl File {
     }
 
     fn from_storage(storage: Storage) -> Result<File> {
-        let mut file = File {
-            storage,
-            version: (0, 0),
+        let bytes = match &storage {
+            Storage::Mmap(m, _) => &m[..],
+            Storage::Owned(a) => a.as_slice(),
         };
-        file.version = Reader::new(file.bytes())?.version();
-        Ok(file)
+        let (range, version) = locate(bytes)?;
+        let header = AlignedBytes::copy_from(&bytes[range.clone()]);
+        Reader::verify(bytes, header.as_slice(), range.start as u64, version)?;
+        Ok(File {
+            storage,
+            header,
+            version,
+        })
     }
 
     /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         match &self.storage {
-            Storage::Mmap(m) => m,
+            Storage::Mmap(m, _) => m,
             Storage::Owned(a) => a.as_slice(),
         }
     }
 
     /// The verified reader over this file's bytes.
     pub fn reader(&self) -> Reader<'_> {
-        let bytes = self.bytes();
-        // SAFETY: `from_storage` ran `Reader::new` (the full verifier) on these
-        // same bytes, which are immutable for the life of `self`.
-        unsafe { Reader::new_unchecked(bytes, self.version) }
+        // SAFETY: `from_storage` ran `Reader::verify` (the full verifier) on
+        // this header copy together with these same file bytes; neither
+        // changes for the life of `self`.
+        unsafe { Reader::new_unchecked(self.bytes(), self.header.as_slice(), self.version) }
+    }
+
+    /// A copy of the buffer of `role` of tensor `name`, read with `pread`
+    /// rather than through the map. Where every view faults (SIGBUS) on a
+    /// file that another process truncated after it was opened, as in every
+    /// memory-mapped reader, this returns [`Error::Truncated`]: the length
+    /// of the file is checked before anything is allocated or read.
+    pub fn read_buffer(&self, name: &str, role: BufferRole) -> Result<Vec<u8>> {
+        let t = self.tensor(name)?;
+        let Some((offset, length)) = t.buffer_range(role) else {
+            return Err(Error::NoBuffer {
+                tensor: name.to_owned(),
+                buffer: role.name(),
+            });
+        };
+        let end = offset + length; // checked against the file length at open
+        let fs = match &self.storage {
+            Storage::Owned(a) => return Ok(a.as_slice()[offset as usize..end as usize].to_vec()),
+            Storage::Mmap(_, fs) => fs,
+        };
+        let truncated = |file_len| Error::Truncated {
+            tensor: name.to_owned(),
+            buffer: role.name(),
+            end,
+            file_len,
+        };
+        let file_len = fs.metadata().map(|m| m.len()).map_err(Error::Stream)?;
+        if file_len < end {
+            return Err(truncated(file_len));
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact(length as usize)
+            .map_err(|_| truncated(file_len))?;
+        out.resize(length as usize, 0);
+        read_exact_at(fs, &mut out, offset).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => truncated(offset),
+            _ => Error::Stream(e),
+        })?;
+        Ok(out)
     }
 
     /// The tensor named `name`: O(1) expected through the name index, O(log n) at worst.
@@ -120,6 +175,25 @@ impl File {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+#[cfg(unix)]
+fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(f: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(f, buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A verified view of a Hurray file's bytes.
@@ -211,7 +285,17 @@ impl<'a> Reader<'a> {
     /// header, and every descriptor and buffer (see the module docs).
     pub fn new(bytes: &'a [u8]) -> Result<Self> {
         let (range, version) = locate(bytes)?;
-        let header_bytes = &bytes[range.clone()];
+        Reader::verify(bytes, &bytes[range.clone()], range.start as u64, version)
+    }
+
+    /// Verifies `header_bytes` (the file's header, in place or a copy of it)
+    /// against the file `bytes` whose data region ends at `data_end`.
+    fn verify(
+        bytes: &'a [u8],
+        header_bytes: &'a [u8],
+        data_end: u64,
+        version: (u16, u16),
+    ) -> Result<Self> {
         let opts = flatbuffers::VerifierOptions {
             max_depth: MAX_DEPTH,
             max_tables: header_bytes.len() / 4 + 1,
@@ -232,23 +316,19 @@ impl<'a> Reader<'a> {
             header,
             version,
         };
-        reader.check_semantics(range.start as u64)?;
+        reader.check_semantics(data_end)?;
         Ok(reader)
     }
 
-    /// A reader over bytes already verified by [`Reader::new`].
+    /// A reader over a file and header already verified together.
     ///
     /// # Safety
-    /// `bytes` must be exactly bytes that [`Reader::new`] accepted, with the
-    /// `version` it reported.
-    pub(crate) unsafe fn new_unchecked(bytes: &'a [u8], version: (u16, u16)) -> Self {
-        let footer_at = bytes.len() - FOOTER_LEN as usize;
-        let header_offset = format::read_u64(bytes, footer_at) as usize;
-        // SAFETY: the caller guarantees these bytes passed the FlatBuffers
-        // verifier at this very range in `Reader::new`.
-        let header = unsafe {
-            flatbuffers::root_unchecked::<fb::Header<'a>>(&bytes[header_offset..footer_at])
-        };
+    /// `header_bytes` and `bytes` must be exactly what `Reader::verify`
+    /// accepted together, with the `version` it was given.
+    unsafe fn new_unchecked(bytes: &'a [u8], header_bytes: &'a [u8], version: (u16, u16)) -> Self {
+        // SAFETY: the caller guarantees these header bytes passed the
+        // FlatBuffers verifier (and the semantic checks) in `Reader::verify`.
+        let header = unsafe { flatbuffers::root_unchecked::<fb::Header<'a>>(header_bytes) };
         Reader {
             bytes,
             header,

@@ -257,6 +257,24 @@ impl<'a> TensorRef<'a> {
         self.plan().total()
     }
 
+    /// Where the buffer of `role` lies in the file, `(offset, length)`, read
+    /// from the header alone (it never touches the data); `None` when the
+    /// tensor has no such buffer. A zero-length buffer gives `(0, 0)`.
+    pub fn buffer_range(&self, role: BufferRole) -> Option<(u64, u64)> {
+        let at = |b: Option<&fb::Buffer>| match b {
+            Some(b) if b.length() > 0 => (b.offset(), b.length()),
+            _ => (0, 0),
+        };
+        match role {
+            BufferRole::Scales => return self.t.quantization().map(|q| at(q.scales())),
+            BufferRole::ZeroPoints => return self.t.quantization().map(|q| at(q.zero_points())),
+            _ => {}
+        }
+        let i = self.plan().roles.iter().position(|r| *r == role)?;
+        let buffers = self.t.buffers()?;
+        (i < buffers.len()).then(|| at(Some(buffers.get(i))))
+    }
+
     fn slice(&self, b: Option<&fb::Buffer>) -> &'a [u8] {
         match b {
             // ADR-007: a zero-length buffer is never dereferenced, wherever it points.

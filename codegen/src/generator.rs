@@ -1,9 +1,10 @@
-//! Running every generation step and comparing the result with the tree.
+//! Running every generation step, in memory; [`crate::output`] compares the
+//! result with the tree or writes it.
 
 use crate::flatc::Flatc;
+use crate::output::{Output, Staleness};
 use crate::schema::{self, ElementTypeFacts};
 use anyhow::{Context, Result};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Output paths, relative to the workspace root.
@@ -20,20 +21,6 @@ pub struct GeneratedFile {
     /// Path relative to the workspace root.
     pub path: PathBuf,
     pub contents: Vec<u8>,
-}
-
-/// A generated file whose checked-in copy differs from what the schema gives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Staleness {
-    pub path: PathBuf,
-    /// Human-readable summary: missing, or the first differing line.
-    pub summary: String,
-}
-
-impl fmt::Display for Staleness {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.summary)
-    }
 }
 
 /// Generates every output from one schema.
@@ -132,62 +119,19 @@ impl Generator {
         ])
     }
 
-    /// Writes every generated file whose contents changed; returns their paths.
-    pub fn write(&self) -> Result<Vec<PathBuf>> {
-        let mut written = Vec::new();
-        for file in self.generate()? {
-            let dest = self.workspace.join(&file.path);
-            if std::fs::read(&dest).ok().as_deref() != Some(&file.contents[..]) {
-                if let Some(dir) = dest.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                std::fs::write(&dest, &file.contents)
-                    .with_context(|| format!("writing {}", dest.display()))?;
-                written.push(file.path);
-            }
-        }
-        Ok(written)
+    /// Every generated file as the [`Output`] of `cargo xtask codegen`.
+    pub fn output(&self) -> Result<Output> {
+        Ok(self
+            .generate()?
+            .into_iter()
+            .fold(Output::new("codegen"), |out, f| {
+                out.with(f.path, f.contents)
+            }))
     }
 
     /// The generated files whose checked-in copies are stale; empty when all
     /// are current.
     pub fn check(&self) -> Result<Vec<Staleness>> {
-        let mut stale = Vec::new();
-        for file in self.generate()? {
-            let dest = self.workspace.join(&file.path);
-            let summary = match std::fs::read(&dest) {
-                Err(_) => Some("missing".to_owned()),
-                Ok(old) if old == file.contents => None,
-                Ok(old) => Some(first_difference(&old, &file.contents)),
-            };
-            if let Some(summary) = summary {
-                stale.push(Staleness {
-                    path: file.path,
-                    summary,
-                });
-            }
-        }
-        Ok(stale)
+        self.output()?.check(&self.workspace)
     }
-}
-
-fn first_difference(old: &[u8], new: &[u8]) -> String {
-    let old = String::from_utf8_lossy(old);
-    let new = String::from_utf8_lossy(new);
-    let (old_lines, new_lines): (Vec<_>, Vec<_>) = (old.lines().collect(), new.lines().collect());
-    let changed = old_lines
-        .iter()
-        .zip(&new_lines)
-        .filter(|(a, b)| a != b)
-        .count()
-        + old_lines.len().abs_diff(new_lines.len());
-    let first = (0..old_lines.len().max(new_lines.len()))
-        .find(|&i| old_lines.get(i) != new_lines.get(i))
-        .unwrap_or(0);
-    format!(
-        "stale: {changed} line(s) differ, first at line {}: checked in {:?}, schema gives {:?}",
-        first + 1,
-        old_lines.get(first).copied().unwrap_or("<end of file>"),
-        new_lines.get(first).copied().unwrap_or("<end of file>"),
-    )
 }

@@ -10,15 +10,19 @@
 //! - `python/hurray_reader/`: the Python reader module (`flatc --python`) and its element-type table.
 //! - `mlir/src/gen/hurray.irdl.mlir`: the `hurray` MLIR dialect as IRDL ([`irdl`]).
 //!
-//! [`Generator::check`] compares what would be generated with what is checked in
-//! and reports every stale file; `cargo xtask codegen --check` runs it and the
-//! test suite runs that. [`evolution`] checks the schema against every released one.
+//! [`Generator::output`] is everything generated, in memory; [`output`] is the
+//! one check-or-write of generated files (this generator's, and xtask's vectors
+//! and C header): `--check` reports every missing, differing or extra file.
+//! `cargo xtask codegen --check` runs it and the test suite runs that.
+//! [`evolution`] checks the schema against every released one.
 
 pub mod element_table;
 pub mod evolution;
 pub mod flatc;
 pub mod generator;
 pub mod irdl;
+pub mod output;
 pub mod schema;
 
-pub use generator::{GeneratedFile, Generator, Staleness};
+pub use generator::{GeneratedFile, Generator};
+pub use output::{Output, Staleness, check_or_write};

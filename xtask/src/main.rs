@@ -5,6 +5,9 @@
 //! - `vectors [--check]`: regenerate the compliance vectors in `tests/vectors/`
 //!   (or, with `--check`, fail listing each drifted file).
 //! - `cbindgen [--check]`: regenerate (or check) the C header `ffi/include/hurray.h`.
+//!
+//! The three generating tasks share one check-or-write
+//! (`hurray_codegen::output`): generate in memory, then compare or write.
 //! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
 //! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
 //! - `test`: set up, then fmt, codegen --check, clippy, every Rust and Python test.
@@ -16,6 +19,7 @@ mod setup;
 mod vectors;
 
 use anyhow::{Result, bail};
+use hurray_codegen::output::{Mode, check_or_write};
 use hurray_codegen::{Generator, evolution, flatc::Flatc};
 use std::path::{Path, PathBuf};
 
@@ -50,23 +54,8 @@ fn workspace_root() -> PathBuf {
 pub(crate) fn codegen(root: &Path, check: bool) -> Result<()> {
     let flatc = Flatc::locate(root)?;
     let generator = Generator::new(root, flatc.clone());
-    if check {
-        let stale = generator.check()?;
-        if !stale.is_empty() {
-            for s in &stale {
-                eprintln!("{s}");
-            }
-            bail!(
-                "{} generated file(s) are stale; run `cargo xtask codegen`",
-                stale.len()
-            );
-        }
-        println!("codegen: generated files are current");
-    } else {
-        for path in generator.write()? {
-            println!("codegen: wrote {}", path.display());
-        }
-    }
+    let report = check_or_write(root, &generator.output()?, Mode::from_check_flag(check))?;
+    println!("{report}");
     let released = evolution::released_schemas(&root.join("schema"))?;
     evolution::check_conforms(&flatc, generator.schema(), &released)?;
     println!(

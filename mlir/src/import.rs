@@ -282,14 +282,9 @@ fn tensor_op<'c, 'a>(
     };
     let mut buffers = Vec::new();
     if !d.descriptor_only {
+        // In wire order, scales and zero points included.
         for (role, bytes) in t.buffers() {
-            buffers.push(byte_buffer(ctx, &resource_key(&d.name, role), bytes)?);
-        }
-        if d.quantization.is_some() {
-            for role in ["scales", "zero_points"] {
-                let bytes = t.buffer(role).unwrap_or(&[]);
-                buffers.push(byte_buffer(ctx, &resource_key(&d.name, role), bytes)?);
-            }
+            buffers.push(byte_buffer(ctx, &resource_key(&d.name, role.name()), bytes)?);
         }
     }
     let op = OperationBuilder::new("hurray.tensor", loc)

@@ -284,7 +284,11 @@ fn tensor_op<'c, 'a>(
     if !d.descriptor_only {
         // In wire order, scales and zero points included.
         for (role, bytes) in t.buffers() {
-            buffers.push(byte_buffer(ctx, &resource_key(&d.name, role.name()), bytes)?);
+            buffers.push(byte_buffer(
+                ctx,
+                &resource_key(&d.name, role.name()),
+                bytes,
+            )?);
         }
     }
     let op = OperationBuilder::new("hurray.tensor", loc)

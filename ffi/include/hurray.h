@@ -74,6 +74,11 @@ typedef enum HurrayQuantScheme {
   HURRAY_QUANT_PER_BLOCK = 3,
 } HurrayQuantScheme;
 
+// The role of one buffer of a tensor. A tensor's buffers are, in wire
+// order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
+// then, when quantized, its scales and zero points.
+typedef struct BufferRole BufferRole;
+
 // An open, verified Hurray file (opaque). Thread-safe: any number of
 // threads may use one handle at once. Free with [`hurray_file_close`].
 typedef struct HurrayFile HurrayFile;
@@ -86,6 +91,11 @@ typedef struct HurrayTensor HurrayTensor;
 // Nothing appears at the destination until [`hurray_writer_finish`]
 // succeeds. Always end it with `hurray_writer_finish` or `hurray_writer_abort`.
 typedef struct HurrayWriter HurrayWriter;
+
+// The kind of a quantization scheme: the schema's `QuantizationScheme`
+// enum, and the one spelling of its names (JSON, derive attributes, the
+// CLI, the C API).
+typedef struct QuantizationKind QuantizationKind;
 
 // A tensor's quantization: `expressed = (stored - zero_point) * scale`.
 // Element types are wire values (see `hurray_dtype_name`); `zero_point_type`
@@ -161,6 +171,10 @@ typedef struct DLManagedTensor {
 } DLManagedTensor;
 
 #endif // DLPACK_DLPACK_H_
+
+
+
+
 
 #ifdef __cplusplus
 extern "C" {

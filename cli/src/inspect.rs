@@ -2,8 +2,7 @@
 
 use anyhow::Result;
 use hurray::{
-    Dim, ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, TensorRef,
-    Writer, shape,
+    Dim, ElementType, File, Layout, Quantization, TensorDescriptor, TensorRef, Writer, shape,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -26,19 +25,22 @@ fn layout_text(l: &Layout) -> String {
     }
 }
 
-/// `per-axis(axis=1) i8->f32 scale=f32 zp=i8`: the stored type, what it expresses,
-/// and the types of the scales and zero points.
+/// `per_axis(axis=1) i8->f32 scale=f32 zp=i8`: the scheme (the runtime's
+/// name), the stored type, what it expresses, and the types of the scales and
+/// zero points.
 fn quant_text(stored: ElementType, q: &Quantization) -> String {
-    let scheme = match q.scheme {
-        QuantizationScheme::PerTensor => "per-tensor".to_owned(),
-        QuantizationScheme::PerAxis { axis } => format!("per-axis(axis={axis})"),
-        QuantizationScheme::PerBlock { axis, block_size } => {
-            format!("per-block(axis={axis},block={block_size})")
-        }
-    };
-    let zp = q
-        .zero_point_type
-        .map_or("none".to_owned(), |t| t.name().to_owned());
+    let params: Vec<String> = [
+        q.scheme.axis().map(|a| format!("axis={a}")),
+        q.scheme.block_size().map(|b| format!("block={b}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut scheme = q.scheme.kind().name().to_owned();
+    if !params.is_empty() {
+        scheme = format!("{scheme}({})", params.join(","));
+    }
+    let zp = q.zero_point_type.map_or("none", |t| t.name());
     format!(
         "{scheme} {}->{} scale={} zp={zp}",
         stored.name(),
@@ -48,17 +50,10 @@ fn quant_text(stored: ElementType, q: &Quantization) -> String {
 }
 
 fn quant_json(q: &Quantization) -> Value {
-    let (scheme, axis, block) = match q.scheme {
-        QuantizationScheme::PerTensor => ("per_tensor", None, None),
-        QuantizationScheme::PerAxis { axis } => ("per_axis", Some(axis), None),
-        QuantizationScheme::PerBlock { axis, block_size } => {
-            ("per_block", Some(axis), Some(block_size))
-        }
-    };
     json!({
-        "scheme": scheme,
-        "axis": axis,
-        "block_size": block,
+        "scheme": q.scheme.kind().name(),
+        "axis": q.scheme.axis(),
+        "block_size": q.scheme.block_size(),
         "expressed_type": q.expressed_type.name(),
         "scale_type": q.scale_type.name(),
         "zero_point_type": q.zero_point_type.map(|t| t.name()),

@@ -14,7 +14,7 @@ mod mlir_cmd;
 #[command(
     name = "hurray",
     version,
-    about = "Inspect and validate Hurray tensor files"
+    about = "Inspect, validate, convert and lower Hurray tensor files"
 )]
 struct Cli {
     #[command(subcommand)]

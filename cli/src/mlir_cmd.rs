@@ -115,19 +115,13 @@ pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
     }
 }
 
+/// Writes `bytes` to `path` through the runtime's atomic writer.
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    let mut file = hurray::AtomicFile::create(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    file.write_all(bytes)
+        .with_context(|| format!("writing {}", file.temp_path().display()))?;
+    file.commit().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Runs this very command again in a child process with `--in-process`, so a

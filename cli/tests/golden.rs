@@ -59,3 +59,26 @@ fn validate_accepts_the_released_examples() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The text form names each quantization scheme with the runtime's spelling
+/// (`QuantizationKind::name`), then its parameters and types.
+#[test]
+fn inspect_text_describes_quantization() {
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let inspect = |vector: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
+            .arg("inspect")
+            .arg(vectors.join(format!("{vector}.hurray")))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = inspect("quant_empty") + &inspect("quant_per_block");
+    for line in [
+        "axis1_empty  i8  [3,0]  dense  0 bytes  per_axis(axis=1) i8->f32 scale=f32 zp=none",
+        "per_tensor_empty  i8  [0]  dense  0 bytes  per_tensor i8->f32 scale=f32 zp=i8",
+        "i4  i4  [2,6]  dense  22 bytes  per_block(axis=1,block=4) i4->f32 scale=f32 zp=none",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
+}

@@ -1,0 +1,162 @@
+//! Hurray as a source (verified at open, its sparse indices checked before
+//! anything is written) and as a destination (the runtime's streaming
+//! [`Writer`], which is atomic).
+
+use super::{CHUNK, Data, Entry, Feed, Source};
+use anyhow::{Result, anyhow, bail};
+use hurray::{ElementType, File, Layout, TensorDescriptor, Writer, shape};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Fails unless `file` passes `hurray validate` whole: the open verified the
+/// header and every descriptor, this checks the sparse indices too, so no
+/// output is started from a file the validator rejects.
+pub(super) fn check_complete(file: &File, path: &Path) -> Result<()> {
+    let problems = file.reader().check_sparse_indices();
+    match problems.as_slice() {
+        [] => Ok(()),
+        [one] => bail!("{}: {one}", path.display()),
+        many => bail!(
+            "{}: {} problems:\n  {}",
+            path.display(),
+            many.len(),
+            many.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        ),
+    }
+}
+
+/// Copies a Hurray file as it is: every layout, quantization and descriptor-only tensor.
+pub(super) fn copy(file: &File, output: &Path) -> Result<()> {
+    let reader = file.reader();
+    let bar = super::progress_bar(file.tensors().map(|t| t.byte_length()).sum());
+    let mut w = Writer::create(output)?;
+    w.set_alignment(reader.alignment())?;
+    for (k, v) in reader.metadata() {
+        w.set_metadata(k, v);
+    }
+    for t in file.tensors() {
+        bar.set_message(t.name().to_owned());
+        let desc = t.descriptor();
+        let buffers: Vec<&[u8]> = if desc.descriptor_only {
+            Vec::new()
+        } else {
+            t.buffers().into_iter().map(|(_, b)| b).collect()
+        };
+        w.add_tensor(&desc, &buffers)?;
+        bar.inc(t.byte_length());
+    }
+    w.finish()?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// The dense tensors of `file` as entries; the others are marked Hurray-only.
+pub(super) fn source(file: &File) -> Result<Source<'_>> {
+    let mut entries = Vec::with_capacity(file.len());
+    for t in file.tensors() {
+        let layout = t.layout();
+        let hurray_only = if t.is_descriptor_only() {
+            Some("it is descriptor-only (it carries no data)".to_owned())
+        } else if let Some(q) = t.quantization() {
+            Some(format!(
+                "it is quantized ({} stored, {} expressed)",
+                t.element_type().name(),
+                q.expressed_type.name()
+            ))
+        } else if matches!(
+            layout,
+            Layout::Coo { .. } | Layout::Csr { .. } | Layout::Csc { .. }
+        ) {
+            Some(format!("it is sparse ({})", layout.name()))
+        } else {
+            None
+        };
+        let strides = match (&layout, &hurray_only) {
+            // Validated at open: non-negative, within the values buffer.
+            (Layout::Strided(s), None) => Some(s.iter().map(|&s| s as u64).collect()),
+            _ => None,
+        };
+        let data = match hurray_only {
+            None => Data::Slice(t.data()?),
+            Some(_) => Data::None,
+        };
+        let dense = Entry::new(
+            t.name().to_owned(),
+            t.element_type(),
+            t.shape().to_wire(),
+            data,
+        );
+        entries.push(Entry {
+            strides,
+            packed_bool: t.element_type() == ElementType::Bool,
+            hurray_only,
+            metadata: t.metadata().count(),
+            ..dense
+        });
+    }
+    let metadata = file
+        .reader()
+        .metadata()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    Ok(Source {
+        entries,
+        metadata,
+        zip: None,
+    })
+}
+
+/// Writes converted tensors to a `.hurray` file.
+pub(super) struct Sink {
+    writer: Writer<std::fs::File>,
+}
+
+impl Sink {
+    pub(super) fn create(path: &Path, metadata: &BTreeMap<String, String>) -> Result<Self> {
+        let mut writer = Writer::create(path)?;
+        for (k, v) in metadata {
+            writer.set_metadata(k.clone(), v.clone());
+        }
+        Ok(Sink { writer })
+    }
+}
+
+impl super::Sink for Sink {
+    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
+        let desc = TensorDescriptor::new(e.name.clone(), e.dtype, shape(&e.shape));
+        let mut t = self.writer.begin_tensor(&desc)?;
+        if e.dtype == ElementType::Bool {
+            // One byte per bool in, one bit per bool out (the runtime's packing).
+            let mut packer = hurray::pack::Packer::new(1);
+            let mut packed = Vec::with_capacity(CHUNK / 8 + 1);
+            let mut seen = 0u64;
+            feed(&mut |chunk: &[u8]| {
+                if let Some(at) = chunk.iter().position(|&b| b > 1) {
+                    return Err(anyhow!(
+                        "bool element {} holds {}; only 0 and 1 are booleans",
+                        seen + at as u64,
+                        chunk[at]
+                    ));
+                }
+                seen += chunk.len() as u64;
+                packed.clear();
+                packer.push(chunk, &mut packed);
+                Ok(t.write_all(&packed)?)
+            })?;
+            packed.clear();
+            packer.finish(&mut packed);
+            t.write_all(&packed)?;
+        } else {
+            feed(&mut |chunk: &[u8]| Ok(t.write_all(chunk)?))?;
+        }
+        Ok(t.finish()?)
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        self.writer.finish()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,401 @@
+//! `hurray convert IN OUT`: tensors between `.hurray`, `.safetensors`, `.npy`
+//! and `.npz`, each format chosen by its extension.
+//!
+//! Conversion streams. Every source is opened and checked whole first (a
+//! Hurray file is verified, its sparse indices included; a safetensors file
+//! goes through the `safetensors` crate's own validation), and every tensor is
+//! checked against the destination format before a byte is written, so a
+//! tensor the destination can't hold fails the whole conversion up front with
+//! its name and the reason. Then the tensors are copied one at a time, in
+//! chunks, straight from the map to the destination; only a compressed `.npz`
+//! member is inflated into memory (one tensor at a time). Every destination is
+//! written through `hurray::AtomicFile`, so a failed conversion leaves no
+//! partial file and a finished one has the mode any new file gets.
+//!
+//! Between the formats the values travel in one canonical form
+//! ([`canonical`]): row-major, little-endian, a bool one byte (0 or 1). Every
+//! format rule (element counts, dtype names, bit packing) is the runtime's.
+
+mod canonical;
+mod hurray_format;
+mod npy;
+mod npz;
+mod safetensors_format;
+
+use anyhow::{Context, Result, anyhow, bail};
+use hurray::{AtomicFile, ElementType, File};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Cursor, IsTerminal, Read, Write};
+use std::path::Path;
+
+/// Bytes handed to the destination at a time.
+const CHUNK: usize = 1 << 20;
+/// Inputs with more tensor data than this show a progress bar (on a terminal).
+const PROGRESS_THRESHOLD: u64 = 64 << 20;
+
+/// A file format, chosen by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Hurray,
+    Safetensors,
+    Npy,
+    Npz,
+}
+
+impl Format {
+    fn of(path: &Path) -> Result<Format> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        Ok(match ext.as_deref() {
+            Some("hurray") => Format::Hurray,
+            Some("safetensors") => Format::Safetensors,
+            Some("npy") => Format::Npy,
+            Some("npz") => Format::Npz,
+            _ => bail!(
+                "{}: unknown format: the extension must be .hurray, .safetensors, .npy or .npz",
+                path.display()
+            ),
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Hurray => "Hurray",
+            Format::Safetensors => "safetensors",
+            Format::Npy => ".npy",
+            Format::Npz => ".npz",
+        }
+    }
+
+    /// What the format calls `t`, from the schema's tables; `None` where it has no such type.
+    fn dtype(self, t: ElementType) -> Option<&'static str> {
+        match self {
+            Format::Hurray => Some(t.name()),
+            Format::Safetensors => t.safetensors_dtype(),
+            Format::Npy | Format::Npz => t.numpy_dtype(),
+        }
+    }
+
+    /// What the format's type is called, for messages.
+    fn dtype_kind(self) -> &'static str {
+        match self {
+            Format::Hurray => "Hurray element type",
+            Format::Safetensors => "safetensors dtype",
+            Format::Npy | Format::Npz => "NumPy dtype",
+        }
+    }
+
+    /// Why this format's readers would refuse `e` (a dense tensor of a type it
+    /// has), if they would: checked before anything is written.
+    fn refuses(self, e: &Entry<'_>) -> Option<String> {
+        match self {
+            Format::Hurray => None,
+            Format::Safetensors => safetensors_format::refuses(e),
+            Format::Npy => npy::refuses(e),
+            Format::Npz => npz::refuses_name(&e.name).or_else(|| npy::refuses(e)),
+        }
+    }
+}
+
+/// One tensor of a source, as stored there.
+#[derive(Debug)]
+struct Entry<'a> {
+    name: String,
+    dtype: ElementType,
+    /// On-wire dimensions (a Hurray descriptor-only tensor may hold the dynamic sentinel).
+    shape: Vec<u64>,
+    /// Element strides of the stored values; `None` when they are row-major.
+    strides: Option<Vec<u64>>,
+    big_endian: bool,
+    /// A bool stored one bit per element (Hurray), not one byte.
+    packed_bool: bool,
+    data: Data<'a>,
+    /// Why only Hurray can hold this tensor (sparse, quantized, descriptor-only).
+    hurray_only: Option<String>,
+    /// Entries of per-tensor metadata (only Hurray keeps them).
+    metadata: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// A dense, row-major, little-endian tensor stored as `data`.
+    fn new(name: String, dtype: ElementType, shape: Vec<u64>, data: Data<'a>) -> Self {
+        Entry {
+            name,
+            dtype,
+            shape,
+            strides: None,
+            big_endian: false,
+            packed_bool: false,
+            data,
+            hurray_only: None,
+            metadata: 0,
+        }
+    }
+
+    /// The element count, in the runtime's order (a 0 dimension first).
+    fn count(&self) -> Result<u64> {
+        hurray::element_count(&self.shape).known().ok_or_else(|| {
+            anyhow!(
+                "tensor {:?}: shape {:?} has no element count that fits 64 bits",
+                self.name,
+                self.shape
+            )
+        })
+    }
+
+    /// Bytes of the canonical (row-major, bool-per-byte) form.
+    fn canonical_len(&self) -> Result<u64> {
+        self.count()?
+            .checked_mul(self.dtype.unpacked_size())
+            .ok_or_else(|| anyhow!("tensor {:?}: the byte size overflows", self.name))
+    }
+
+    /// Bytes the source stores (for the progress bar).
+    fn stored_len(&self) -> u64 {
+        match &self.data {
+            Data::Slice(s) => s.len() as u64,
+            Data::Zip { len, .. } => *len,
+            Data::None => 0,
+        }
+    }
+}
+
+/// Where a tensor's stored bytes are.
+#[derive(Debug)]
+enum Data<'a> {
+    /// In the memory map.
+    Slice(&'a [u8]),
+    /// In a compressed `.npz` member, after `skip` header bytes.
+    Zip { index: usize, skip: u64, len: u64 },
+    /// Nowhere (the tensor does not leave Hurray).
+    None,
+}
+
+/// A parsed source: its tensors in file order and its file-wide metadata.
+struct Source<'a> {
+    entries: Vec<Entry<'a>>,
+    metadata: BTreeMap<String, String>,
+    zip: Option<RefCell<zip::ZipArchive<Cursor<&'a [u8]>>>>,
+}
+
+impl<'a> Source<'a> {
+    /// The stored bytes of `e`: borrowed from the map, or inflated from a `.npz` member.
+    fn load(&self, e: &Entry<'a>) -> Result<Cow<'a, [u8]>> {
+        match e.data {
+            Data::Slice(s) => Ok(Cow::Borrowed(s)),
+            Data::None => Ok(Cow::Borrowed(&[])),
+            Data::Zip { index, skip, len } => {
+                let zip = self.zip.as_ref().context("no archive")?;
+                npz::inflate(&mut zip.borrow_mut(), index, skip, len, &e.name).map(Cow::Owned)
+            }
+        }
+    }
+}
+
+/// Maps `path` read-only.
+fn map(path: &Path) -> Result<memmap2::Mmap> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    // SAFETY: a read-only private map, read only through `&[u8]`. As with every
+    // mapped reader, another process truncating the file meanwhile is outside
+    // what Rust can guard against.
+    let map = unsafe { memmap2::Mmap::map(&file) }
+        .with_context(|| format!("mapping {}", path.display()))?;
+    // Read front to back, once: let the kernel read ahead and drop pages behind.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(map)
+}
+
+/// Converts `input` to `output`, formats chosen by extension.
+pub(crate) fn convert(input: &Path, output: &Path) -> Result<()> {
+    let from = Format::of(input)?;
+    let to = Format::of(output)?;
+    let context = || format!("converting {} to {}", input.display(), output.display());
+    if from == Format::Hurray {
+        // hurray's messages name the path and the cause (its `Io` variant also
+        // chains the cause as a source, so format it once, here).
+        let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
+        hurray_format::check_complete(&file, input)?;
+        if to == Format::Hurray {
+            return hurray_format::copy(&file, output).with_context(context);
+        }
+        let source = hurray_format::source(&file)?;
+        return transfer(source, input, to, output).with_context(context);
+    }
+    let mapped = map(input)?;
+    let source = match from {
+        Format::Safetensors => safetensors_format::source(&mapped),
+        Format::Npy => npy::source(&mapped, input),
+        Format::Npz => npz::source(&mapped),
+        Format::Hurray => unreachable!("handled above"),
+    }
+    .with_context(|| format!("reading {}", input.display()))?;
+    transfer(source, input, to, output).with_context(context)
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let target = if total >= PROGRESS_THRESHOLD && std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg:24!} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// Checks every tensor against the destination before anything is written.
+fn check(source: &Source<'_>, input: &Path, to: Format) -> Result<()> {
+    let mut problems = Vec::new();
+    if to == Format::Npy && source.entries.len() != 1 {
+        problems.push(format!(
+            "a .npy file holds exactly one array and {} has {} tensors (write .npz instead)",
+            input.display(),
+            source.entries.len()
+        ));
+    }
+    for e in &source.entries {
+        if let Some(reason) = &e.hurray_only {
+            problems.push(format!(
+                "tensor {:?}: {reason}; {} holds only dense tensors with data",
+                e.name,
+                to.name()
+            ));
+        } else if to.dtype(e.dtype).is_none() {
+            problems.push(format!(
+                "tensor {:?}: element type {} has no {} counterpart",
+                e.name,
+                e.dtype.name(),
+                to.dtype_kind()
+            ));
+        } else if let Some(reason) = to.refuses(e) {
+            problems.push(format!("tensor {:?}: {reason}", e.name));
+        }
+    }
+    match problems.len() {
+        0 => Ok(()),
+        1 => bail!("{}", problems[0]),
+        n => bail!(
+            "{n} tensors can't be converted to {}:\n  {}",
+            to.name(),
+            problems.join("\n  ")
+        ),
+    }
+}
+
+/// Where converted tensors go.
+trait Sink {
+    /// Writes one tensor; `feed` calls its argument with the canonical bytes, chunk by chunk.
+    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()>;
+    /// Completes the file and moves it into place.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+type Emit<'e> = dyn FnMut(&[u8]) -> Result<()> + 'e;
+type Feed<'f> = dyn FnMut(&mut Emit<'_>) -> Result<()> + 'f;
+
+/// Warns about what the destination format has no place for.
+fn warn_dropped(source: &Source<'_>, to: Format) {
+    if to == Format::Hurray {
+        return;
+    }
+    for e in source.entries.iter().filter(|e| e.metadata > 0) {
+        eprintln!(
+            "hurray: warning: {} has no per-tensor metadata; {} of tensor {:?} not carried over",
+            to.name(),
+            entries(e.metadata),
+            e.name
+        );
+    }
+    if !source.metadata.is_empty() && to != Format::Safetensors {
+        eprintln!(
+            "hurray: warning: {} has no file metadata; {} not carried over",
+            to.name(),
+            entries(source.metadata.len())
+        );
+    }
+}
+
+fn entries(n: usize) -> String {
+    match n {
+        1 => "1 metadata entry is".to_owned(),
+        n => format!("{n} metadata entries are"),
+    }
+}
+
+fn transfer(source: Source<'_>, input: &Path, to: Format, output: &Path) -> Result<()> {
+    check(&source, input, to)?;
+    let mut sink: Box<dyn Sink> = match to {
+        Format::Hurray => Box::new(hurray_format::Sink::create(output, &source.metadata)?),
+        Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),
+        Format::Npy => Box::new(npy::Sink::create(output)?),
+        Format::Npz => Box::new(npz::Sink::create(output)?),
+    };
+    warn_dropped(&source, to);
+    let bar = progress_bar(source.entries.iter().map(Entry::stored_len).sum());
+    for e in &source.entries {
+        bar.set_message(e.name.clone());
+        let data = source.load(e)?;
+        let mut feed = |emit: &mut Emit<'_>| {
+            canonical::canonical(e, &data, &mut |chunk: &[u8]| {
+                bar.inc(chunk.len() as u64);
+                emit(chunk)
+            })
+        };
+        sink.tensor(e, &mut feed)
+            .with_context(|| format!("tensor {:?}", e.name))?;
+        drop(data);
+    }
+    sink.finish()?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Feeds `e` to `out`, checking exactly the canonical length arrives.
+fn write_exact(e: &Entry<'_>, out: &mut dyn Write, feed: &mut Feed<'_>) -> Result<()> {
+    let expected = e.canonical_len()?;
+    let mut written = 0u64;
+    feed(&mut |chunk: &[u8]| {
+        written += chunk.len() as u64;
+        Ok(out.write_all(chunk)?)
+    })?;
+    if written != expected {
+        bail!("{written} bytes of data, {expected} expected");
+    }
+    Ok(())
+}
+
+/// Starts an output file through the runtime's atomic writer: the bytes go to
+/// the returned buffered handle, and [`commit`] puts the file in place.
+fn atomic_output(path: &Path) -> Result<(AtomicFile, BufWriter<std::fs::File>)> {
+    let file = AtomicFile::create(path).map_err(|e| anyhow!("{e}"))?;
+    let out = BufWriter::with_capacity(CHUNK, file.reopen().map_err(|e| anyhow!("{e}"))?);
+    Ok((file, out))
+}
+
+/// Flushes `out` and commits `file` (fsync, rename, directory sync).
+fn commit(file: AtomicFile, out: BufWriter<std::fs::File>) -> Result<()> {
+    out.into_inner().map_err(|e| e.into_error())?;
+    file.commit().map_err(|e| anyhow!("{e}"))
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}

@@ -1,0 +1,173 @@
+//! `.npz` archives (zips of `.npy` members, as `numpy.savez` writes) as a
+//! source and a destination.
+//!
+//! A stored member is read in place from the map; a compressed one is
+//! inflated when its turn comes, into a buffer that grows with what actually
+//! inflates (never sized from the size the archive declares) and that must
+//! end exactly at the declared size. Written archives are store-only, so the
+//! data stays 64-byte aligned inside its member as `numpy.load(mmap_mode=)`
+//! expects of `.npy` files.
+
+use super::{CHUNK, Data, Entry, Feed, Source, npy};
+use anyhow::{Context, Result, bail};
+use hurray::AtomicFile;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Cursor, Read, Write};
+use std::path::Path;
+
+type Archive<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
+
+/// The arrays of an `.npz` archive, in member order.
+pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
+    let mut zip = Archive::new(Cursor::new(bytes)).context("not a zip (.npz) archive")?;
+    let mut entries = Vec::with_capacity(zip.len());
+    for index in 0..zip.len() {
+        let mut member = zip.by_index(index)?;
+        if member.is_dir() {
+            continue;
+        }
+        let member_name = member.name()?.into_owned();
+        let Some(name) = member_name.strip_suffix(".npy").map(str::to_owned) else {
+            bail!("npz member {member_name:?} is not a .npy array");
+        };
+        if member.encrypted() {
+            bail!("npz member {member_name:?} is encrypted");
+        }
+        let entry = if member.compression() == zip::CompressionMethod::Stored {
+            // Stored: read in place from the map.
+            let start = member
+                .data_start()
+                .context("the zip reader gave no data offset")?;
+            let body = usize::try_from(start)
+                .ok()
+                .zip(usize::try_from(member.size()).ok())
+                .and_then(|(s, n)| bytes.get(s..s.checked_add(n)?))
+                .with_context(|| format!("npz member {member_name:?} lies outside the file"))?;
+            let (header, data_start) =
+                npy::parse(body).with_context(|| format!("npz member {member_name:?}"))?;
+            npy::entry(name, header, Data::Slice(&body[data_start..]))?
+        } else {
+            // Compressed: read the header now, inflate the data when its turn comes.
+            let mut head = vec![0u8; 12];
+            let got = super::read_up_to(&mut member, &mut head)?;
+            head.truncate(got);
+            let (pre, len) =
+                npy::preamble(&head).with_context(|| format!("npz member {member_name:?}"))?;
+            head.resize(pre + len, 0);
+            if got < pre + len {
+                member
+                    .read_exact(&mut head[got..])
+                    .with_context(|| format!("npz member {member_name:?}: truncated header"))?;
+            }
+            let (header, data_start) =
+                npy::parse(&head).with_context(|| format!("npz member {member_name:?}"))?;
+            let skip = data_start as u64;
+            let len = member
+                .size()
+                .checked_sub(skip)
+                .context("npz member shorter than its header")?;
+            npy::entry(name, header, Data::Zip { index, skip, len })?
+        };
+        entries.push(entry);
+    }
+    Ok(Source {
+        entries,
+        metadata: BTreeMap::new(),
+        zip: Some(RefCell::new(zip)),
+    })
+}
+
+/// Inflates the data of member `index` (after `skip` header bytes), which
+/// must be exactly `len` bytes. Memory grows with the bytes that really
+/// inflate, so a member that merely declares a huge size costs nothing.
+pub(super) fn inflate(
+    zip: &mut Archive<'_>,
+    index: usize,
+    skip: u64,
+    len: u64,
+    name: &str,
+) -> Result<Vec<u8>> {
+    let mut member = zip.by_index(index)?;
+    std::io::copy(&mut (&mut member).take(skip), &mut std::io::sink())?;
+    let mut data = Vec::with_capacity(CHUNK.min(usize::try_from(len).unwrap_or(CHUNK)));
+    // One byte past the declared size: more than declared is an error too.
+    (&mut member)
+        .take(len.saturating_add(1))
+        .read_to_end(&mut data)
+        .with_context(|| format!("inflating npz member {name:?}.npy"))?;
+    if data.len() as u64 != len {
+        bail!(
+            "npz member {name:?}.npy holds {} data bytes, {len} expected",
+            data.len()
+        );
+    }
+    // To the end, so the zip reader checks the member's CRC.
+    std::io::copy(&mut member, &mut std::io::sink())
+        .with_context(|| format!("inflating npz member {name:?}.npy"))?;
+    Ok(data)
+}
+
+/// Why `name` can't be a member of a written archive: members are files
+/// named `NAME.npy`, and a name that is a path (`a/b`, `../x`) or holds a
+/// NUL would land somewhere else, or nowhere, when the archive is unpacked.
+pub(super) fn refuses_name(name: &str) -> Option<String> {
+    let reason = if name.contains('\0') {
+        "it holds a NUL byte"
+    } else if name.contains(['/', '\\']) {
+        "it holds a path separator, so its member would unpack outside the archive's top level"
+    } else {
+        return None;
+    };
+    Some(format!(
+        ".npz member names must be plain file names and {reason}"
+    ))
+}
+
+/// Writes converted arrays to a store-only `.npz` archive.
+pub(super) struct Sink {
+    file: AtomicFile,
+    zip: zip::ZipWriter<BufWriter<std::fs::File>>,
+}
+
+impl Sink {
+    pub(super) fn create(path: &Path) -> Result<Self> {
+        let (file, out) = super::atomic_output(path)?;
+        Ok(Sink {
+            file,
+            zip: zip::ZipWriter::new(out),
+        })
+    }
+}
+
+impl super::Sink for Sink {
+    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
+        let descr = e.dtype.numpy_dtype().context("no NumPy dtype")?;
+        let header = npy::header(descr, &e.shape);
+        let size = (header.len() as u64).saturating_add(e.canonical_len()?);
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .large_file(size >= u64::from(u32::MAX));
+        self.zip.start_file(format!("{}.npy", e.name), options)?;
+        self.zip.write_all(&header)?;
+        super::write_exact(e, &mut self.zip, feed)
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        let out = self.zip.finish()?;
+        super::commit(self.file, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_names_are_plain_file_names() {
+        assert_eq!(refuses_name("layer.0.weight"), None);
+        for bad in ["a/b", "../x", "..\\x", "a\0b"] {
+            assert!(refuses_name(bad).is_some(), "{bad:?}");
+        }
+    }
+}

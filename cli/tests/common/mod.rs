@@ -1,0 +1,85 @@
+//! What the `hurray` command's integration tests share: running the binary,
+//! conversions that must succeed or fail cleanly, the project's Python venv.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub(crate) fn hurray(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .args(args)
+        .output()
+        .expect("run hurray")
+}
+
+pub(crate) fn convert(input: &Path, output: &Path) {
+    let out = hurray(&[Path::new("convert"), input, output]);
+    assert!(
+        out.status.success(),
+        "hurray convert {} {} failed: {}",
+        input.display(),
+        output.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a conversion that must fail; returns its message and checks no output appeared.
+pub(crate) fn convert_err(input: &Path, output: &Path) -> String {
+    let out = hurray(&[Path::new("convert"), input, output]);
+    assert!(
+        !out.status.success(),
+        "hurray convert {} {} succeeded",
+        input.display(),
+        output.display()
+    );
+    assert!(
+        !output.exists(),
+        "a failed conversion left {}",
+        output.display()
+    );
+    let dir = output.parent().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The project's Python venv, or `None` (a skip) outside CI when it is absent.
+pub(crate) fn python() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let py = root.join(".tools/py/bin/python");
+    let usable = py.exists()
+        && Command::new(&py)
+            .args(["-c", "import numpy, safetensors"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if usable {
+        return Some(py);
+    }
+    let why = format!(
+        "{} with numpy and safetensors is missing (cargo xtask setup installs python/requirements.txt)",
+        py.display()
+    );
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{why}");
+    }
+    eprintln!("skipping: {why}");
+    None
+}
+
+pub(crate) fn run_python(py: &Path, dir: &Path, script: &str) {
+    let out = Command::new(py)
+        .current_dir(dir)
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -38,6 +38,24 @@ pub(crate) enum Scheme {
     Block,
 }
 
+impl Scheme {
+    /// Each scheme under the runtime's name for it (`QuantizationKind::name`;
+    /// a proc-macro crate cannot depend on the runtime, so a test holds the
+    /// two together).
+    pub(crate) const NAMED: [(&'static str, Scheme); 3] = [
+        ("per_tensor", Scheme::Tensor),
+        ("per_axis", Scheme::Axis),
+        ("per_block", Scheme::Block),
+    ];
+
+    fn named(name: &str) -> Option<Scheme> {
+        Scheme::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, s)| s)
+    }
+}
+
 /// A value with the tokens it came from.
 #[derive(Clone)]
 pub(crate) struct Spanned<T> {
@@ -204,20 +222,20 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static
                 "quantization" => {
                     let s: LitStr = meta.value()?.parse()?;
                     dup(cx, out.quantization.is_some());
-                    let scheme = match s.value().as_str() {
-                        "per_tensor" => Some(Scheme::Tensor),
-                        "per_axis" => Some(Scheme::Axis),
-                        "per_block" => Some(Scheme::Block),
-                        other => {
-                            cx.error_spanned_by(
-                                &s,
-                                format!(
-                                    "unknown quantization scheme `{other}`; expected \"per_tensor\", \"per_axis\" or \"per_block\""
-                                ),
-                            );
-                            None
-                        }
-                    };
+                    let scheme = Scheme::named(&s.value());
+                    if scheme.is_none() {
+                        let names: Vec<String> =
+                            Scheme::NAMED.iter().map(|(n, _)| format!("{n:?}")).collect();
+                        let (last, rest) = names.split_last().expect("schemes exist");
+                        cx.error_spanned_by(
+                            &s,
+                            format!(
+                                "unknown quantization scheme `{}`; expected {} or {last}",
+                                s.value(),
+                                rest.join(", ")
+                            ),
+                        );
+                    }
                     out.quantization = scheme.map(|k| Spanned::new(k, &s));
                 }
                 "axis" => {

@@ -134,3 +134,22 @@ fn dtype_table_matches_the_runtime() {
         assert_eq!(variant, format!("{et:?}"), "variant of {}", et.name());
     }
 }
+
+#[test]
+fn scheme_names_are_the_runtimes() {
+    let names: Vec<&str> = hurray::QuantizationKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    let ours: Vec<&str> = crate::attr::Scheme::NAMED.iter().map(|(n, _)| *n).collect();
+    assert_eq!(ours, names);
+}
+
+#[test]
+fn scale_types_are_the_runtimes() {
+    let runtime: Vec<&str> = hurray::Quantization::SCALE_TYPES
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(crate::dtype::SCALE_TYPES, runtime);
+}

@@ -377,14 +377,6 @@ unsafe extern "C" fn delete_legacy_capsule(capsule: *mut pyo3::ffi::PyObject) {
     unsafe { capsule_destructor(capsule, LEGACY, USED_LEGACY) }
 }
 
-/// The Hurray element type of a NumPy dtype string (`<f4`, `|b1`, ...), from
-/// the generated `ElementType::numpy_dtype` table.
-fn element_type_of(dtype: &str) -> Option<ElementType> {
-    ElementType::ALL
-        .into_iter()
-        .find(|t| t.numpy_dtype() == Some(dtype))
-}
-
 /// Writes `tensors` (a mapping name → array-like) to `path`, atomically.
 /// Arrays are made C-contiguous (a copy only if they are not); bool arrays
 /// are packed to Hurray's 1-bit bools. dtypes without a Hurray counterpart
@@ -398,7 +390,7 @@ fn save(py: Python<'_>, path: std::path::PathBuf, tensors: &Bound<'_, PyAny>) ->
         let (name, value): (String, Bound<'_, PyAny>) = item?.extract()?;
         let a = np.call_method1("ascontiguousarray", (value,))?;
         let dtype: String = a.getattr("dtype")?.getattr("str")?.extract()?;
-        let t = element_type_of(&dtype).ok_or_else(|| {
+        let t = ElementType::from_numpy_dtype(&dtype).ok_or_else(|| {
             PyValueError::new_err(format!(
                 "tensor {name:?}: NumPy dtype {dtype} has no Hurray element type"
             ))

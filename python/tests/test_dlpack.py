@@ -195,6 +195,19 @@ def test_save_round_trips(hurray, path, tmp_path):
     assert not (tmp_path / "bad.hurray").exists()
 
 
+def test_save_gives_the_mode_of_any_new_file(hurray, tmp_path):
+    # hurray.save writes through the runtime's atomic writer: the umask decides, as for open(..., "w").
+    old = os.umask(0o027)
+    try:
+        hurray.save(tmp_path / "saved.hurray", {"w": np.arange(3, dtype=np.float32)})
+        (tmp_path / "touched").touch()
+    finally:
+        os.umask(old)
+    assert (tmp_path / "touched").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "saved.hurray").stat().st_mode & 0o777 == 0o640
+    np.testing.assert_array_equal(np.from_dlpack(hurray.open(tmp_path / "saved.hurray")["w"]), np.arange(3, dtype=np.float32))
+
+
 def _expected_values(values, dtype):
     """JSON values as an array: floats may be "inf"/"-inf"/"nan", complex numbers [re, im]."""
 

@@ -235,6 +235,18 @@ pub struct Quantization {
 }
 
 impl Quantization {
+    /// The types scales (and expressed values) may have: the floats of at
+    /// least 16 bits. The verifier, the derive attributes and the lowering
+    /// all check against this list.
+    pub const SCALE_TYPES: &'static [ElementType] = &[
+        ElementType::Float16,
+        ElementType::BFloat16,
+        ElementType::Float32,
+        ElementType::Float64,
+    ];
+}
+
+impl Quantization {
     pub(crate) fn params(&self) -> QuantParams {
         QuantParams {
             scheme: self.scheme.kind().to_wire(),

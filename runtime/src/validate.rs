@@ -126,13 +126,8 @@ impl Plan {
 }
 
 const INDEX_TYPES: &[ElementType] = &[ElementType::Int32, ElementType::Int64];
-/// The types a quantization's scales may have.
-pub(crate) const SCALE_TYPES: &[ElementType] = &[
-    ElementType::Float16,
-    ElementType::BFloat16,
-    ElementType::Float32,
-    ElementType::Float64,
-];
+use crate::Quantization;
+const SCALE_TYPES: &[ElementType] = Quantization::SCALE_TYPES;
 
 fn element_type(tensor: &str, field: &'static str, v: u8) -> Result<ElementType> {
     ElementType::from_wire(v).ok_or_else(|| Error::InvalidElementType {

@@ -116,6 +116,8 @@ pub(super) fn refuses_name(name: &str) -> Option<String> {
         "it holds a NUL byte"
     } else if name.contains(['/', '\\']) {
         "it holds a path separator, so its member would unpack outside the archive's top level"
+    } else if name == "." || name == ".." {
+        "it names a directory"
     } else {
         return None;
     };
@@ -166,7 +168,7 @@ mod tests {
     #[test]
     fn member_names_are_plain_file_names() {
         assert_eq!(refuses_name("layer.0.weight"), None);
-        for bad in ["a/b", "../x", "..\\x", "a\0b"] {
+        for bad in ["a/b", "../x", "..\\x", "a\0b", "..", "."] {
             assert!(refuses_name(bad).is_some(), "{bad:?}");
         }
     }

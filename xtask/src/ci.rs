@@ -15,6 +15,7 @@ pub(crate) fn test(root: &Path) -> Result<()> {
     setup::all(root)?;
     setup::run(&mut cargo(root, &["fmt", "--all", "--check"]))?;
     crate::codegen(root, true)?;
+    crate::cbindgen::run(root, true)?;
     let clippy = ["clippy", "--all-targets", "--", "-D", "warnings"];
     setup::run(&mut cargo(
         root,

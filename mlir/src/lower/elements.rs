@@ -4,11 +4,11 @@
 use super::payload::{Buf, blob_buf};
 use super::quant::check_storage;
 use super::sparse::dense_to_sparse;
-use super::{Collector, Entry, dims, short, static_count};
+use super::{Collector, Entry, dims, element_count, short};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, SparseLevel};
 use crate::types::{self, Storage};
-use hurray::TensorDescriptor;
+use hurray::{ElementCount, TensorDescriptor};
 use melior::ir::{Attribute, Type};
 
 impl<'c> Collector<'c> {
@@ -31,13 +31,27 @@ impl<'c> Collector<'c> {
             ),
         })?;
         let shape = dims(&raw, desc, attr_ty)?;
-        let count = static_count(&shape).ok_or_else(|| Error::Malformed {
-            op: desc.to_owned(),
-            reason: format!(
-                "constant of type {} has no static element count",
-                ffi::type_str(attr_ty)
-            ),
-        })?;
+        let count = match element_count(&shape) {
+            ElementCount::Known(n) => n,
+            ElementCount::Dynamic => {
+                return Err(Error::Malformed {
+                    op: desc.to_owned(),
+                    reason: format!(
+                        "constant of type {} has no static element count",
+                        ffi::type_str(attr_ty)
+                    ),
+                });
+            }
+            ElementCount::Overflow => {
+                return Err(Error::Malformed {
+                    op: desc.to_owned(),
+                    reason: format!(
+                        "constant of type {} has more than 2^64 elements",
+                        ffi::type_str(attr_ty)
+                    ),
+                });
+            }
+        };
         let declared = declared
             .filter(|t| ffi::is_ranked_tensor(*t) && ffi::ranked_shape(*t).as_deref() == Some(&raw))
             .unwrap_or(attr_ty);
@@ -157,21 +171,19 @@ impl<'c> Collector<'c> {
             });
         }
         let splat = ffi::dense_is_splat(value);
-        let per = match storage {
-            Storage::Same { bytes } => bytes as u64,
-            Storage::Bits | Storage::BytePerElement { .. } => 1,
-        };
-        let len = if splat {
-            per
-        } else {
-            match storage {
-                Storage::Bits => count.div_ceil(8),
-                _ => count.checked_mul(per).ok_or_else(|| Error::Malformed {
-                    op: desc.to_owned(),
-                    reason: "constant size overflows".into(),
-                })?,
-            }
-        };
+        // MLIR's storage: one element for a splat; else Hurray's size for
+        // byte-aligned types and bit-packed i1 (the runtime's rule), one byte
+        // per element for 2- and 4-bit types.
+        let len = match (splat, storage) {
+            (true, Storage::Same { bytes }) => Some(bytes as u64),
+            (true, _) => Some(1),
+            (false, Storage::BytePerElement { .. }) => Some(count),
+            (false, _) => hurray::packed_len(count, storage.bits()),
+        }
+        .ok_or_else(|| Error::Malformed {
+            op: desc.to_owned(),
+            reason: "constant size overflows".into(),
+        })?;
         let len = usize::try_from(len).map_err(|_| Error::Malformed {
             op: desc.to_owned(),
             reason: "constant larger than the address space".into(),

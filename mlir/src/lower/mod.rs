@@ -26,7 +26,7 @@ mod sparse;
 use crate::error::{Error, Result};
 use crate::ffi::{self, RawDim};
 use crate::types;
-use hurray::{Dim, ElementType, TensorDescriptor, Writer};
+use hurray::{Dim, ElementCount, ElementType, TensorDescriptor, Writer};
 use melior::ir::operation::OperationLike;
 use melior::ir::{Attribute, BlockLike, Module, OperationRef, RegionLike, Type};
 use payload::{Buf, write_all};
@@ -326,9 +326,10 @@ pub(crate) fn dims(raw: &[RawDim], desc: &str, ty: Type<'_>) -> Result<Vec<Dim>>
         .collect()
 }
 
-pub(crate) fn static_count(shape: &[Dim]) -> Option<u64> {
-    shape.iter().try_fold(1u64, |acc, d| match d {
-        Dim::Fixed(n) => acc.checked_mul(*n),
-        Dim::Dynamic => None,
-    })
+/// The element count of `shape` by the runtime's rule
+/// ([`hurray::element_count`], ADR-0007: a 0 dimension makes the tensor empty
+/// before anything is multiplied, so `[2^40, 2^40, 0]` is empty).
+pub(crate) fn element_count(shape: &[Dim]) -> ElementCount {
+    let wire: Vec<u64> = shape.iter().map(|d| d.to_wire()).collect();
+    hurray::element_count(&wire)
 }

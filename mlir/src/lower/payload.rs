@@ -6,6 +6,7 @@ use super::{Collected, Entry, Lowered, LoweredTensor, short};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, RawDim};
 use crate::types::Storage;
+use hurray::pack::{Packer, clear_padding};
 use hurray::{TensorWriter, Writer};
 use melior::ir::Attribute;
 use std::io::Write;
@@ -75,15 +76,6 @@ pub(crate) enum Buf<'c> {
 
 const CHUNK: usize = 1 << 20;
 
-pub(crate) fn mask_last(byte: u8, count: u64, bits: u32) -> u8 {
-    let used = (count * u64::from(bits)) % 8;
-    if used == 0 {
-        byte
-    } else {
-        byte & ((1u16 << used) - 1) as u8
-    }
-}
-
 impl Buf<'_> {
     /// The number of bytes this buffer writes.
     pub(crate) fn out_len(&self) -> u64 {
@@ -94,13 +86,9 @@ impl Buf<'_> {
             Buf::Unpacked { data, bits } => {
                 hurray::packed_len(data.len() as u64, *bits).unwrap_or(u64::MAX)
             }
-            Buf::Splat { storage, count, .. } => match storage {
-                Storage::Same { bytes } => count.saturating_mul(*bytes as u64),
-                Storage::Bits => count.div_ceil(8),
-                Storage::BytePerElement { bits } => {
-                    hurray::packed_len(*count, *bits).unwrap_or(u64::MAX)
-                }
-            },
+            Buf::Splat { storage, count, .. } => {
+                hurray::packed_len(*count, storage.bits()).unwrap_or(u64::MAX)
+            }
         }
     }
 
@@ -111,19 +99,24 @@ impl Buf<'_> {
             Buf::Packed { data, count, bits } => {
                 if let Some((last, head)) = data.split_last() {
                     tw.write_all(head)?;
-                    tw.write_all(&[mask_last(*last, *count, *bits)])?;
+                    let mut last = [*last];
+                    clear_padding(&mut last, *bits, *count);
+                    tw.write_all(&last)?;
                 }
                 Ok(())
             }
             Buf::Unpacked { data, bits } => {
-                // Chunks of a multiple of 8 elements start on a byte boundary.
+                // The runtime's streaming packer: LSB-first, zero padding.
+                let mut packer = Packer::new(*bits);
                 let mut packed = Vec::with_capacity(CHUNK);
                 for chunk in data.chunks(CHUNK) {
                     packed.clear();
-                    pack_into(chunk, *bits, &mut packed);
+                    packer.push(chunk, &mut packed);
                     tw.write_all(&packed)?;
                 }
-                Ok(())
+                packed.clear();
+                packer.finish(&mut packed);
+                tw.write_all(&packed)
             }
             Buf::Splat {
                 element,
@@ -131,33 +124,6 @@ impl Buf<'_> {
                 count,
             } => write_splat(tw, element, *storage, *count),
         }
-    }
-}
-
-/// Packs one-per-byte codes (value in the low `bits` bits) LSB-first, as
-/// `hurray::pack_codes` does, a byte at a time.
-pub(crate) fn pack_into(src: &[u8], bits: u32, out: &mut Vec<u8>) {
-    let per = (8 / bits) as usize;
-    let mask = ((1u16 << bits) - 1) as u8;
-    let pack = |c: &[u8]| {
-        c.iter()
-            .enumerate()
-            .fold(0u8, |acc, (i, v)| acc | ((v & mask) << (i * bits as usize)))
-    };
-    match bits {
-        4 => out.extend(
-            src.chunks_exact(2)
-                .map(|c| (c[0] & 0x0F) | ((c[1] & 0x0F) << 4)),
-        ),
-        2 => out.extend(
-            src.chunks_exact(4)
-                .map(|c| (c[0] & 3) | ((c[1] & 3) << 2) | ((c[2] & 3) << 4) | ((c[3] & 3) << 6)),
-        ),
-        _ => out.extend(src.chunks_exact(per).map(pack)),
-    }
-    let rest = src.chunks_exact(per).remainder();
-    if !rest.is_empty() {
-        out.push(pack(rest));
     }
 }
 
@@ -173,12 +139,16 @@ fn write_splat<W: Write>(
     let (pattern, total, bits): (Vec<u8>, u64, u32) = match storage {
         Storage::Same { bytes } => (
             element[..bytes.min(element.len())].to_vec(),
-            count * bytes as u64,
+            hurray::packed_len(count, storage.bits()).unwrap_or(0),
             8,
         ),
         Storage::Bits => {
             let on = element.first().is_some_and(|b| b & 1 == 1);
-            (vec![if on { 0xFF } else { 0 }], count.div_ceil(8), 1)
+            (
+                vec![if on { 0xFF } else { 0 }],
+                hurray::packed_len(count, 1).unwrap_or(0),
+                1,
+            )
         }
         Storage::BytePerElement { bits } => {
             let code = element.first().copied().unwrap_or(0);
@@ -201,9 +171,7 @@ fn write_splat<W: Write>(
         if left == n as u64 && bits < 8 {
             // The last byte keeps only the bits of real elements.
             let mut tail = chunk[..n].to_vec();
-            if let Some(last) = tail.last_mut() {
-                *last = mask_last(*last, count, bits);
-            }
+            clear_padding(&mut tail, bits, count);
             tw.write_all(&tail)?;
         } else {
             tw.write_all(&chunk[..n])?;
@@ -331,7 +299,7 @@ pub(crate) fn blob_buf<'c>(
     };
     match storage {
         Storage::Same { bytes: per } => {
-            if Some(len) == count.checked_mul(per as u64) {
+            if Some(len) == hurray::packed_len(count, storage.bits()) {
                 Ok(Buf::Raw(bytes))
             } else {
                 Err(bad(format!("{count} x {per}")))
@@ -369,27 +337,49 @@ pub(crate) fn blob_buf<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hurray::{BufferRole, Dim, ElementType, TensorDescriptor};
 
+    /// One-per-byte codes (garbage in the high bits) across a chunk boundary
+    /// and packed bytes with garbage padding come out as the runtime packs
+    /// them: LSB-first, the unused high bits of the last byte zero.
     #[test]
-    fn pack_into_matches_the_runtime_packing() {
-        for bits in [1u32, 2, 4] {
-            for len in 0..40usize {
-                let codes: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
-                let mut out = Vec::new();
-                pack_into(&codes, bits, &mut out);
-                assert_eq!(
-                    out,
-                    hurray::pack_codes(codes.iter().copied(), bits),
-                    "{bits} {len}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn mask_last_keeps_only_real_elements() {
-        assert_eq!(mask_last(0xFF, 3, 1), 0b111);
-        assert_eq!(mask_last(0xFF, 3, 4), 0x0F);
-        assert_eq!(mask_last(0xFF, 4, 2), 0xFF);
+    fn sub_byte_buffers_are_written_as_the_runtime_packs() {
+        let n = CHUNK + 3;
+        let codes: Vec<u8> = (0..n).map(|i| (i * 7 + 0xA3) as u8).collect();
+        let bools = [0xFFu8, 0xFF];
+        let entries = vec![
+            Entry {
+                desc: TensorDescriptor::new("a", ElementType::Int4, vec![Dim::Fixed(n as u64)]),
+                op: "test".into(),
+                buffers: vec![Buf::Unpacked {
+                    data: &codes,
+                    bits: 4,
+                }],
+            },
+            Entry {
+                desc: TensorDescriptor::new("b", ElementType::Bool, vec![Dim::Fixed(11)]),
+                op: "test".into(),
+                buffers: vec![Buf::Packed {
+                    data: &bools,
+                    count: 11,
+                    bits: 1,
+                }],
+            },
+        ];
+        let mut out = Vec::new();
+        let collected = Collected {
+            entries,
+            skipped: Vec::new(),
+            file: None,
+        };
+        write_all(Writer::new(&mut out).unwrap(), collected).unwrap();
+        let file = hurray::File::from_bytes(&out).unwrap();
+        let a = file.tensor("a").unwrap();
+        assert_eq!(
+            a.buffer(BufferRole::Values).unwrap(),
+            hurray::pack_codes(codes.iter().copied(), 4)
+        );
+        let b = file.tensor("b").unwrap();
+        assert_eq!(b.buffer(BufferRole::Values).unwrap(), [0xFF, 0x07]);
     }
 }

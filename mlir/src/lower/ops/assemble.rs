@@ -172,12 +172,16 @@ impl<'c> Collector<'c> {
     }
 }
 
-/// The number of elements of a rank-1 (or `nnz x rank`) static tensor type.
+/// The number of elements of a rank-1 (or `nnz x rank`) static tensor type,
+/// by the runtime's rule ([`hurray::element_count`], a 0 dimension first).
 fn elements_of(ty: Type<'_>) -> Option<u64> {
-    ffi::ranked_shape(ty)?
+    let dims = ffi::ranked_shape(ty)?
         .iter()
-        .try_fold(1u64, |acc, d| match d {
-            RawDim::Static(n) => acc.checked_mul(*n),
-            _ => None,
+        .map(|d| match d {
+            RawDim::Static(n) => Some(*n),
+            RawDim::Dynamic => Some(Dim::Dynamic.to_wire()),
+            RawDim::Invalid(_) => None,
         })
+        .collect::<Option<Vec<u64>>>()?;
+    hurray::element_count(&dims).known()
 }

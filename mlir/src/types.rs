@@ -31,6 +31,19 @@ pub(crate) enum Storage {
     BytePerElement { bits: u32 },
 }
 
+impl Storage {
+    /// Bits of one element in Hurray's encoding (the element type's width),
+    /// for `hurray::packed_len`, the runtime's bytes-of-`n`-elements rule
+    /// (`ElementType::byte_len`).
+    pub(crate) fn bits(self) -> u32 {
+        match self {
+            Storage::Same { bytes } => bytes as u32 * 8,
+            Storage::Bits => 1,
+            Storage::BytePerElement { bits } => bits,
+        }
+    }
+}
+
 pub(crate) fn storage(et: ElementType) -> Storage {
     match et.bits() {
         1 => Storage::Bits,

@@ -183,6 +183,28 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
     }
 }
 
+/// ADR-0007 through the runtime's `hurray::element_count`: a 0 dimension
+/// makes the tensor empty before anything is multiplied, so 2^40 x 2^40 x 0
+/// is an empty tensor, not an overflow.
+#[test]
+fn an_empty_shape_whose_other_dimensions_overflow_is_an_empty_tensor() {
+    let (lowered, file) = lower_text_with(
+        "func.func @f() {\n %c = arith.constant dense<0.0> : \
+         tensor<1099511627776x1099511627776x0xf32>\n return\n}",
+        constants_only(),
+    );
+    let [t] = lowered.tensors.as_slice() else {
+        panic!("{lowered:?}")
+    };
+    assert_eq!(t.bytes, 0);
+    let big = 1u64 << 40;
+    assert_eq!(t.descriptor.shape, shape(&[big, big, 0]));
+    let v = file.tensor("f/0").unwrap();
+    assert_eq!(v.dims(), shape(&[big, big, 0]));
+    assert!(v.is_empty() && !v.is_descriptor_only());
+    assert_eq!(v.buffer(hurray::BufferRole::Values).unwrap(), &[] as &[u8]);
+}
+
 #[test]
 fn large_splat_is_expanded_by_streaming() {
     let (_, file) = lower_text_with(

@@ -1,0 +1,129 @@
+//! Function signatures and `tensor.empty`: descriptor-only tensors of ranked
+//! tensor types (dynamic dimensions kept dynamic).
+
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::lower::{Collector, Entry, NAME_ATTR, attr, dims};
+use hurray::TensorDescriptor;
+use melior::ir::operation::OperationLike;
+use melior::ir::{OperationRef, Type, ValueLike};
+
+impl<'c> Collector<'c> {
+    pub(crate) fn signatures(
+        &mut self,
+        op: &OperationRef<'c, '_>,
+        fname: &str,
+        desc: &str,
+    ) -> Result<()> {
+        let Some((inputs, results)) = attr(op, "function_type")
+            .and_then(ffi::type_attr_value)
+            .and_then(ffi::function_type)
+        else {
+            return Ok(());
+        };
+        let arg_attrs = attr(op, "arg_attrs").and_then(ffi::array_attr);
+        let res_attrs = attr(op, "res_attrs").and_then(ffi::array_attr);
+        let all = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ("arg", i, *t))
+            .chain(results.iter().enumerate().map(|(i, t)| ("result", i, *t)));
+        for (kind, i, ty) in all {
+            // An explicit name: `{hurray.name = "..."}` in the argument or
+            // result attributes.
+            let attrs = if kind == "arg" {
+                &arg_attrs
+            } else {
+                &res_attrs
+            };
+            let explicit = attrs
+                .as_ref()
+                .and_then(|v| v.get(i).copied())
+                .and_then(ffi::dictionary_attr)
+                .and_then(|d| {
+                    d.into_iter()
+                        .find(|(k, _)| k == NAME_ATTR)
+                        .and_then(|(_, a)| ffi::string_attr(a))
+                });
+            let name = explicit.unwrap_or_else(|| format!("{fname}/{kind}{i}"));
+            if ffi::is_unranked_shaped(ty) {
+                self.skipped.push(format!(
+                    "{desc}: {kind} {i} of @{fname} has unranked type {}, which no Hurray descriptor can hold",
+                    ffi::type_str(ty)
+                ));
+                continue;
+            }
+            if !ffi::is_ranked_tensor(ty) {
+                continue;
+            }
+            if let Some(d) =
+                self.signature_descriptor(&name, ty, desc, &format!("{kind} {i} of @{fname}"))?
+            {
+                let d = d
+                    .with_metadata(
+                        "mlir.role",
+                        if kind == "arg" { "argument" } else { "result" },
+                    )
+                    .with_metadata("mlir.type", ffi::type_str(ty));
+                self.add(Entry {
+                    desc: d,
+                    op: desc.to_owned(),
+                    buffers: Vec::new(),
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `tensor.empty`: at most a descriptor-only tensor (its contents are
+    /// uninitialised), and only with [`LowerOptions::tensor_empty`].
+    pub(crate) fn tensor_empty(
+        &mut self,
+        op: &OperationRef<'c, '_>,
+        desc: &str,
+        name: &str,
+    ) -> Result<()> {
+        if !self.options.tensor_empty {
+            return Ok(());
+        }
+        let ty = op.result(0).map(|r| r.r#type())?;
+        let d = self.signature_descriptor(name, ty, desc, "tensor.empty result")?;
+        if let Some(d) = d {
+            let d = d.with_metadata("mlir.op", "tensor.empty");
+            self.add(Entry {
+                desc: d,
+                op: desc.to_owned(),
+                buffers: Vec::new(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// type, `tensor.empty`); `None` for other types.
+    pub(crate) fn signature_descriptor(
+        &self,
+        name: &str,
+        ty: Type<'c>,
+        desc: &str,
+        context: &str,
+    ) -> Result<Option<TensorDescriptor>> {
+        let Some(raw) = ffi::ranked_shape(ty) else {
+            return Ok(None);
+        };
+        let shape = dims(&raw, desc, ty)?;
+        let el = ffi::element_type(ty).ok_or_else(|| Error::Malformed {
+            op: desc.to_owned(),
+            reason: format!("{} has no element type", ffi::type_str(ty)),
+        })?;
+        let (et, quant) = match ffi::quant_type(el) {
+            Some(q) => {
+                let (et, quant, _) = self.quantization(&q, el, &shape, desc, context)?;
+                (et, Some(quant))
+            }
+            None => (self.element(el, desc, context)?, None),
+        };
+        let mut d = TensorDescriptor::new(name, et, shape).into_descriptor_only();
+        d.quantization = quant;
+        Ok(Some(d))
+    }
+}

@@ -1,5 +1,9 @@
 //! Safe wrappers over the parts of the MLIR C API (mlir-sys) melior does not
-//! wrap, plus the one C++ accessor in `csrc/shim.cpp`.
+//! wrap (or wraps in a way hostile input can make panic; see
+//! [`crate::typed`] for what goes through melior), plus the one C++ accessor
+//! in `csrc/shim.cpp`. Each wrapper checks the kind of the handle it is given
+//! before the accessor that needs it, so every safe function here is sound
+//! whatever its caller passes.
 //!
 //! Every function takes melior handles (`Attribute<'c>`, `Type<'c>`), which
 //! are non-null and valid for the context lifetime `'c` by construction. Each
@@ -76,33 +80,18 @@ pub(crate) fn resource_blob<'c>(attr: Attribute<'c>) -> Blob<'c> {
     }
 }
 
-/// Whether `attr` is a `DenseElementsAttr` (int, float, complex or string).
-pub(crate) fn is_dense_elements(attr: Attribute<'_>) -> bool {
-    // SAFETY: a type query on a valid attribute (see the module docs).
-    unsafe { sys::mlirAttributeIsADenseElements(attr.to_raw()) }
-}
-
-/// Whether `attr` is a `SparseElementsAttr`.
-pub(crate) fn is_sparse_elements(attr: Attribute<'_>) -> bool {
-    // SAFETY: a type query on a valid attribute.
-    unsafe { sys::mlirAttributeIsASparseElements(attr.to_raw()) }
-}
-
 /// Whether `attr` is a `dense_resource` elements attribute.
 pub(crate) fn is_dense_resource(attr: Attribute<'_>) -> bool {
     // SAFETY: a type query on a valid attribute.
     unsafe { sys::mlirAttributeIsADenseResourceElements(attr.to_raw()) }
 }
 
-/// Whether `attr` is any elements attribute Hurray knows how to read.
-pub(crate) fn is_elements(attr: Attribute<'_>) -> bool {
-    is_dense_elements(attr) || is_sparse_elements(attr) || is_dense_resource(attr)
-}
-
-/// Whether a dense elements attribute is a splat (one stored element).
+/// Whether `attr` is a dense elements attribute that is a splat (one stored
+/// element); false for any other attribute.
 pub(crate) fn dense_is_splat(attr: Attribute<'_>) -> bool {
-    // SAFETY: only called on attributes for which `is_dense_elements` holds.
-    unsafe { sys::mlirDenseElementsAttrIsSplat(attr.to_raw()) }
+    // SAFETY: the accessor runs only on an attribute checked to be a
+    // DenseElementsAttr, which is what it requires.
+    attr.is_dense_elements() && unsafe { sys::mlirDenseElementsAttrIsSplat(attr.to_raw()) }
 }
 
 /// The raw storage of a dense elements attribute: `len` bytes the caller
@@ -126,33 +115,20 @@ pub(crate) unsafe fn dense_raw<'c>(attr: Attribute<'c>, len: usize) -> &'c [u8] 
     unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
 }
 
-/// The indices (`nnz x rank` i64) and values of a sparse elements attribute.
-pub(crate) fn sparse_parts<'c>(attr: Attribute<'c>) -> (Attribute<'c>, Attribute<'c>) {
-    // SAFETY: only called on attributes for which `is_sparse_elements`
-    // holds; both accessors return attributes of the same context.
-    unsafe {
+/// The indices (`nnz x rank` i64) and values of a sparse elements
+/// attribute; `None` for any other attribute.
+pub(crate) fn sparse_parts<'c>(attr: Attribute<'c>) -> Option<(Attribute<'c>, Attribute<'c>)> {
+    if !attr.is_sparse_elements() {
+        return None;
+    }
+    // SAFETY: `attr` was just checked to be a SparseElementsAttr, which both
+    // accessors require; they return attributes of the same context.
+    Some(unsafe {
         (
             Attribute::from_raw(sys::mlirSparseElementsAttrGetIndices(attr.to_raw())),
             Attribute::from_raw(sys::mlirSparseElementsAttrGetValues(attr.to_raw())),
         )
-    }
-}
-
-/// The type of an attribute.
-pub(crate) fn attr_type<'c>(attr: Attribute<'c>) -> Type<'c> {
-    // SAFETY: every attribute has a (possibly `none`) type in its context.
-    unsafe { Type::from_raw(sys::mlirAttributeGetType(attr.to_raw())) }
-}
-
-/// The type wrapped by a `TypeAttr`, if `attr` is one.
-pub(crate) fn type_attr_value<'c>(attr: Attribute<'c>) -> Option<Type<'c>> {
-    // SAFETY: a type query, then the accessor on a checked TypeAttr.
-    unsafe {
-        if !sys::mlirAttributeIsAType(attr.to_raw()) {
-            return None;
-        }
-        Some(Type::from_raw(sys::mlirTypeAttrGetValue(attr.to_raw())))
-    }
+    })
 }
 
 /// The value of a `StringAttr`, if `attr` is one.
@@ -163,50 +139,6 @@ pub(crate) fn string_attr(attr: Attribute<'_>) -> Option<String> {
             return None;
         }
         Some(string_ref(sys::mlirStringAttrGetValue(attr.to_raw())))
-    }
-}
-
-/// The value of an `IntegerAttr` (sign-extended), if `attr` is one.
-pub(crate) fn integer_attr(attr: Attribute<'_>) -> Option<i64> {
-    // SAFETY: a type query, then the accessor on a checked IntegerAttr.
-    unsafe {
-        if !sys::mlirAttributeIsAInteger(attr.to_raw()) {
-            return None;
-        }
-        Some(sys::mlirIntegerAttrGetValueInt(attr.to_raw()))
-    }
-}
-
-/// The value of a `BoolAttr`, if `attr` is one.
-pub(crate) fn bool_attr(attr: Attribute<'_>) -> Option<bool> {
-    // SAFETY: a type query, then the accessor on a checked BoolAttr.
-    unsafe {
-        if !sys::mlirAttributeIsABool(attr.to_raw()) {
-            return None;
-        }
-        Some(sys::mlirBoolAttrGetValue(attr.to_raw()))
-    }
-}
-
-/// Whether `attr` is the unit attribute.
-pub(crate) fn is_unit(attr: Attribute<'_>) -> bool {
-    // SAFETY: a type query on a valid attribute.
-    unsafe { sys::mlirAttributeIsAUnit(attr.to_raw()) }
-}
-
-/// The elements of an `ArrayAttr`, if `attr` is one.
-pub(crate) fn array_attr<'c>(attr: Attribute<'c>) -> Option<Vec<Attribute<'c>>> {
-    // SAFETY: a type query, then bounded element accessors on a checked ArrayAttr.
-    unsafe {
-        if !sys::mlirAttributeIsAArray(attr.to_raw()) {
-            return None;
-        }
-        let n = sys::mlirArrayAttrGetNumElements(attr.to_raw());
-        Some(
-            (0..n)
-                .map(|i| Attribute::from_raw(sys::mlirArrayAttrGetElement(attr.to_raw(), i)))
-                .collect(),
-        )
     }
 }
 
@@ -227,22 +159,6 @@ pub(crate) fn dictionary_attr<'c>(attr: Attribute<'c>) -> Option<Vec<(String, At
                         Attribute::from_raw(named.attribute),
                     )
                 })
-                .collect(),
-        )
-    }
-}
-
-/// The values of a `DenseI64ArrayAttr` (`array<i64: ...>`), if `attr` is one.
-pub(crate) fn i64_array_attr(attr: Attribute<'_>) -> Option<Vec<i64>> {
-    // SAFETY: a type query, then bounded element accessors on a checked DenseI64ArrayAttr.
-    unsafe {
-        if !sys::mlirAttributeIsADenseI64Array(attr.to_raw()) {
-            return None;
-        }
-        let n = sys::mlirDenseArrayGetNumElements(attr.to_raw());
-        Some(
-            (0..n)
-                .map(|i| sys::mlirDenseI64ArrayGetElement(attr.to_raw(), i))
                 .collect(),
         )
     }
@@ -286,18 +202,6 @@ pub(crate) fn ranked_shape(ty: Type<'_>) -> Option<Vec<RawDim>> {
     }
 }
 
-/// Whether `ty` is a ranked tensor type.
-pub(crate) fn is_ranked_tensor(ty: Type<'_>) -> bool {
-    // SAFETY: a type query on a valid type.
-    unsafe { sys::mlirTypeIsARankedTensor(ty.to_raw()) }
-}
-
-/// Whether `ty` is an unranked tensor or memref type.
-pub(crate) fn is_unranked_shaped(ty: Type<'_>) -> bool {
-    // SAFETY: type queries on a valid type.
-    unsafe { sys::mlirTypeIsAShaped(ty.to_raw()) && !sys::mlirShapedTypeHasRank(ty.to_raw()) }
-}
-
 /// The element type of a shaped type.
 pub(crate) fn element_type<'c>(ty: Type<'c>) -> Option<Type<'c>> {
     // SAFETY: a type query, then the accessor on a checked shaped type.
@@ -308,36 +212,6 @@ pub(crate) fn element_type<'c>(ty: Type<'c>) -> Option<Type<'c>> {
         Some(Type::from_raw(sys::mlirShapedTypeGetElementType(
             ty.to_raw(),
         )))
-    }
-}
-
-/// The encoding attribute of a ranked tensor type.
-pub(crate) fn tensor_encoding<'c>(ty: Type<'c>) -> Option<Attribute<'c>> {
-    // SAFETY: a type query, then the accessor on a checked ranked tensor;
-    // a null encoding is mapped to None.
-    unsafe {
-        if !sys::mlirTypeIsARankedTensor(ty.to_raw()) {
-            return None;
-        }
-        Attribute::from_option_raw(sys::mlirRankedTensorTypeGetEncoding(ty.to_raw()))
-    }
-}
-
-/// Inputs and results of a `FunctionType`.
-pub(crate) fn function_type<'c>(ty: Type<'c>) -> Option<(Vec<Type<'c>>, Vec<Type<'c>>)> {
-    // SAFETY: a type query, then bounded accessors on a checked FunctionType.
-    unsafe {
-        let raw = ty.to_raw();
-        if !sys::mlirTypeIsAFunction(raw) {
-            return None;
-        }
-        let inputs = (0..sys::mlirFunctionTypeGetNumInputs(raw))
-            .map(|i| Type::from_raw(sys::mlirFunctionTypeGetInput(raw, i)))
-            .collect();
-        let results = (0..sys::mlirFunctionTypeGetNumResults(raw))
-            .map(|i| Type::from_raw(sys::mlirFunctionTypeGetResult(raw, i)))
-            .collect();
-        Some((inputs, results))
     }
 }
 
@@ -589,10 +463,12 @@ pub(crate) fn quant_type(ty: Type<'_>) -> Option<QuantType<'_>> {
     }
 }
 
-/// Whether a quantized type's storage is signed.
+/// Whether `ty` is a quantized type whose storage is signed; false for any
+/// other type.
 pub(crate) fn quant_is_signed(ty: Type<'_>) -> bool {
-    // SAFETY: only called on types for which `quant_type` returned Some.
-    unsafe { sys::mlirQuantizedTypeIsSigned(ty.to_raw()) }
+    // SAFETY: the accessor runs only on a type checked to be a quantized type,
+    // which is what it requires.
+    ty.is_quantized_type() && unsafe { sys::mlirQuantizedTypeIsSigned(ty.to_raw()) }
 }
 
 /// A `dense_resource` attribute of type `ty` whose blob borrows `data`

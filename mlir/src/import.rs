@@ -11,6 +11,7 @@ use crate::context::Mlir;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::types;
+use crate::vocab;
 use hurray::{Dim, ElementType, File, Layout, QuantizationScheme, TensorRef};
 use melior::Context;
 use melior::ir::attribute::{
@@ -147,14 +148,14 @@ fn import_hurray<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) -> R
     let handle_ty = Type::parse(ctx, "!hurray.file_handle").ok_or_else(|| Error::Dialect {
         diagnostics: "!hurray.file_handle does not parse: is the hurray dialect loaded?".into(),
     })?;
-    let file_op = OperationBuilder::new("hurray.file", loc)
+    let file_op = OperationBuilder::new(vocab::FILE_OP, loc)
         .add_attributes(&[
             (
-                id(ctx, "alignment"),
+                id(ctx, vocab::ALIGNMENT),
                 i64_attr(ctx, reader.alignment() as i64),
             ),
             (
-                id(ctx, "metadata"),
+                id(ctx, vocab::METADATA),
                 string_dict(
                     ctx,
                     reader.metadata().map(|(k, v)| (k.to_owned(), v.to_owned())),
@@ -203,7 +204,7 @@ fn tensor_op<'c, 'a>(
         Layout::Dense => "dense",
         Layout::Strided(s) => {
             params.push((
-                id(ctx, "strides"),
+                id(ctx, vocab::STRIDES),
                 DenseI64ArrayAttribute::new(ctx, s).into(),
             ));
             "dense"
@@ -213,21 +214,21 @@ fn tensor_op<'c, 'a>(
             index_type,
             canonical,
         } => {
-            params.push((id(ctx, "nnz"), i64_attr(ctx, *nnz as i64)));
+            params.push((id(ctx, vocab::NNZ), i64_attr(ctx, *nnz as i64)));
             params.push((
-                id(ctx, "index_type"),
+                id(ctx, vocab::INDEX_TYPE),
                 TypeAttribute::new(type_of(ctx, *index_type)?).into(),
             ));
             params.push((
-                id(ctx, "canonical"),
+                id(ctx, vocab::CANONICAL),
                 BoolAttribute::new(ctx, *canonical).into(),
             ));
             "coo"
         }
         Layout::Csr { nnz, index_type } | Layout::Csc { nnz, index_type } => {
-            params.push((id(ctx, "nnz"), i64_attr(ctx, *nnz as i64)));
+            params.push((id(ctx, vocab::NNZ), i64_attr(ctx, *nnz as i64)));
             params.push((
-                id(ctx, "index_type"),
+                id(ctx, vocab::INDEX_TYPE),
                 TypeAttribute::new(type_of(ctx, *index_type)?).into(),
             ));
             if matches!(d.layout, Layout::Csr { .. }) {
@@ -239,12 +240,12 @@ fn tensor_op<'c, 'a>(
     };
     if d.descriptor_only {
         params.push((
-            id(ctx, "descriptor_only"),
+            id(ctx, vocab::DESCRIPTOR_ONLY),
             BoolAttribute::new(ctx, true).into(),
         ));
     }
     if let Some(a) = d.alignment {
-        params.push((id(ctx, "alignment"), i64_attr(ctx, a as i64)));
+        params.push((id(ctx, vocab::ALIGNMENT), i64_attr(ctx, a as i64)));
     }
     let quantization: Attribute<'c> = match &d.quantization {
         None => Attribute::unit(ctx),
@@ -257,23 +258,26 @@ fn tensor_op<'c, 'a>(
                 }
             };
             let mut e: Vec<(Identifier<'c>, Attribute<'c>)> = vec![
-                (id(ctx, "scheme"), StringAttribute::new(ctx, scheme).into()),
-                (id(ctx, "axis"), i64_attr(ctx, i64::from(axis))),
-                (id(ctx, "block_size"), i64_attr(ctx, block as i64)),
                 (
-                    id(ctx, "expressed_type"),
+                    id(ctx, vocab::SCHEME),
+                    StringAttribute::new(ctx, scheme).into(),
+                ),
+                (id(ctx, vocab::AXIS), i64_attr(ctx, i64::from(axis))),
+                (id(ctx, vocab::BLOCK_SIZE), i64_attr(ctx, block as i64)),
+                (
+                    id(ctx, vocab::EXPRESSED_TYPE),
                     TypeAttribute::new(type_of(ctx, q.expressed_type)?).into(),
                 ),
                 (
-                    id(ctx, "scale_type"),
+                    id(ctx, vocab::SCALE_TYPE),
                     TypeAttribute::new(type_of(ctx, q.scale_type)?).into(),
                 ),
-                (id(ctx, "storage_min"), i64_attr(ctx, q.storage_min)),
-                (id(ctx, "storage_max"), i64_attr(ctx, q.storage_max)),
+                (id(ctx, vocab::STORAGE_MIN), i64_attr(ctx, q.storage_min)),
+                (id(ctx, vocab::STORAGE_MAX), i64_attr(ctx, q.storage_max)),
             ];
             if let Some(z) = q.zero_point_type {
                 e.push((
-                    id(ctx, "zero_point_type"),
+                    id(ctx, vocab::ZERO_POINT_TYPE),
                     TypeAttribute::new(type_of(ctx, z)?).into(),
                 ));
             }
@@ -291,30 +295,36 @@ fn tensor_op<'c, 'a>(
             )?);
         }
     }
-    let op = OperationBuilder::new("hurray.tensor", loc)
+    let op = OperationBuilder::new(vocab::TENSOR_OP, loc)
         .add_operands(&[handle])
         .add_attributes(&[
-            (id(ctx, "name"), StringAttribute::new(ctx, &d.name).into()),
             (
-                id(ctx, "element_type"),
+                id(ctx, vocab::NAME),
+                StringAttribute::new(ctx, &d.name).into(),
+            ),
+            (
+                id(ctx, vocab::ELEMENT_TYPE),
                 TypeAttribute::new(type_of(ctx, d.element_type)?).into(),
             ),
             (
-                id(ctx, "shape"),
+                id(ctx, vocab::SHAPE),
                 DenseI64ArrayAttribute::new(ctx, &shape).into(),
             ),
-            (id(ctx, "layout"), StringAttribute::new(ctx, layout).into()),
             (
-                id(ctx, "params"),
+                id(ctx, vocab::LAYOUT),
+                StringAttribute::new(ctx, layout).into(),
+            ),
+            (
+                id(ctx, vocab::PARAMS),
                 DictionaryAttribute::new(ctx, &params).into(),
             ),
-            (id(ctx, "quantization"), quantization),
+            (id(ctx, vocab::QUANTIZATION), quantization),
             (
-                id(ctx, "buffers"),
+                id(ctx, vocab::BUFFERS),
                 ArrayAttribute::new(ctx, &buffers).into(),
             ),
             (
-                id(ctx, "metadata"),
+                id(ctx, vocab::METADATA),
                 string_dict(ctx, d.metadata.clone().into_iter()),
             ),
         ])

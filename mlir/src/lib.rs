@@ -32,7 +32,9 @@ mod error;
 mod ffi;
 mod import;
 mod lower;
+mod typed;
 mod types;
+mod vocab;
 
 pub use context::{HURRAY_IRDL, Mlir};
 pub use error::{Error, Result};

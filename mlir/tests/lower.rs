@@ -205,6 +205,25 @@ fn an_empty_shape_whose_other_dimensions_overflow_is_an_empty_tensor() {
     assert_eq!(v.buffer(hurray::BufferRole::Values).unwrap(), &[] as &[u8]);
 }
 
+/// Empty strings where names go: melior's own string accessor would panic on
+/// them (it reads the last byte of the string), so the lowering reads them
+/// itself. An empty `hurray.name` on a constant is an error naming the
+/// attribute; empty metadata values are kept.
+#[test]
+fn empty_string_attributes_are_read_without_panicking() {
+    let err = lower_err(
+        "func.func @f() {\n %c = arith.constant {hurray.name = \"\"} dense<1.0> : tensor<2xf32>\n return\n}",
+    );
+    assert!(err.to_string().contains("name"), "{err}");
+    let (_, file) = lower_text(
+        r#"%f = "hurray.file"() {alignment = 64 : i64, metadata = {k = ""}} : () -> !hurray.file_handle
+"hurray.tensor"(%f) {name = "t", element_type = f32, shape = array<i64: 0>, layout = "dense", params = {}, quantization, buffers = [dense<> : tensor<0xi8>], metadata = {u = ""}} : (!hurray.file_handle) -> ()"#,
+    );
+    assert_eq!(file.reader().metadata().collect::<Vec<_>>(), [("k", "")]);
+    let t = file.tensor("t").unwrap();
+    assert_eq!(t.metadata().collect::<Vec<_>>(), [("u", "")]);
+}
+
 #[test]
 fn large_splat_is_expanded_by_streaming() {
     let (_, file) = lower_text_with(

@@ -7,6 +7,7 @@ use super::sparse::dense_to_sparse;
 use super::{Collector, Entry, dims, element_count, short};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, SparseLevel};
+use crate::typed;
 use crate::types::{self, Storage};
 use hurray::{ElementCount, TensorDescriptor};
 use melior::ir::{Attribute, Type};
@@ -22,7 +23,7 @@ impl<'c> Collector<'c> {
         value: Attribute<'c>,
         declared: Option<Type<'c>>,
     ) -> Result<Entry<'c>> {
-        let attr_ty = ffi::attr_type(value);
+        let attr_ty = typed::attr_type(value);
         let raw = ffi::ranked_shape(attr_ty).ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),
             reason: format!(
@@ -53,7 +54,9 @@ impl<'c> Collector<'c> {
             }
         };
         let declared = declared
-            .filter(|t| ffi::is_ranked_tensor(*t) && ffi::ranked_shape(*t).as_deref() == Some(&raw))
+            .filter(|t| {
+                typed::is_ranked_tensor(*t) && ffi::ranked_shape(*t).as_deref() == Some(&raw)
+            })
             .unwrap_or(attr_ty);
         let data_el = ffi::element_type(attr_ty).ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),
@@ -85,7 +88,7 @@ impl<'c> Collector<'c> {
         let storage = types::storage(et);
         check_storage(data_el, storage, desc)?;
 
-        let encoding = ffi::tensor_encoding(declared).or_else(|| ffi::tensor_encoding(attr_ty));
+        let encoding = typed::tensor_encoding(declared).or_else(|| typed::tensor_encoding(attr_ty));
         let sparse = encoding.and_then(ffi::sparse_encoding);
         if let (Some(enc), None) = (encoding, &sparse) {
             return Err(Error::Unsupported {
@@ -97,7 +100,7 @@ impl<'c> Collector<'c> {
 
         let mut d = TensorDescriptor::new(name, et, shape.clone());
         let mut buffers = Vec::new();
-        if ffi::is_sparse_elements(value) {
+        if typed::is_sparse_elements(value) {
             let (layout, bufs) =
                 self.sparse_entry(value, &shape, storage, sparse.as_ref(), desc, name)?;
             d.layout = layout;
@@ -163,7 +166,7 @@ impl<'c> Collector<'c> {
                 }),
             };
         }
-        if !ffi::is_dense_elements(value) {
+        if !typed::is_dense_elements(value) {
             return Err(Error::Unsupported {
                 op: desc.to_owned(),
                 what: format!("elements attribute {}", short(&ffi::attr_str(value))),

@@ -26,6 +26,7 @@ mod sparse;
 use crate::error::{Error, Result};
 use crate::ffi::{self, RawDim};
 use crate::types;
+use crate::vocab;
 use hurray::{Dim, ElementCount, ElementType, TensorDescriptor, Writer};
 use melior::ir::operation::OperationLike;
 use melior::ir::{Attribute, BlockLike, Module, OperationRef, RegionLike, Type};
@@ -259,8 +260,8 @@ impl<'c> Collector<'c> {
                 };
                 return self.visit_regions(op, &mut inner, &p);
             }
-            "hurray.file" => return self.hurray_file(op, &desc),
-            "hurray.tensor" => return self.hurray_tensor(op, &desc),
+            vocab::FILE_OP => return self.hurray_file(op, &desc),
+            vocab::TENSOR_OP => return self.hurray_tensor(op, &desc),
             "ml_program.global" => return self.ml_program_global(op, &desc, prefix),
             "memref.global" => return self.memref_global(op, &desc, prefix),
             "sparse_tensor.assemble" => {

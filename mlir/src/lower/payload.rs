@@ -5,6 +5,7 @@
 use super::{Collected, Entry, Lowered, LoweredTensor, short};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, RawDim};
+use crate::typed;
 use crate::types::Storage;
 use hurray::pack::{Packer, clear_padding};
 use hurray::{TensorWriter, Writer};
@@ -243,13 +244,13 @@ pub(crate) fn raw_bytes<'c>(b: Attribute<'c>, desc: &str, name: &str, i: usize) 
         }
         Blob::NotResource => {}
     }
-    let ty = ffi::attr_type(b);
+    let ty = typed::attr_type(b);
     let bits = ffi::element_type(ty).and_then(ffi::dense_storage_bits);
     let count = ffi::ranked_shape(ty).and_then(|s| match s.as_slice() {
         [RawDim::Static(n)] => Some(*n),
         _ => None,
     });
-    match (ffi::is_dense_elements(b), bits, count) {
+    match (typed::is_dense_elements(b), bits, count) {
         (true, Some(8), Some(0)) => Ok(Buf::Raw(&[])),
         (true, Some(8), Some(n)) => {
             let n = usize::try_from(n).map_err(|_| Error::Malformed {

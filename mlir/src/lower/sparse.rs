@@ -5,6 +5,7 @@ use super::Collector;
 use super::payload::Buf;
 use crate::error::{Error, Result};
 use crate::ffi::{self, RawDim, SparseLevel};
+use crate::typed;
 use crate::types::Storage;
 use hurray::{Dim, ElementType, Layout};
 use melior::ir::Attribute;
@@ -19,8 +20,11 @@ impl<'c> Collector<'c> {
         desc: &str,
         name: &str,
     ) -> Result<(Layout, Vec<Buf<'c>>)> {
-        let (indices, values) = ffi::sparse_parts(value);
-        let idx_ty = ffi::attr_type(indices);
+        let (indices, values) = ffi::sparse_parts(value).ok_or_else(|| Error::Malformed {
+            op: desc.to_owned(),
+            reason: format!("tensor {name:?}: the value is not a sparse elements attribute"),
+        })?;
+        let idx_ty = typed::attr_type(indices);
         let idx_shape = ffi::ranked_shape(idx_ty).unwrap_or_default();
         let rank = shape.len();
         let nnz = match idx_shape.as_slice() {
@@ -92,14 +96,14 @@ pub(crate) fn read_ints(
     desc: &str,
     what: &str,
 ) -> Result<(Vec<i64>, u64)> {
-    let el = ffi::element_type(ffi::attr_type(a));
+    let el = ffi::element_type(typed::attr_type(a));
     let bits = el.and_then(ffi::dense_storage_bits);
     let is_int = el.is_some_and(|t| {
         let s = ffi::type_str(t);
         s == "index" || s.starts_with('i') || s.starts_with("ui") || s.starts_with("si")
     });
     let width = match bits {
-        Some(b @ (32 | 64)) if ffi::is_dense_elements(a) && is_int => b,
+        Some(b @ (32 | 64)) if typed::is_dense_elements(a) && is_int => b,
         _ => {
             return Err(Error::Malformed {
                 op: desc.to_owned(),

@@ -7,6 +7,7 @@ use crate::lower::payload::Buf;
 use crate::lower::quant::check_storage;
 use crate::lower::sparse::{SparseKind, classify, encode_indices, read_ints, unsupported_encoding};
 use crate::lower::{Collector, Entry, attr, dims};
+use crate::typed;
 use crate::types;
 use hurray::{Dim, ElementType, Layout, TensorDescriptor};
 use melior::ir::operation::OperationLike;
@@ -29,7 +30,7 @@ impl<'c> Collector<'c> {
         let raw = ffi::ranked_shape(ty)
             .ok_or_else(|| bad(format!("result {} is not ranked", ffi::type_str(ty))))?;
         let shape = dims(&raw, desc, ty)?;
-        let enc = ffi::tensor_encoding(ty)
+        let enc = typed::tensor_encoding(ty)
             .and_then(ffi::sparse_encoding)
             .ok_or_else(|| bad("assemble without a sparse encoding".into()))?;
         let rank = shape.len();
@@ -51,7 +52,7 @@ impl<'c> Collector<'c> {
             let constant = op.operand(i).ok().and_then(ffi::defining_op).and_then(|d| {
                 ["value", "values"]
                     .iter()
-                    .find_map(|k| attr(&d, k).filter(|a| ffi::is_elements(*a)))
+                    .find_map(|k| attr(&d, k).filter(|a| typed::is_elements(*a)))
             });
             match constant {
                 Some(a) => attrs.push(a),
@@ -67,14 +68,14 @@ impl<'c> Collector<'c> {
         let et = self.element(el, desc, &format!("tensor {name:?}"))?;
         let storage = types::storage(et);
         check_storage(
-            ffi::element_type(ffi::attr_type(attrs[2])).unwrap_or(el),
+            ffi::element_type(typed::attr_type(attrs[2])).unwrap_or(el),
             storage,
             desc,
         )?;
-        let nnz = elements_of(ffi::attr_type(attrs[2]))
+        let nnz = elements_of(typed::attr_type(attrs[2]))
             .ok_or_else(|| bad("values of non-static size".into()))?;
-        let n_pos = elements_of(ffi::attr_type(attrs[0])).unwrap_or(0);
-        let n_crd = elements_of(ffi::attr_type(attrs[1])).unwrap_or(0);
+        let n_pos = elements_of(typed::attr_type(attrs[0])).unwrap_or(0);
+        let n_crd = elements_of(typed::attr_type(attrs[1])).unwrap_or(0);
         let (pos, pos_bits) = read_ints(attrs[0], n_pos, desc, "positions")?;
         let (crd, crd_bits) = read_ints(attrs[1], n_crd, desc, "coordinates")?;
         let index_type = if pos_bits.max(crd_bits) == 32 {

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::ffi;
 use crate::lower::{Collector, NAME_ATTR, attr, sym_name};
+use crate::typed;
 use melior::ir::operation::OperationLike;
 use melior::ir::{OperationRef, ValueLike};
 
@@ -18,7 +19,7 @@ impl<'c> Collector<'c> {
         let preferred = ["value", "values"];
         let mut found = None;
         for p in preferred {
-            if let Some(a) = attr(op, p).filter(|a| ffi::is_elements(*a)) {
+            if let Some(a) = attr(op, p).filter(|a| typed::is_elements(*a)) {
                 found = Some(a);
                 break;
             }
@@ -27,14 +28,15 @@ impl<'c> Collector<'c> {
             found = op
                 .attributes()
                 .map(|(_, a)| a)
-                .find(|a| ffi::is_elements(*a));
+                .find(|a| typed::is_elements(*a));
         }
         let Some(value) = found else { return Ok(()) };
         let result_ty = op.result(0).map(|r| r.r#type())?;
         // A tensor constant produces a ranked tensor from a tensor attribute;
         // vector constants and e.g. `tosa.const_shape` (`!tosa.shape`) are not
         // tensor values.
-        if !ffi::is_ranked_tensor(ffi::attr_type(value)) || !ffi::is_ranked_tensor(result_ty) {
+        if !typed::is_ranked_tensor(typed::attr_type(value)) || !typed::is_ranked_tensor(result_ty)
+        {
             return Ok(());
         }
         // `quant.scast` of a plain integer constant to a quantized type: the

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::{Collector, Entry, attr, sym_name};
+use crate::typed;
 use melior::ir::OperationRef;
 
 impl<'c> Collector<'c> {
@@ -20,8 +21,8 @@ impl<'c> Collector<'c> {
             });
         };
         let name = format!("{prefix}{sym}");
-        let declared = attr(op, "type").and_then(ffi::type_attr_value);
-        match attr(op, "value").filter(|a| ffi::is_elements(*a)) {
+        let declared = attr(op, "type").and_then(typed::type_attr_value);
+        match attr(op, "value").filter(|a| typed::is_elements(*a)) {
             Some(value) => {
                 let entry = self.elements_entry(&name, desc, value, declared)?;
                 self.add(entry)
@@ -62,12 +63,12 @@ impl<'c> Collector<'c> {
         };
         let name = format!("{prefix}{sym}");
         match attr(op, "initial_value") {
-            Some(v) if ffi::is_elements(v) => {
+            Some(v) if typed::is_elements(v) => {
                 let entry = self.elements_entry(&name, desc, v, None)?;
                 self.add(entry)
             }
-            Some(v) if ffi::is_unit(v) => {
-                let Some(ty) = attr(op, "type").and_then(ffi::type_attr_value) else {
+            Some(v) if typed::is_unit(v) => {
+                let Some(ty) = attr(op, "type").and_then(typed::type_attr_value) else {
                     return Ok(());
                 };
                 match self.signature_descriptor(&name, ty, desc, "uninitialized memref.global")? {

@@ -5,6 +5,8 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::payload::raw_bytes;
 use crate::lower::{Collector, Entry, FileAttrs, attr};
+use crate::typed;
+use crate::vocab;
 use hurray::{Dim, ElementType, Layout, Quantization, QuantizationScheme, TensorDescriptor};
 use melior::ir::Attribute;
 use melior::ir::OperationRef;
@@ -18,8 +20,8 @@ impl<'c> Collector<'c> {
                 reason: format!("a second hurray.file (the first is {first})"),
             });
         }
-        let alignment = attr(op, "alignment")
-            .and_then(ffi::integer_attr)
+        let alignment = attr(op, vocab::ALIGNMENT)
+            .and_then(typed::integer_attr)
             .map(|a| {
                 u64::try_from(a).map_err(|_| Error::Malformed {
                     op: desc.to_owned(),
@@ -27,7 +29,7 @@ impl<'c> Collector<'c> {
                 })
             })
             .transpose()?;
-        let metadata = string_dict(attr(op, "metadata"), desc, "metadata")?;
+        let metadata = string_dict(attr(op, vocab::METADATA), desc, vocab::METADATA)?;
         self.file = Some((
             FileAttrs {
                 alignment,
@@ -43,16 +45,16 @@ impl<'c> Collector<'c> {
             op: desc.to_owned(),
             reason,
         };
-        let name = attr(op, "name")
+        let name = attr(op, vocab::NAME)
             .and_then(ffi::string_attr)
             .ok_or_else(|| bad("hurray.tensor needs a string `name`".into()))?;
-        let et_ty = attr(op, "element_type")
-            .and_then(ffi::type_attr_value)
+        let et_ty = attr(op, vocab::ELEMENT_TYPE)
+            .and_then(typed::type_attr_value)
             .ok_or_else(|| bad("hurray.tensor needs a type `element_type`".into()))?;
         let context = format!("tensor {name:?}");
         let et = self.element(et_ty, desc, &context)?;
-        let shape: Vec<Dim> = attr(op, "shape")
-            .and_then(ffi::i64_array_attr)
+        let shape: Vec<Dim> = attr(op, vocab::SHAPE)
+            .and_then(typed::i64_array_attr)
             .ok_or_else(|| bad("hurray.tensor needs `shape = array<i64: ...>`".into()))?
             .into_iter()
             .map(|d| match d {
@@ -63,14 +65,14 @@ impl<'c> Collector<'c> {
                 ))),
             })
             .collect::<Result<_>>()?;
-        let params: BTreeMap<String, Attribute<'c>> = attr(op, "params")
+        let params: BTreeMap<String, Attribute<'c>> = attr(op, vocab::PARAMS)
             .and_then(ffi::dictionary_attr)
             .unwrap_or_default()
             .into_iter()
             .collect();
-        let int = |k: &str| params.get(k).and_then(|a| ffi::integer_attr(*a));
+        let int = |k: &str| params.get(k).and_then(|a| typed::integer_attr(*a));
         let ty_param = |k: &str| -> Result<Option<ElementType>> {
-            match params.get(k).and_then(|a| ffi::type_attr_value(*a)) {
+            match params.get(k).and_then(|a| typed::type_attr_value(*a)) {
                 Some(t) => self
                     .element(t, desc, &format!("{context}, params.{k}"))
                     .map(Some),
@@ -78,16 +80,19 @@ impl<'c> Collector<'c> {
             }
         };
         let nnz = || -> Result<u64> {
-            int("nnz")
+            int(vocab::NNZ)
                 .and_then(|n| u64::try_from(n).ok())
                 .ok_or_else(|| bad("a sparse hurray.tensor needs params.nnz >= 0".into()))
         };
-        let layout_name = attr(op, "layout")
+        let layout_name = attr(op, vocab::LAYOUT)
             .and_then(ffi::string_attr)
             .ok_or_else(|| bad("hurray.tensor needs a string `layout`".into()))?;
-        let index_type = ty_param("index_type")?.unwrap_or(ElementType::Int64);
+        let index_type = ty_param(vocab::INDEX_TYPE)?.unwrap_or(ElementType::Int64);
         let layout = match layout_name.as_str() {
-            "dense" => match params.get("strides").and_then(|a| ffi::i64_array_attr(*a)) {
+            "dense" => match params
+                .get(vocab::STRIDES)
+                .and_then(|a| typed::i64_array_attr(*a))
+            {
                 Some(s) => Layout::Strided(s),
                 None => Layout::Dense,
             },
@@ -95,8 +100,8 @@ impl<'c> Collector<'c> {
                 nnz: nnz()?,
                 index_type,
                 canonical: params
-                    .get("canonical")
-                    .and_then(|a| ffi::bool_attr(*a))
+                    .get(vocab::CANONICAL)
+                    .and_then(|a| typed::bool_attr(*a))
                     .unwrap_or(false),
             },
             "csr" => Layout::Csr {
@@ -117,18 +122,18 @@ impl<'c> Collector<'c> {
         };
         let mut d = TensorDescriptor::new(name.clone(), et, shape).with_layout(layout);
         d.descriptor_only = params
-            .get("descriptor_only")
-            .and_then(|a| ffi::bool_attr(*a))
+            .get(vocab::DESCRIPTOR_ONLY)
+            .and_then(|a| typed::bool_attr(*a))
             .unwrap_or(false);
-        if let Some(a) = int("alignment") {
+        if let Some(a) = int(vocab::ALIGNMENT) {
             d.alignment = Some(u64::try_from(a).map_err(|_| bad(format!("alignment {a}")))?);
         }
-        d.metadata = string_dict(attr(op, "metadata"), desc, "metadata")?;
-        if let Some(q) = attr(op, "quantization").and_then(ffi::dictionary_attr) {
+        d.metadata = string_dict(attr(op, vocab::METADATA), desc, vocab::METADATA)?;
+        if let Some(q) = attr(op, vocab::QUANTIZATION).and_then(ffi::dictionary_attr) {
             let q: BTreeMap<String, Attribute<'c>> = q.into_iter().collect();
-            let qi = |k: &str| q.get(k).and_then(|a| ffi::integer_attr(*a));
+            let qi = |k: &str| q.get(k).and_then(|a| typed::integer_attr(*a));
             let qt = |k: &str| -> Result<Option<ElementType>> {
-                match q.get(k).and_then(|a| ffi::type_attr_value(*a)) {
+                match q.get(k).and_then(|a| typed::type_attr_value(*a)) {
                     Some(t) => self
                         .element(t, desc, &format!("{context}, quantization.{k}"))
                         .map(Some),
@@ -136,12 +141,12 @@ impl<'c> Collector<'c> {
                 }
             };
             let axis = || -> Result<u32> {
-                qi("axis")
+                qi(vocab::AXIS)
                     .and_then(|a| u32::try_from(a).ok())
                     .ok_or_else(|| bad("quantization.axis must be a non-negative integer".into()))
             };
             let scheme_name = q
-                .get("scheme")
+                .get(vocab::SCHEME)
                 .and_then(|a| ffi::string_attr(*a))
                 .unwrap_or_default();
             let scheme = match scheme_name.as_str() {
@@ -149,7 +154,7 @@ impl<'c> Collector<'c> {
                 "per_axis" => QuantizationScheme::PerAxis { axis: axis()? },
                 "per_block" => QuantizationScheme::PerBlock {
                     axis: axis()?,
-                    block_size: qi("block_size")
+                    block_size: qi(vocab::BLOCK_SIZE)
                         .and_then(|b| u64::try_from(b).ok())
                         .ok_or_else(|| bad("quantization.block_size must be >= 0".into()))?,
                 },
@@ -159,17 +164,17 @@ impl<'c> Collector<'c> {
             };
             d.quantization = Some(Quantization {
                 scheme,
-                expressed_type: qt("expressed_type")?
+                expressed_type: qt(vocab::EXPRESSED_TYPE)?
                     .ok_or_else(|| bad("quantization.expressed_type is required".into()))?,
-                scale_type: qt("scale_type")?.unwrap_or(ElementType::Float32),
-                zero_point_type: qt("zero_point_type")?,
-                storage_min: qi("storage_min").unwrap_or(0),
-                storage_max: qi("storage_max").unwrap_or(0),
+                scale_type: qt(vocab::SCALE_TYPE)?.unwrap_or(ElementType::Float32),
+                zero_point_type: qt(vocab::ZERO_POINT_TYPE)?,
+                storage_min: qi(vocab::STORAGE_MIN).unwrap_or(0),
+                storage_max: qi(vocab::STORAGE_MAX).unwrap_or(0),
             });
         }
         let mut buffers = Vec::new();
-        for (i, b) in attr(op, "buffers")
-            .and_then(ffi::array_attr)
+        for (i, b) in attr(op, vocab::BUFFERS)
+            .and_then(typed::array_attr)
             .unwrap_or_default()
             .into_iter()
             .enumerate()

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::{Collector, Entry, NAME_ATTR, attr, dims};
+use crate::typed;
 use hurray::TensorDescriptor;
 use melior::ir::operation::OperationLike;
 use melior::ir::{OperationRef, Type, ValueLike};
@@ -16,13 +17,13 @@ impl<'c> Collector<'c> {
         desc: &str,
     ) -> Result<()> {
         let Some((inputs, results)) = attr(op, "function_type")
-            .and_then(ffi::type_attr_value)
-            .and_then(ffi::function_type)
+            .and_then(typed::type_attr_value)
+            .and_then(typed::function_type)
         else {
             return Ok(());
         };
-        let arg_attrs = attr(op, "arg_attrs").and_then(ffi::array_attr);
-        let res_attrs = attr(op, "res_attrs").and_then(ffi::array_attr);
+        let arg_attrs = attr(op, "arg_attrs").and_then(typed::array_attr);
+        let res_attrs = attr(op, "res_attrs").and_then(typed::array_attr);
         let all = inputs
             .iter()
             .enumerate()
@@ -46,14 +47,14 @@ impl<'c> Collector<'c> {
                         .and_then(|(_, a)| ffi::string_attr(a))
                 });
             let name = explicit.unwrap_or_else(|| format!("{fname}/{kind}{i}"));
-            if ffi::is_unranked_shaped(ty) {
+            if typed::is_unranked_shaped(ty) {
                 self.skipped.push(format!(
                     "{desc}: {kind} {i} of @{fname} has unranked type {}, which no Hurray descriptor can hold",
                     ffi::type_str(ty)
                 ));
                 continue;
             }
-            if !ffi::is_ranked_tensor(ty) {
+            if !typed::is_ranked_tensor(ty) {
                 continue;
             }
             if let Some(d) =

@@ -16,12 +16,6 @@ use std::rc::Rc;
 /// `cargo xtask codegen`.
 pub const HURRAY_IRDL: &str = include_str!("gen/hurray.irdl.mlir");
 
-/// 64-byte aligned bytes, so MLIR bytecode (whose resource sections need
-/// alignment) can be parsed from memory.
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(64))]
-struct Block([u8; 64]);
-
 /// An MLIR context ready for Hurray: all upstream dialects registered, the
 /// `hurray` IRDL dialect loaded, diagnostics captured for error messages.
 ///
@@ -31,7 +25,9 @@ pub struct Mlir {
     // dropped before the source buffers MLIR may still reference.
     context: Context,
     diagnostics: Rc<RefCell<Vec<String>>>,
-    sources: RefCell<Vec<Vec<Block>>>,
+    /// Parsed inputs, copied 64-byte aligned (MLIR bytecode's resource
+    /// sections need alignment) and kept for modules that reference them.
+    sources: RefCell<Vec<hurray::AlignedBytes>>,
 }
 
 impl std::fmt::Debug for Mlir {
@@ -132,27 +128,18 @@ impl Mlir {
     /// Parses MLIR text or bytecode (detected by its magic) and verifies it.
     /// `source_name` names the input in errors.
     pub fn parse(&self, source: &[u8], source_name: &str) -> Result<Module<'_>> {
-        let mut blocks = vec![Block([0; 64]); source.len().div_ceil(64).max(1)];
-        let len = source.len();
-        {
-            // SAFETY: `Block` is a plain 64-byte array with no padding, so the
-            // vector is `blocks.len() * 64` initialised bytes; we only write
-            // `len <= blocks.len() * 64` of them.
-            let dst = unsafe {
-                std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast::<u8>(), blocks.len() * 64)
-            };
-            dst[..len].copy_from_slice(source);
-        }
+        let aligned = hurray::AlignedBytes::copy_from(source);
         let data = sys::MlirStringRef {
-            data: blocks.as_ptr().cast(),
-            length: len,
+            data: aligned.as_slice().as_ptr().cast(),
+            length: aligned.as_slice().len(),
         };
         self.diagnostics.borrow_mut().clear();
-        // SAFETY: the context is alive; `data` points at `len` initialised
-        // bytes kept alive in `self.sources` until the context is dropped, so
-        // a module that keeps referencing the buffer stays valid.
+        // SAFETY: the context is alive; `data` points at the initialised bytes
+        // of `aligned`, whose heap storage does not move when `aligned` is
+        // pushed into `self.sources` and lives until the context is dropped,
+        // so a module that keeps referencing the buffer stays valid.
         let raw = unsafe { sys::mlirModuleCreateParse(self.context.to_raw(), data) };
-        self.sources.borrow_mut().push(blocks);
+        self.sources.borrow_mut().push(aligned);
         // SAFETY: a module handle just returned by the parser (null on failure).
         let module = unsafe { Module::from_option_raw(raw) };
         module.ok_or_else(|| Error::Parse {

@@ -28,7 +28,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Cursor, IsTerminal, Read, Write};
+use std::io::{BufWriter, Cursor, IsTerminal, Write};
 use std::path::Path;
 
 /// Bytes handed to the destination at a time.
@@ -386,16 +386,4 @@ fn atomic_output(path: &Path) -> Result<(AtomicFile, BufWriter<std::fs::File>)> 
 fn commit(file: AtomicFile, out: BufWriter<std::fs::File>) -> Result<()> {
     out.into_inner().map_err(|e| e.into_error())?;
     file.commit().map_err(|e| anyhow!("{e}"))
-}
-
-/// Reads until `buf` is full or the stream ends; returns the bytes read.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    Ok(got)
 }

@@ -49,9 +49,9 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
             npy::entry(name, header, Data::Slice(&body[data_start..]))?
         } else {
             // Compressed: read the header now, inflate the data when its turn comes.
-            let mut head = vec![0u8; 12];
-            let got = super::read_up_to(&mut member, &mut head)?;
-            head.truncate(got);
+            let mut head = Vec::with_capacity(12);
+            (&mut member).take(12).read_to_end(&mut head)?;
+            let got = head.len();
             let (pre, len) =
                 npy::preamble(&head).with_context(|| format!("npz member {member_name:?}"))?;
             head.resize(pre + len, 0);

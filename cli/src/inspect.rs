@@ -1,10 +1,12 @@
 //! `hurray inspect`, `hurray validate` and `hurray example`.
 
+use crate::output::{Shown, stdout};
 use anyhow::Result;
 use hurray::{
     Dim, ElementType, File, Layout, Quantization, TensorDescriptor, TensorRef, Writer, shape,
 };
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -85,6 +87,7 @@ pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
     // The error names the path already.
     let file = File::open(path)?;
     let reader = file.reader();
+    let mut out = stdout();
     if as_json {
         let (major, minor) = reader.version();
         let tensors: Vec<Value> = reader.tensors().map(|t| tensor_json(&t)).collect();
@@ -93,16 +96,17 @@ pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
             .map(|(k, v)| (k.to_owned(), json!(v)))
             .collect();
         let doc = json!({ "version": format!("{major}.{minor}"), "metadata": metadata, "tensors": tensors });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
     let (major, minor) = reader.version();
-    println!(
+    writeln!(
+        out,
         "{}: Hurray {major}.{minor}, {} tensor(s), {} bytes",
         path.display(),
         reader.len(),
         reader.bytes().len()
-    );
+    )?;
     for t in reader.tensors() {
         let data = if t.is_descriptor_only() {
             "no data".to_owned()
@@ -113,13 +117,14 @@ pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
             .quantization()
             .map(|q| format!("  {}", quant_text(t.element_type(), &q)))
             .unwrap_or_default();
-        println!(
+        writeln!(
+            out,
             "  {}  {}  {}  {}  {data}{quant}",
-            t.name(),
+            Shown(t.name()),
             t.element_type().name(),
             shape_text(&t),
             layout_text(&t.layout())
-        );
+        )?;
     }
     Ok(())
 }
@@ -137,23 +142,24 @@ fn validate_one(path: &Path) -> Vec<String> {
     }
 }
 
-pub(crate) fn validate(paths: &[PathBuf]) -> ExitCode {
+pub(crate) fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
     let mut ok = true;
+    let mut out = stdout();
     for path in paths {
         let problems = validate_one(path);
         if problems.is_empty() {
-            println!("{}: ok", path.display());
+            writeln!(out, "{}: ok", path.display())?;
         }
         for p in problems {
             ok = false;
-            println!("{}: {p}", path.display());
+            writeln!(out, "{}: {p}", path.display())?;
         }
     }
-    if ok {
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
+    })
 }
 
 pub(crate) fn example(output: &Path) -> Result<()> {
@@ -192,6 +198,6 @@ pub(crate) fn example(output: &Path) -> Result<()> {
         &[],
     )?;
     let len = w.finish()?;
-    println!("wrote {} ({len} bytes)", output.display());
+    writeln!(stdout(), "wrote {} ({len} bytes)", output.display())?;
     Ok(())
 }

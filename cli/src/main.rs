@@ -9,6 +9,7 @@ mod convert;
 mod inspect;
 #[cfg(feature = "mlir")]
 mod mlir_cmd;
+mod output;
 
 #[derive(Parser)]
 #[command(
@@ -38,7 +39,14 @@ enum Command {
     /// Write the bundled example tensors (dense, empty, sub-byte, sparse, quantized, dynamic) to a file.
     Example { output: PathBuf },
     /// Convert between .hurray, .safetensors, .npy and .npz (formats chosen by extension).
-    Convert { input: PathBuf, output: PathBuf },
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        /// Write tensors far larger than the input bytes they are made from (over 16x and
+        /// 64 MiB: broadcast strides expanded densely, highly compressed .npz members).
+        #[arg(long)]
+        allow_expansion: bool,
+    },
     #[cfg(feature = "mlir")]
     #[command(flatten)]
     Mlir(mlir_cmd::MlirCommand),
@@ -50,16 +58,22 @@ fn main() -> ExitCode {
         Command::Inspect { file, json } => {
             inspect::inspect(&file, json).map(|()| ExitCode::SUCCESS)
         }
-        Command::Validate { files } => Ok(inspect::validate(&files)),
+        Command::Validate { files } => inspect::validate(&files),
         Command::Example { output } => inspect::example(&output).map(|()| ExitCode::SUCCESS),
-        Command::Convert { input, output } => {
-            convert::convert(&input, &output).map(|()| ExitCode::SUCCESS)
-        }
+        Command::Convert {
+            input,
+            output,
+            allow_expansion,
+        } => convert::convert(&input, &output, convert::Options { allow_expansion })
+            .map(|()| ExitCode::SUCCESS),
         #[cfg(feature = "mlir")]
         Command::Mlir(command) => mlir_cmd::run(command),
     };
     match result {
         Ok(code) => code,
+        // The reader of our output went away (`hurray inspect f | head -1`):
+        // end quietly, with the status a shell shows for SIGPIPE.
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::from(output::BROKEN_PIPE_STATUS),
         Err(e) => {
             eprintln!("hurray: {e:#}");
             ExitCode::FAILURE

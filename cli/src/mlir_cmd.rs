@@ -1,9 +1,11 @@
 //! `hurray from-mlir` and `hurray to-mlir` (cargo feature `mlir`, which links
 //! LLVM/MLIR 22 through hurray-mlir).
 
+use crate::output::stdout;
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
 use hurray_mlir::{ImportStyle, LowerOptions, Mlir};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,6 +26,10 @@ pub(crate) enum MlirCommand {
         /// Store `index` elements as i64 instead of failing.
         #[arg(long)]
         index_as_i64: bool,
+        /// Write tensors far larger than the IR that holds them (over 16x and 64 MiB:
+        /// splats of huge shapes, dense constants with a sparse encoding).
+        #[arg(long)]
+        allow_expansion: bool,
         /// Work in this process. By default the work runs in a child process,
         /// because MLIR itself aborts or segfaults on some malformed input.
         #[arg(long, hide = true)]
@@ -63,12 +69,14 @@ pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
             no_signatures,
             tensor_empty,
             index_as_i64,
+            allow_expansion,
             in_process: true,
         } => {
             let mut options = LowerOptions::default();
             options.signatures = !no_signatures;
             options.tensor_empty = tensor_empty;
             options.index_as_i64 = index_as_i64;
+            options.allow_expansion = allow_expansion;
             let mlir = Mlir::new()?;
             let module = mlir.parse_file(&input)?;
             let lowered = hurray_mlir::lower_module_to_path(&module, &output, options)
@@ -82,13 +90,14 @@ pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
                 .iter()
                 .filter(|t| t.descriptor.descriptor_only)
                 .count();
-            println!(
+            writeln!(
+                stdout(),
                 "{}: {} tensor(s) ({} descriptor-only), {data} data bytes, file {} bytes",
                 output.display(),
                 lowered.tensors.len(),
                 descriptors,
                 lowered.file_len
-            );
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         MlirCommand::ToMlir {
@@ -109,7 +118,7 @@ pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
                 hurray_mlir::import_to_text(&file, style)?.into_bytes()
             };
             write_atomically(&output, &bytes)?;
-            println!("{}: {} tensor(s)", output.display(), file.len());
+            writeln!(stdout(), "{}: {} tensor(s)", output.display(), file.len())?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -117,7 +126,6 @@ pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
 
 /// Writes `bytes` to `path` through the runtime's atomic writer.
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
     let mut file = hurray::AtomicFile::create(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     file.write_all(bytes)
         .with_context(|| format!("writing {}", file.temp_path().display()))?;
@@ -129,9 +137,13 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
 /// child writes through `Writer::create`, so a crash leaves no output file.
 fn isolated(input: &std::path::Path, output: &std::path::Path) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("locating the hurray executable")?;
+    // `--in-process` goes right after the subcommand's name, before the
+    // user's arguments: after a `--` among them it would be read as a path.
+    let mut args = std::env::args_os().skip(1);
     let status = std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
+        .args(args.next())
         .arg("--in-process")
+        .args(args)
         .status()
         .context("starting the lowering process")?;
     match status.code() {

@@ -87,14 +87,43 @@ fn type_of(ctx: &Context, et: ElementType) -> Result<Type<'_>> {
     })
 }
 
+/// Metadata as a dictionary attribute. MLIR has no attribute name for an
+/// empty key (`{"" = ...}` does not parse), so one is refused rather than
+/// printed as IR that no MLIR tool reads back.
 fn string_dict<'c>(
     ctx: &'c Context,
+    owner: &str,
     entries: impl Iterator<Item = (String, String)>,
-) -> Attribute<'c> {
-    let named: Vec<_> = entries
-        .map(|(k, v)| (id(ctx, &k), StringAttribute::new(ctx, &v).into()))
-        .collect();
-    DictionaryAttribute::new(ctx, &named).into()
+) -> Result<Attribute<'c>> {
+    let mut named = Vec::new();
+    for (k, v) in entries {
+        if k.is_empty() {
+            return Err(Error::Unsupported {
+                op: "import".into(),
+                what: format!("metadata of {owner}: an empty key"),
+                reason: "MLIR attribute names cannot be empty".into(),
+            });
+        }
+        named.push((id(ctx, &k), StringAttribute::new(ctx, &v).into()));
+    }
+    Ok(DictionaryAttribute::new(ctx, &named).into())
+}
+
+/// The dimensions of `d` as MLIR's signed 64-bit sizes, `dynamic` standing
+/// for a dynamic one. A fixed dimension of 2^63 or more has no MLIR form
+/// (it would read back as dynamic), so it is refused.
+fn mlir_dims(d: &hurray::TensorDescriptor, dynamic: i64) -> Result<Vec<i64>> {
+    d.shape
+        .iter()
+        .map(|dim| match dim {
+            Dim::Dynamic => Ok(dynamic),
+            Dim::Fixed(n) => i64::try_from(*n).map_err(|_| Error::Unsupported {
+                op: "import".into(),
+                what: format!("tensor {:?}: dimension {n}", d.name),
+                reason: "MLIR shapes are signed 64-bit, so 2^63 and above do not fit".into(),
+            }),
+        })
+        .collect()
 }
 
 /// A resource key MLIR prints as a bare identifier.
@@ -158,8 +187,9 @@ fn import_hurray<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) -> R
                 id(ctx, vocab::METADATA),
                 string_dict(
                     ctx,
+                    "the file",
                     reader.metadata().map(|(k, v)| (k.to_owned(), v.to_owned())),
-                ),
+                )?,
             ),
         ])
         .add_results(&[handle_ty])
@@ -181,24 +211,7 @@ fn tensor_op<'c, 'a>(
     t: &TensorRef<'c>,
 ) -> Result<melior::ir::Operation<'c>> {
     let d = t.descriptor();
-    let shape: Vec<i64> = d
-        .shape
-        .iter()
-        .map(|dim| match dim {
-            Dim::Fixed(n) => *n as i64,
-            Dim::Dynamic => -1,
-        })
-        .collect();
-    if d.shape
-        .iter()
-        .any(|x| matches!(x, Dim::Fixed(n) if *n > i64::MAX as u64))
-    {
-        return Err(Error::Unsupported {
-            op: "import".into(),
-            what: format!("tensor {:?} with a dimension above 2^63", d.name),
-            reason: "MLIR shapes are signed 64-bit".into(),
-        });
-    }
+    let shape = mlir_dims(&d, -1)?;
     let mut params: Vec<(Identifier<'c>, Attribute<'c>)> = Vec::new();
     let layout = match &d.layout {
         Layout::Dense => "dense",
@@ -325,7 +338,11 @@ fn tensor_op<'c, 'a>(
             ),
             (
                 id(ctx, vocab::METADATA),
-                string_dict(ctx, d.metadata.clone().into_iter()),
+                string_dict(
+                    ctx,
+                    &format!("tensor {:?}", d.name),
+                    d.metadata.clone().into_iter(),
+                )?,
             ),
         ])
         .build()?;
@@ -350,14 +367,7 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
         if d.quantization.is_some() {
             return Err(unsupported("quantization"));
         }
-        let dims: Vec<i64> = d
-            .shape
-            .iter()
-            .map(|x| match x {
-                Dim::Fixed(n) => *n as i64,
-                Dim::Dynamic => i64::MIN,
-            })
-            .collect();
+        let dims = mlir_dims(&d, i64::MIN)?;
         let el = type_of(ctx, d.element_type)?;
         let ty_text = format!(
             "tensor<{}{}>",

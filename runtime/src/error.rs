@@ -237,6 +237,19 @@ pub enum Error {
     /// Streamed tensor data did not match the descriptor.
     #[error("tensor {tensor:?}: {reason}")]
     WriteMismatch { tensor: String, reason: String },
+    /// An output would be far larger than the input bytes it is made from
+    /// (see [`crate::limits`]); writing it needs an explicit opt-in.
+    #[error(
+        "tensor {tensor:?}: would expand {stored} stored bytes to {output} bytes, over the \
+         {limit}-byte limit (16x the stored bytes, or 64 MiB); expanding it needs an explicit opt-in \
+         (`--allow-expansion` on the command line)"
+    )]
+    Expansion {
+        tensor: String,
+        stored: u64,
+        output: u64,
+        limit: u64,
+    },
 }
 
 fn allowed_suffix(allowed: &[ElementType]) -> String {

@@ -41,6 +41,7 @@ mod count;
 mod descriptor;
 mod element;
 mod error;
+pub mod limits;
 pub mod minifloat;
 pub mod pack;
 mod validate;

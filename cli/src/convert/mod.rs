@@ -163,6 +163,16 @@ impl<'a> Entry<'a> {
             Data::None => 0,
         }
     }
+
+    /// Bytes of the input this tensor is made from: what is stored, or for a
+    /// compressed `.npz` member what is really in the archive, not what it
+    /// declares it inflates to.
+    fn input_len(&self) -> u64 {
+        match &self.data {
+            Data::Zip { compressed, .. } => *compressed,
+            _ => self.stored_len(),
+        }
+    }
 }
 
 /// Where a tensor's stored bytes are.
@@ -170,8 +180,14 @@ impl<'a> Entry<'a> {
 enum Data<'a> {
     /// In the memory map.
     Slice(&'a [u8]),
-    /// In a compressed `.npz` member, after `skip` header bytes.
-    Zip { index: usize, skip: u64, len: u64 },
+    /// In a compressed `.npz` member, after `skip` header bytes; the member
+    /// takes `compressed` bytes of the archive.
+    Zip {
+        index: usize,
+        skip: u64,
+        len: u64,
+        compressed: u64,
+    },
     /// Nowhere (the tensor does not leave Hurray).
     None,
 }
@@ -189,7 +205,9 @@ impl<'a> Source<'a> {
         match e.data {
             Data::Slice(s) => Ok(Cow::Borrowed(s)),
             Data::None => Ok(Cow::Borrowed(&[])),
-            Data::Zip { index, skip, len } => {
+            Data::Zip {
+                index, skip, len, ..
+            } => {
                 let zip = self.zip.as_ref().context("no archive")?;
                 npz::inflate(&mut zip.borrow_mut(), index, skip, len, &e.name).map(Cow::Owned)
             }
@@ -200,6 +218,9 @@ impl<'a> Source<'a> {
 /// Maps `path` read-only.
 fn map(path: &Path) -> Result<memmap2::Mmap> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        bail!("opening {}: it is a directory", path.display());
+    }
     // SAFETY: a read-only private map, read only through `&[u8]`. As with every
     // mapped reader, another process truncating the file meanwhile is outside
     // what Rust can guard against.
@@ -211,8 +232,17 @@ fn map(path: &Path) -> Result<memmap2::Mmap> {
     Ok(map)
 }
 
+/// What `hurray convert` may do beyond the resource policy's defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Options {
+    /// Write tensors far larger than the input bytes they come from
+    /// (broadcast strides expanded densely, highly compressed members); see
+    /// [`hurray::limits::check_expansion`].
+    pub(crate) allow_expansion: bool,
+}
+
 /// Converts `input` to `output`, formats chosen by extension.
-pub(crate) fn convert(input: &Path, output: &Path) -> Result<()> {
+pub(crate) fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     let from = Format::of(input)?;
     let to = Format::of(output)?;
     let context = || format!("converting {} to {}", input.display(), output.display());
@@ -225,7 +255,7 @@ pub(crate) fn convert(input: &Path, output: &Path) -> Result<()> {
             return hurray_format::copy(&file, output).with_context(context);
         }
         let source = hurray_format::source(&file)?;
-        return transfer(source, input, to, output).with_context(context);
+        return transfer(source, input, to, output, options).with_context(context);
     }
     let mapped = map(input)?;
     let source = match from {
@@ -235,7 +265,7 @@ pub(crate) fn convert(input: &Path, output: &Path) -> Result<()> {
         Format::Hurray => unreachable!("handled above"),
     }
     .with_context(|| format!("reading {}", input.display()))?;
-    transfer(source, input, to, output).with_context(context)
+    transfer(source, input, to, output, options).with_context(context)
 }
 
 fn progress_bar(total: u64) -> ProgressBar {
@@ -253,8 +283,9 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// Checks every tensor against the destination before anything is written.
-fn check(source: &Source<'_>, input: &Path, to: Format) -> Result<()> {
+/// Checks every tensor against the destination, and the resource policy,
+/// before anything is written.
+fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Result<()> {
     let mut problems = Vec::new();
     if to == Format::Npy && source.entries.len() != 1 {
         problems.push(format!(
@@ -279,6 +310,16 @@ fn check(source: &Source<'_>, input: &Path, to: Format) -> Result<()> {
             ));
         } else if let Some(reason) = to.refuses(e) {
             problems.push(format!("tensor {:?}: {reason}", e.name));
+        } else if !options.allow_expansion
+            && let Err(err) = e.canonical_len().and_then(|out| {
+                Ok(hurray::limits::check_expansion(
+                    &e.name,
+                    e.input_len(),
+                    out,
+                )?)
+            })
+        {
+            problems.push(err.to_string());
         }
     }
     match problems.len() {
@@ -332,8 +373,14 @@ fn entries(n: usize) -> String {
     }
 }
 
-fn transfer(source: Source<'_>, input: &Path, to: Format, output: &Path) -> Result<()> {
-    check(&source, input, to)?;
+fn transfer(
+    source: Source<'_>,
+    input: &Path,
+    to: Format,
+    output: &Path,
+    options: Options,
+) -> Result<()> {
+    check(&source, input, to, options)?;
     let mut sink: Box<dyn Sink> = match to {
         Format::Hurray => Box::new(hurray_format::Sink::create(output, &source.metadata)?),
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),

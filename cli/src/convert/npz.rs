@@ -67,7 +67,17 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
                 .size()
                 .checked_sub(skip)
                 .context("npz member shorter than its header")?;
-            npy::entry(name, header, Data::Zip { index, skip, len })?
+            let compressed = member.compressed_size();
+            npy::entry(
+                name,
+                header,
+                Data::Zip {
+                    index,
+                    skip,
+                    len,
+                    compressed,
+                },
+            )?
         };
         entries.push(entry);
     }
@@ -90,12 +100,27 @@ pub(super) fn inflate(
 ) -> Result<Vec<u8>> {
     let mut member = zip.by_index(index)?;
     std::io::copy(&mut (&mut member).take(skip), &mut std::io::sink())?;
-    let mut data = Vec::with_capacity(CHUNK.min(usize::try_from(len).unwrap_or(CHUNK)));
-    // One byte past the declared size: more than declared is an error too.
-    (&mut member)
-        .take(len.saturating_add(1))
-        .read_to_end(&mut data)
-        .with_context(|| format!("inflating npz member {name:?}.npy"))?;
+    // Grown a chunk at a time as bytes really inflate, with `try_reserve`, so
+    // neither a declared size nor an opted-in expansion that outgrows memory
+    // aborts; one byte past the declared size is read, as more is an error too.
+    let mut data = Vec::new();
+    let mut rest = (&mut member).take(len.saturating_add(1));
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let n = rest
+            .read(&mut chunk)
+            .with_context(|| format!("inflating npz member {name:?}.npy"))?;
+        if n == 0 {
+            break;
+        }
+        data.try_reserve(n).with_context(|| {
+            format!(
+                "inflating npz member {name:?}.npy: no memory for more than {} bytes",
+                data.len()
+            )
+        })?;
+        data.extend_from_slice(&chunk[..n]);
+    }
     if data.len() as u64 != len {
         bail!(
             "npz member {name:?}.npy holds {} data bytes, {len} expected",

@@ -83,3 +83,39 @@ pub(crate) fn run_python(py: &Path, dir: &Path, script: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The address-space limit hostile inputs of a few KB run under.
+pub(crate) const MEMORY_LIMIT: u64 = 1 << 30;
+
+/// Runs `hurray ARGS` under a [`MEMORY_LIMIT`] address-space limit (`prlimit`).
+pub(crate) fn hurray_bounded<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new("prlimit")
+        .arg(format!("--as={MEMORY_LIMIT}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_hurray"))
+        .args(args)
+        .output()
+        .expect("run prlimit (util-linux)")
+}
+
+/// Checks a refused run: exit status 1, a message holding every one of
+/// `needles`, and nothing (no output, no temporary) left in `dir` but `keep`.
+pub(crate) fn assert_refused(out: &Output, needles: &[&str], dir: &Path, keep: &[&Path]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "status of a refusal; stderr:\n{stderr}"
+    );
+    for n in needles {
+        assert!(stderr.contains(n), "{n:?} missing from:\n{stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| !keep.contains(&p.as_path()))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    stderr
+}

@@ -113,8 +113,15 @@ impl<'c> Collector<'c> {
                     buffers.push(values)
                 }
                 Some(enc) => {
-                    let (layout, bufs) =
-                        dense_to_sparse(values, &shape, storage, enc, desc, name, et)?;
+                    let (layout, bufs) = dense_to_sparse(
+                        values,
+                        &shape,
+                        storage,
+                        enc,
+                        desc,
+                        name,
+                        self.options.allow_expansion,
+                    )?;
                     d.layout = layout;
                     buffers = bufs;
                 }

@@ -52,6 +52,11 @@ pub struct LowerOptions {
     pub tensor_empty: bool,
     /// Store `index` elements as `i64` instead of failing. Default: off.
     pub index_as_i64: bool,
+    /// Write tensors far larger than the IR bytes they come from (a splat
+    /// of a huge shape, a dense constant with a sparse encoding); otherwise
+    /// refused by [`hurray::limits::check_expansion`] before anything is
+    /// written or built. Default: off.
+    pub allow_expansion: bool,
 }
 
 impl Default for LowerOptions {
@@ -60,6 +65,7 @@ impl Default for LowerOptions {
             signatures: true,
             tensor_empty: false,
             index_as_i64: false,
+            allow_expansion: false,
         }
     }
 }
@@ -192,6 +198,20 @@ impl<'c> Collector<'c> {
                 first: first.clone(),
                 second: entry.op.clone(),
             });
+        }
+        if !self.options.allow_expansion {
+            let input: u64 = entry.buffers.iter().map(Buf::in_len).sum();
+            let output = entry
+                .buffers
+                .iter()
+                .fold(0u64, |sum, b| sum.saturating_add(b.out_len()));
+            hurray::limits::check_expansion(&entry.desc.name, input, output).map_err(|e| {
+                Error::Tensor {
+                    tensor: entry.desc.name.clone(),
+                    op: entry.op.clone(),
+                    error: Box::new(e),
+                }
+            })?;
         }
         self.names.insert(entry.desc.name.clone(), entry.op.clone());
         self.entries.push(entry);

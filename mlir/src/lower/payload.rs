@@ -93,6 +93,18 @@ impl Buf<'_> {
         }
     }
 
+    /// The bytes of the IR this buffer is made from (a splat: its one
+    /// element), which the resource policy weighs its output against.
+    pub(crate) fn in_len(&self) -> u64 {
+        match self {
+            Buf::Raw(d) | Buf::Packed { data: d, .. } | Buf::Unpacked { data: d, .. } => {
+                d.len() as u64
+            }
+            Buf::Owned(d) => d.len() as u64,
+            Buf::Splat { element, .. } => element.len() as u64,
+        }
+    }
+
     pub(crate) fn write<W: Write>(&self, tw: &mut TensorWriter<'_, W>) -> hurray::Result<()> {
         match self {
             Buf::Raw(d) => tw.write_all(d),

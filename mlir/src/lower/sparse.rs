@@ -305,15 +305,19 @@ pub(crate) fn permute<'c>(
 }
 
 /// A dense constant with a sparse encoding: its non-zero elements (any
-/// non-zero byte) become the stored entries.
+/// non-zero byte) become the stored entries. The entries are counted first
+/// and the sparse buffers' size checked against the resource policy
+/// ([`hurray::limits::check_expansion`]) before anything is built; a splat is
+/// never expanded densely, so memory is O(nnz).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn dense_to_sparse<'c>(
     values: Buf<'c>,
     shape: &[Dim],
     storage: Storage,
     enc: &ffi::SparseEncoding,
     desc: &str,
-    _name: &str,
-    _et: ElementType,
+    name: &str,
+    allow_expansion: bool,
 ) -> Result<(Layout, Vec<Buf<'c>>)> {
     let Storage::Same { bytes } = storage else {
         return Err(Error::Unsupported {
@@ -322,10 +326,24 @@ pub(crate) fn dense_to_sparse<'c>(
             reason: "write it as sparse<...>".into(),
         });
     };
-    let dense: Vec<u8> = match &values {
-        Buf::Raw(d) => d.to_vec(),
-        Buf::Splat { element, count, .. } => element[..bytes].repeat(*count as usize),
-        _ => Vec::new(),
+    let nonzero = |e: &[u8]| e.iter().any(|b| *b != 0);
+    // The elements, as (data, how many times each chunk repeats).
+    let (data, splat): (&[u8], Option<u64>) = match &values {
+        Buf::Raw(d) => (d, None),
+        Buf::Owned(d) => (d, None),
+        Buf::Splat { element, count, .. } => (&element[..bytes], Some(*count)),
+        _ => {
+            return Err(Error::Unsupported {
+                op: desc.to_owned(),
+                what: "a packed dense constant with a sparse encoding".into(),
+                reason: "write it as sparse<...>".into(),
+            });
+        }
+    };
+    let nnz = match splat {
+        Some(count) if nonzero(data) => count,
+        Some(_) => 0,
+        None => data.chunks_exact(bytes).filter(|e| nonzero(e)).count() as u64,
     };
     let dims: Vec<u64> = shape
         .iter()
@@ -335,27 +353,63 @@ pub(crate) fn dense_to_sparse<'c>(
         })
         .collect();
     let rank = dims.len();
-    let mut coords = Vec::new();
-    let mut vals = Vec::new();
-    for (i, e) in dense.chunks_exact(bytes).enumerate() {
-        if e.iter().any(|b| *b != 0) {
-            let mut rem = i as u64;
-            let mut c = vec![0i64; rank];
-            for k in (0..rank).rev() {
-                c[k] = (rem % dims[k].max(1)) as i64;
-                rem /= dims[k].max(1);
+    let index_type = index_type_for(enc);
+    let too_big = || Error::Malformed {
+        op: desc.to_owned(),
+        reason: format!("tensor {name:?}: {nnz} sparse entries overflow 64 bits"),
+    };
+    let per_entry = (rank as u64)
+        .checked_mul(index_type.unpacked_size())
+        .and_then(|i| i.checked_add(bytes as u64))
+        .ok_or_else(too_big)?;
+    let out = nnz.checked_mul(per_entry).ok_or_else(too_big)?;
+    if !allow_expansion {
+        hurray::limits::check_expansion(name, data.len() as u64, out).map_err(|e| {
+            Error::Tensor {
+                tensor: name.to_owned(),
+                op: desc.to_owned(),
+                error: Box::new(e),
             }
-            coords.extend(c);
-            vals.extend_from_slice(e);
+        })?;
+    }
+    let reserve = |n: u64| -> Result<usize> { usize::try_from(n).map_err(|_| too_big()) };
+    let no_memory = |_| Error::Malformed {
+        op: desc.to_owned(),
+        reason: format!("tensor {name:?}: no memory for {nnz} sparse entries"),
+    };
+    let mut coords: Vec<i64> = Vec::new();
+    let mut vals: Vec<u8> = Vec::new();
+    coords
+        .try_reserve_exact(reserve(nnz.saturating_mul(rank as u64))?)
+        .map_err(no_memory)?;
+    vals.try_reserve_exact(reserve(nnz.saturating_mul(bytes as u64))?)
+        .map_err(no_memory)?;
+    let mut push = |i: u64, e: &[u8]| {
+        let mut rem = i;
+        let at = coords.len();
+        coords.resize(at + rank, 0);
+        for k in (0..rank).rev() {
+            coords[at + k] = (rem % dims[k].max(1)) as i64;
+            rem /= dims[k].max(1);
+        }
+        vals.extend_from_slice(e);
+    };
+    if splat.is_some() {
+        for i in 0..nnz {
+            push(i, data);
+        }
+    } else {
+        for (i, e) in data.chunks_exact(bytes).enumerate() {
+            if nonzero(e) {
+                push(i as u64, e);
+            }
         }
     }
-    let nnz = (vals.len() / bytes) as u64;
     let entries: Vec<&[i64]> = if rank == 0 {
         Vec::new()
     } else {
         coords.chunks(rank).collect()
     };
-    let index_type = index_type_for(enc);
     match classify(enc, rank) {
         Some(SparseKind::Coo) => Ok((
             Layout::Coo {

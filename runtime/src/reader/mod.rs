@@ -19,13 +19,6 @@ mod tensor;
 
 pub use tensor::{Metadata, Shape, TensorRef, Tensors};
 
-/// FlatBuffers verifier limit on nesting. The schema nests tables three deep
-/// (Header > Tensor > a layout table, Quantization or KeyValue; buffers are
-/// structs); 16 leaves room for tables later versions append, while bounding
-/// how deep a crafted header can make the verifier recurse. The
-/// table count is bounded too, at one per 4 header bytes (below).
-const MAX_DEPTH: usize = 16;
-
 /// A verified Hurray file that owns its bytes (memory-mapped or in memory).
 #[derive(Debug)]
 pub struct File {
@@ -58,10 +51,15 @@ impl File {
     pub fn open(path: impl AsRef<Path>) -> Result<File> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
-        let len = file
+        let meta = file
             .metadata()
-            .map_err(|e| Error::io("reading metadata of", path, e))?
-            .len();
+            .map_err(|e| Error::io("reading metadata of", path, e))?;
+        if meta.is_dir() {
+            // Mapping it would fail with the puzzling "No such device".
+            let e = std::io::Error::from(std::io::ErrorKind::IsADirectory);
+            return Err(Error::io("opening", path, e));
+        }
+        let len = meta.len();
         if len < PREFIX_LEN + FOOTER_LEN {
             return Err(Error::TooShort {
                 len,
@@ -297,7 +295,7 @@ impl<'a> Reader<'a> {
         version: (u16, u16),
     ) -> Result<Self> {
         let opts = flatbuffers::VerifierOptions {
-            max_depth: MAX_DEPTH,
+            max_depth: crate::limits::MAX_HEADER_DEPTH,
             max_tables: header_bytes.len() / 4 + 1,
             max_apparent_size: header_bytes.len().saturating_mul(2).max(1 << 16),
             ignore_missing_null_terminator: false,

@@ -1,0 +1,70 @@
+//! What the command prints: standard output written through one locked,
+//! fallible handle (a closed pipe is an error to end on, not a panic), and
+//! names shown with their control characters escaped.
+
+use std::fmt;
+use std::io::StdoutLock;
+
+/// Standard output, locked; every write returns its error.
+pub(crate) fn stdout() -> StdoutLock<'static> {
+    std::io::stdout().lock()
+}
+
+/// The status a process killed by SIGPIPE reports in a shell (128 + 13):
+/// what `hurray inspect big.hurray | head -1` ends with once `head` exits.
+pub(crate) const BROKEN_PIPE_STATUS: u8 = 141;
+
+/// Whether `e` is a write to a pipe whose reader has gone.
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A tensor name as printed: control characters, invisible format
+/// characters and backslashes escaped (`\n`, `\u{1b}`, `\\`), so a name can neither
+/// drive the terminal nor fake a line of output, and every printed name maps
+/// back to one stored name.
+pub(crate) struct Shown<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            match c {
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                '\\' => f.write_str("\\\\")?,
+                c if c.is_control() || is_invisible(c) => write!(f, "\\u{{{:x}}}", u32::from(c))?,
+                c => f.write_str(c.encode_utf8(&mut [0; 4]))?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Format characters that reorder or hide text (bidirectional overrides,
+/// zero-width characters): shown as `\u{...}` like control characters.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shown;
+
+    #[test]
+    fn control_and_invisible_characters_are_escaped() {
+        assert_eq!(Shown("w.0").to_string(), "w.0");
+        assert_eq!(Shown("héllo").to_string(), "héllo");
+        assert_eq!(Shown("a\nb").to_string(), "a\\nb");
+        assert_eq!(
+            Shown("\u{1b}]0;pwned\u{7}").to_string(),
+            "\\u{1b}]0;pwned\\u{7}"
+        );
+        assert_eq!(Shown("a\\b").to_string(), "a\\\\b");
+        assert_eq!(Shown("x\u{202e}y").to_string(), "x\\u{202e}y");
+    }
+}

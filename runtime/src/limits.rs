@@ -1,0 +1,76 @@
+//! Resource limits: every bound a Hurray front door enforces on what an input
+//! may make it allocate, read or write, written down once. The policy they
+//! implement is `docs/spec/resource-limits.md`; the CLI, the MLIR lowering,
+//! the Python extension and the C API take their bounds from here.
+//!
+//! The rule behind them: nothing is allocated or written because an input
+//! *declares* a size. Memory follows the bytes really present (streamed,
+//! reserved with `try_reserve`), and an output far larger than the bytes it is
+//! made from (a broadcast tensor expanded densely, a splat, a compressed
+//! member) needs an explicit opt-in, checked before the first byte is written.
+
+use crate::error::{Error, Result};
+
+/// FlatBuffers verifier bound on table nesting. The schema nests tables
+/// three deep (Header > Tensor > a layout table, Quantization or KeyValue);
+/// 16 leaves room for tables later versions append while bounding how deep a
+/// crafted header can make the verifier recurse. The table count is bounded
+/// at one per 4 header bytes.
+pub const MAX_HEADER_DEPTH: usize = 16;
+
+/// An output may be this many times the bytes it is made from...
+pub const EXPANSION_RATIO: u64 = 16;
+
+/// ...or this many bytes, whichever is more, before it needs an opt-in.
+/// (Unpacking 1-bit bools is 8x, so it never needs one.)
+pub const EXPANSION_ALLOWANCE: u64 = 64 << 20;
+
+/// The safetensors crate's cap on a file's JSON header (its
+/// `MAX_HEADER_SIZE`): a longer header is refused when written, because no
+/// safetensors reader would read it back.
+pub const SAFETENSORS_MAX_HEADER: u64 = 100_000_000;
+
+/// The longest `.npy` header read (NumPy writes a few hundred bytes; its own
+/// reader's default cap is 10 000): a header is read whole before parsing.
+pub const NPY_MAX_HEADER: u64 = 1 << 20;
+
+/// The most bytes an output made from `stored` input bytes may take without
+/// an explicit opt-in.
+pub fn expansion_limit(stored: u64) -> u64 {
+    stored
+        .saturating_mul(EXPANSION_RATIO)
+        .max(EXPANSION_ALLOWANCE)
+}
+
+/// Checks that writing `output` bytes for `tensor`, made from `stored` bytes
+/// of input, stays within [`expansion_limit`]: [`Error::Expansion`] otherwise,
+/// naming the tensor and the size it would reach.
+pub fn check_expansion(tensor: &str, stored: u64, output: u64) -> Result<()> {
+    let limit = expansion_limit(stored);
+    if output > limit {
+        return Err(Error::Expansion {
+            tensor: tensor.to_owned(),
+            stored,
+            output,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expansion_is_bounded_by_ratio_or_allowance() {
+        assert!(check_expansion("t", 8, EXPANSION_ALLOWANCE).is_ok());
+        assert!(check_expansion("t", 1 << 30, 16 << 30).is_ok());
+        assert!(check_expansion("t", u64::MAX, u64::MAX).is_ok());
+        let e = check_expansion("b\u{1b}]0;x", 8, 1 << 40).unwrap_err();
+        assert_eq!(e.kind(), "Expansion");
+        let text = e.to_string();
+        assert!(text.contains("1099511627776 bytes"), "{text}");
+        assert!(text.contains("\\u{1b}"), "the name is escaped: {text}");
+    }
+}

@@ -83,7 +83,7 @@ fn tensor_json(t: &TensorRef<'_>) -> Value {
     })
 }
 
-pub(crate) fn inspect(path: &Path, as_json: bool) -> Result<()> {
+pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
     // The error names the path already.
     let file = File::open(path)?;
     let reader = file.reader();
@@ -142,7 +142,7 @@ fn validate_one(path: &Path) -> Vec<String> {
     }
 }
 
-pub(crate) fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
+pub fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
     let mut ok = true;
     let mut out = stdout();
     for path in paths {
@@ -162,7 +162,7 @@ pub(crate) fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
     })
 }
 
-pub(crate) fn example(output: &Path) -> Result<()> {
+pub fn example(output: &Path) -> Result<()> {
     let mut w = Writer::create(output)?;
     w.set_metadata("producer", "hurray example");
     let weights: Vec<f32> = (0..12).map(|i| i as f32 * 0.5).collect();

@@ -5,11 +5,9 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-mod convert;
-mod inspect;
 #[cfg(feature = "mlir")]
-mod mlir_cmd;
-mod output;
+use hurray_cli::mlir_cmd;
+use hurray_cli::{convert, inspect, output};
 
 #[derive(Parser)]
 #[command(

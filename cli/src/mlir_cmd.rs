@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Subcommand)]
-pub(crate) enum MlirCommand {
+#[derive(Debug, Subcommand)]
+pub enum MlirCommand {
     /// Lower MLIR (text or bytecode, any upstream dialects) to a Hurray file: every tensor
     /// constant becomes a tensor; function signatures become descriptor-only tensors.
     FromMlir {
@@ -49,13 +49,13 @@ pub(crate) enum MlirCommand {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum Style {
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Style {
     Hurray,
     MlProgram,
 }
 
-pub(crate) fn run(command: MlirCommand) -> Result<ExitCode> {
+pub fn run(command: MlirCommand) -> Result<ExitCode> {
     match command {
         MlirCommand::FromMlir {
             input,

@@ -6,16 +6,16 @@ use std::fmt;
 use std::io::StdoutLock;
 
 /// Standard output, locked; every write returns its error.
-pub(crate) fn stdout() -> StdoutLock<'static> {
+pub fn stdout() -> StdoutLock<'static> {
     std::io::stdout().lock()
 }
 
 /// The status a process killed by SIGPIPE reports in a shell (128 + 13):
 /// what `hurray inspect big.hurray | head -1` ends with once `head` exits.
-pub(crate) const BROKEN_PIPE_STATUS: u8 = 141;
+pub const BROKEN_PIPE_STATUS: u8 = 141;
 
 /// Whether `e` is a write to a pipe whose reader has gone.
-pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
@@ -27,7 +27,8 @@ pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// characters and backslashes escaped (`\n`, `\u{1b}`, `\\`), so a name can neither
 /// drive the terminal nor fake a line of output, and every printed name maps
 /// back to one stored name.
-pub(crate) struct Shown<'a>(pub(crate) &'a str);
+#[derive(Debug)]
+pub struct Shown<'a>(pub &'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,7 +6,9 @@ use hurray::{File, Layout, Writer};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(file) = File::from_bytes(data) else { return };
+    let Ok(file) = File::from_bytes(data) else {
+        return;
+    };
     let mut copy = Vec::new();
     let mut w = Writer::new(&mut copy).expect("writing to memory");
     let mut descriptors = Vec::new();
@@ -24,7 +26,8 @@ fuzz_target!(|data: &[u8]| {
         // Only files whose sparse indices are valid must round-trip; the
         // writer refuses nothing the reader accepted.
         if sparse_ok {
-            w.add_tensor(&d, &buffers).expect("a verified descriptor is writable");
+            w.add_tensor(&d, &buffers)
+                .expect("a verified descriptor is writable");
             descriptors.push((d, buffers.concat()));
         }
     }

@@ -11,6 +11,7 @@
 
 use hurray::dlpack::{DLManagedTensor, DLManagedTensorVersioned, ManagedTensor, export_legacy};
 use hurray::{Dim, ElementType, File, Layout, TensorDescriptor, TensorRef, Writer};
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyBufferError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -401,30 +402,51 @@ fn save(py: Python<'_>, path: std::path::PathBuf, tensors: &Bound<'_, PyAny>) ->
         if size == 0 {
             // ADR-007: an empty tensor has a 0-byte buffer; nothing is read.
             w.add_tensor(&desc, &[&[]]).map_err(err)?;
-        } else if t == ElementType::Bool {
-            let flat: Vec<bool> = a.call_method0("ravel")?.call_method0("tolist")?.extract()?;
-            let packed = hurray::pack_codes(flat.into_iter().map(u8::from), 1);
-            w.add_tensor(&desc, &[&packed]).map_err(err)?;
         } else {
-            // The array's own bytes, read in place (no copy): `a` is C-contiguous,
-            // and its address and size come from NumPy's array interface.
-            let address: usize = a
-                .getattr("__array_interface__")?
-                .get_item("data")?
-                .get_item(0)?
-                .extract()?;
-            let nbytes: usize = a.getattr("nbytes")?.extract()?;
-            if address == 0 {
+            // The array's bytes through the buffer protocol, read in place:
+            // `a` is C-contiguous, so its flat uint8 view is the same memory
+            // (any dtype, ml_dtypes' included, exports as bytes).
+            let flat = a
+                .call_method1("reshape", (-1,))?
+                .call_method1("view", (np.getattr("uint8")?,))?;
+            let buf = PyBuffer::<u8>::get(&flat)?;
+            if !buf.is_c_contiguous() {
                 return Err(PyValueError::new_err(format!(
-                    "tensor {name:?}: array has no data pointer"
+                    "tensor {name:?}: the array's buffer is not contiguous"
                 )));
             }
-            // SAFETY: NumPy reports `nbytes` readable bytes at `address` for the
-            // C-contiguous array `a`, which we hold; the GIL stays held and no
-            // Python code runs until the write returns, so nothing can free or
-            // resize the array meanwhile.
-            let data = unsafe { std::slice::from_raw_parts(address as *const u8, nbytes) };
-            w.add_tensor(&desc, &[data]).map_err(err)?;
+            let data: &[u8] = if buf.len_bytes() == 0 {
+                &[]
+            } else {
+                // SAFETY: the buffer protocol guarantees `len_bytes()` readable,
+                // contiguous bytes at `buf_ptr()` for as long as `buf` holds the
+                // export (until it is dropped, after the write); the GIL stays
+                // held and no Python code runs meanwhile, so nothing writes to
+                // or frees the array.
+                unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) }
+            };
+            if t == ElementType::Bool {
+                // One byte per bool in, Hurray's 1-bit bools out, streamed a
+                // chunk at a time by the runtime's packer (any non-zero byte is
+                // True, as NumPy reads it).
+                let mut tw = w.begin_tensor(&desc).map_err(err)?;
+                let mut packer = hurray::pack::Packer::new(1);
+                let (mut codes, mut packed) = (Vec::new(), Vec::new());
+                for chunk in data.chunks(1 << 20) {
+                    codes.clear();
+                    codes.extend(chunk.iter().map(|b| u8::from(*b != 0)));
+                    packed.clear();
+                    packer.push(&codes, &mut packed);
+                    tw.write_all(&packed).map_err(err)?;
+                }
+                packed.clear();
+                packer.finish(&mut packed);
+                tw.write_all(&packed).map_err(err)?;
+                tw.finish().map_err(err)?;
+            } else {
+                w.add_tensor(&desc, &[data]).map_err(err)?;
+            }
+            drop(buf); // releases the export; `data` is not used after this
         }
     }
     w.finish().map_err(err)?;

@@ -253,3 +253,41 @@ def test_compliance_vectors(hurray):
                     assert _address(arr) == t.data_ptr
                     np.testing.assert_array_equal(arr, _expected_values(e["values"], arr.dtype).reshape(arr.shape))
     assert exported > 10
+
+
+_SAVE_BOOLS = r"""
+import resource, sys
+import numpy as np
+import hurray
+n = 50_000_000
+a = np.zeros(n, dtype=bool)
+a[::3] = True
+a[7] = True
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+hurray.save(sys.argv[1], {"mask": a, "odd": np.arange(5, dtype=np.uint8).view(bool)})
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) // 1024)
+"""
+
+
+def test_save_reads_arrays_through_the_buffer_protocol(hurray, tmp_path):
+    # A 50 MB bool array: no per-element Python objects (`.tolist()` took
+    # ~9 bytes per element, +430 MB); the 1-bit packing streams in chunks.
+    out = tmp_path / "bools.hurray"
+    result = subprocess.run(
+        [sys.executable, "-c", _SAVE_BOOLS, str(out)], capture_output=True, text=True, env=dict(os.environ)
+    )
+    assert result.returncode == 0, result.stderr
+    grew_mib = int(result.stdout.strip())
+    assert grew_mib < 32, f"peak RSS grew {grew_mib} MiB saving 50 MB of bools"
+    f = hurray.open(out)
+    mask = f["mask"]
+    assert mask.shape == (50_000_000,)
+    packed = np.frombuffer(mask.tobytes(), dtype=np.uint8)
+    bits = np.unpackbits(packed, bitorder="little")[:50_000_000].astype(bool)
+    expected = np.zeros(50_000_000, dtype=bool)
+    expected[::3] = True
+    expected[7] = True
+    np.testing.assert_array_equal(bits, expected)
+    # Bytes NumPy reads as True (any non-zero) are stored as True.
+    assert f["odd"].tobytes() == bytes([0b11110])

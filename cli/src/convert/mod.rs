@@ -234,15 +234,15 @@ fn map(path: &Path) -> Result<memmap2::Mmap> {
 
 /// What `hurray convert` may do beyond the resource policy's defaults.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Options {
+pub struct Options {
     /// Write tensors far larger than the input bytes they come from
     /// (broadcast strides expanded densely, highly compressed members); see
     /// [`hurray::limits::check_expansion`].
-    pub(crate) allow_expansion: bool,
+    pub allow_expansion: bool,
 }
 
 /// Converts `input` to `output`, formats chosen by extension.
-pub(crate) fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
+pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     let from = Format::of(input)?;
     let to = Format::of(output)?;
     let context = || format!("converting {} to {}", input.display(), output.display());
@@ -266,6 +266,45 @@ pub(crate) fn convert(input: &Path, output: &Path, options: Options) -> Result<(
     }
     .with_context(|| format!("reading {}", input.display()))?;
     transfer(source, input, to, output, options).with_context(context)
+}
+
+/// Reads `bytes` as a file of the format `extension` names (`"npy"`, ...)
+/// and streams every tensor's canonical form to nowhere, with every check
+/// `convert` makes; returns the canonical bytes seen. The fuzz targets'
+/// entry: everything a conversion does to its input, without files.
+#[doc(hidden)]
+pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
+    let format = Format::of(Path::new(&format!("input.{extension}")))?;
+    let file;
+    let source = match format {
+        Format::Hurray => {
+            file = File::from_bytes(bytes).map_err(|e| anyhow!("{e}"))?;
+            hurray_format::check_complete(&file, Path::new("input"))?;
+            hurray_format::source(&file)?
+        }
+        Format::Safetensors => safetensors_format::source(bytes)?,
+        Format::Npy => npy::source(bytes, Path::new("input.npy"))?,
+        Format::Npz => npz::source(bytes)?,
+    };
+    let mut total = 0u64;
+    for e in source.entries.iter().filter(|e| e.hurray_only.is_none()) {
+        let expected = e.canonical_len()?;
+        hurray::limits::check_expansion(&e.name, e.input_len(), expected)?;
+        let data = source.load(e)?;
+        let mut seen = 0u64;
+        canonical::canonical(e, &data, &mut |chunk: &[u8]| {
+            seen += chunk.len() as u64;
+            Ok(())
+        })?;
+        if seen != expected {
+            bail!(
+                "tensor {:?}: {seen} canonical bytes, {expected} expected",
+                e.name
+            );
+        }
+        total += seen;
+    }
+    Ok(total)
 }
 
 fn progress_bar(total: u64) -> ProgressBar {

@@ -1,0 +1,8 @@
+//! The `hurray` command as a library: each subcommand a module, called by
+//! `main.rs` (and `convert::read_all` by the fuzz targets).
+
+pub mod convert;
+pub mod inspect;
+#[cfg(feature = "mlir")]
+pub mod mlir_cmd;
+pub mod output;

@@ -1,0 +1,161 @@
+//! The MLIR import path: a tensor constant built from fuzzed parts (element
+//! type, shape, splat / dense / sparse / resource payload, sparse encoding,
+//! the op that holds it) is printed as MLIR text, parsed by MLIR and lowered
+//! in process. Whatever lowers must verify as a Hurray file, sparse indices
+//! included; nothing may panic. (Raw fuzzed text would mostly find the MLIR
+//! 22 parser's own crashes, which `hurray from-mlir` isolates in a child
+//! process.)
+#![no_main]
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+const TYPES: &[&str] = &[
+    "f32",
+    "f16",
+    "bf16",
+    "f64",
+    "i1",
+    "i2",
+    "i4",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "ui8",
+    "index",
+    "complex<f32>",
+    "f8E4M3FN",
+    "f4E2M1FN",
+];
+const DIMS: &[u64] = &[0, 1, 2, 3, 7, 64, 1 << 20, 1 << 40];
+
+#[derive(Debug, Arbitrary)]
+enum Payload {
+    Splat(i8),
+    Dense(Vec<i8>),
+    Sparse(Vec<(u8, u8, i8)>),
+    Resource(Vec<u8>),
+}
+
+#[derive(Debug, Arbitrary)]
+struct Constant {
+    element: u8,
+    dims: Vec<u8>,
+    payload: Payload,
+    encoding: u8,
+    holder: u8,
+}
+
+fn value(element: &str, v: i8) -> String {
+    match element {
+        "i1" => (v & 1 == 1).to_string(),
+        e if e.starts_with('f') || e == "bf16" => format!("{:.1}", f32::from(v) / 4.0),
+        e if e.starts_with("complex") => format!("({v}.0, 1.0)"),
+        e if e.starts_with("ui") => (v as u8).to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn text(c: &Constant) -> String {
+    let element = TYPES[usize::from(c.element) % TYPES.len()];
+    let dims: Vec<u64> = c
+        .dims
+        .iter()
+        .take(4)
+        .map(|d| DIMS[usize::from(*d) % DIMS.len()])
+        .collect();
+    let encoding = match (c.encoding % 4, dims.len()) {
+        (1, 2) => ", #CSR",
+        (2, 2) => ", #CSC",
+        (3, 2) => ", #COO",
+        _ => "",
+    };
+    let shape: String = dims.iter().map(|d| format!("{d}x")).collect();
+    let ty = format!("tensor<{shape}{element}{encoding}>");
+    let attr = match &c.payload {
+        Payload::Splat(v) => format!("dense<{}>", value(element, *v)),
+        Payload::Dense(vs) => {
+            let vs: Vec<String> = vs.iter().map(|v| value(element, *v)).collect();
+            if dims.len() == 1 {
+                format!("dense<[{}]>", vs.join(", "))
+            } else {
+                format!("dense<{}>", vs.first().cloned().unwrap_or_default())
+            }
+        }
+        Payload::Sparse(entries) => {
+            let rank = dims.len();
+            let mut idx = String::new();
+            let mut vals = Vec::new();
+            for (a, b, v) in entries.iter().take(16) {
+                let coord: Vec<String> =
+                    [a, b, a, b][..rank].iter().map(|x| x.to_string()).collect();
+                let _ = write!(
+                    idx,
+                    "{}[{}]",
+                    if idx.is_empty() { "" } else { ", " },
+                    coord.join(", ")
+                );
+                vals.push(value(element, *v));
+            }
+            format!("sparse<[{idx}], [{}]>", vals.join(", "))
+        }
+        Payload::Resource(_) => "dense_resource<blob>".to_owned(),
+    };
+    let op = match c.holder % 3 {
+        0 => format!("%c = arith.constant {attr} : {ty}\n"),
+        1 => format!("ml_program.global private @g({attr}) : {ty}\n"),
+        _ => format!(
+            "func.func @f() -> {ty} {{\n  %c = arith.constant {attr} : {ty}\n  return %c : {ty}\n}}\n"
+        ),
+    };
+    let mut out = String::from(
+        "#CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>\n\
+         #CSC = #sparse_tensor.encoding<{ map = (d0, d1) -> (d1 : dense, d0 : compressed) }>\n\
+         #COO = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : compressed(nonunique), d1 : singleton) }>\n",
+    );
+    out.push_str(&op);
+    if let Payload::Resource(bytes) = &c.payload {
+        let hex: String = bytes.iter().take(256).map(|b| format!("{b:02X}")).collect();
+        let _ = write!(
+            out,
+            "{{-#\n  dialect_resources: {{\n    builtin: {{\n      blob: \"0x04000000{hex}\"\n    }}\n  }}\n#-}}\n"
+        );
+    }
+    out
+}
+
+fn mlir() -> &'static hurray_mlir::Mlir {
+    // One context for the run: creating MLIR's context per input would
+    // dominate the time. Diagnostics are drained after every input.
+    static MLIR: OnceLock<SendMlir> = OnceLock::new();
+    &MLIR
+        .get_or_init(|| SendMlir(hurray_mlir::Mlir::new().expect("MLIR context")))
+        .0
+}
+
+struct SendMlir(hurray_mlir::Mlir);
+// SAFETY: libFuzzer runs the target on one thread; the context is never
+// touched from two threads.
+unsafe impl Send for SendMlir {}
+unsafe impl Sync for SendMlir {}
+
+fuzz_target!(|c: Constant| {
+    let source = text(&c);
+    let mlir = mlir();
+    let Ok(module) = mlir.parse_text(&source) else {
+        let _ = mlir.take_diagnostics();
+        return;
+    };
+    let mut out = Vec::new();
+    let lowered =
+        hurray_mlir::lower_module(&module, &mut out, hurray_mlir::LowerOptions::default());
+    let _ = mlir.take_diagnostics();
+    if lowered.is_ok() {
+        let file = hurray::File::from_bytes(&out).expect("a lowered file verifies");
+        let problems = file.reader().check_sparse_indices();
+        assert!(problems.is_empty(), "{source}\n{problems:?}");
+    }
+});

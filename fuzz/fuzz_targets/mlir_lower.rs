@@ -5,12 +5,15 @@
 //! included; nothing may panic. (Raw fuzzed text would mostly find the MLIR
 //! 22 parser's own crashes, which `hurray from-mlir` isolates in a child
 //! process.)
-#![no_main]
+//!
+//! This target has its own `main`, which hands over to libFuzzer's driver:
+//! the MLIR static libraries carry a tool's `main` that the linker would
+//! otherwise pick over libFuzzer's.
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use std::fmt::Write;
-use std::sync::OnceLock;
+use std::cell::RefCell;
 
 const TYPES: &[&str] = &[
     "f32",
@@ -127,35 +130,58 @@ fn text(c: &Constant) -> String {
     out
 }
 
-fn mlir() -> &'static hurray_mlir::Mlir {
-    // One context for the run: creating MLIR's context per input would
-    // dominate the time. Diagnostics are drained after every input.
-    static MLIR: OnceLock<SendMlir> = OnceLock::new();
-    &MLIR
-        .get_or_init(|| SendMlir(hurray_mlir::Mlir::new().expect("MLIR context")))
-        .0
+thread_local! {
+    /// The MLIR context and how many inputs it has parsed. Creating one per
+    /// input would dominate the time; keeping one forever grows without bound
+    /// (MLIR interns every type and attribute), so it is renewed every 500.
+    static MLIR: RefCell<(Option<hurray_mlir::Mlir>, u32)> = const { RefCell::new((None, 0)) };
 }
-
-struct SendMlir(hurray_mlir::Mlir);
-// SAFETY: libFuzzer runs the target on one thread; the context is never
-// touched from two threads.
-unsafe impl Send for SendMlir {}
-unsafe impl Sync for SendMlir {}
 
 fuzz_target!(|c: Constant| {
     let source = text(&c);
-    let mlir = mlir();
-    let Ok(module) = mlir.parse_text(&source) else {
+    MLIR.with_borrow_mut(|(mlir, used)| {
+        *used += 1;
+        if *used > 500 {
+            *mlir = None;
+            *used = 1;
+        }
+        let mlir = mlir.get_or_insert_with(|| hurray_mlir::Mlir::new().expect("MLIR context"));
+        let Ok(module) = mlir.parse_text(&source) else {
+            let _ = mlir.take_diagnostics();
+            return;
+        };
+        let mut out = Vec::new();
+        let options = hurray_mlir::LowerOptions::default();
+        let lowered = hurray_mlir::lower_module(&module, &mut out, options);
         let _ = mlir.take_diagnostics();
-        return;
-    };
-    let mut out = Vec::new();
-    let lowered =
-        hurray_mlir::lower_module(&module, &mut out, hurray_mlir::LowerOptions::default());
-    let _ = mlir.take_diagnostics();
-    if lowered.is_ok() {
-        let file = hurray::File::from_bytes(&out).expect("a lowered file verifies");
-        let problems = file.reader().check_sparse_indices();
-        assert!(problems.is_empty(), "{source}\n{problems:?}");
-    }
+        if lowered.is_ok() {
+            let file = hurray::File::from_bytes(&out).expect("a lowered file verifies");
+            let problems = file.reader().check_sparse_indices();
+            assert!(problems.is_empty(), "{source}\n{problems:?}");
+        }
+    });
 });
+
+unsafe extern "C" {
+    fn LLVMFuzzerRunDriver(
+        argc: *mut std::ffi::c_int,
+        argv: *mut *mut *mut std::ffi::c_char,
+        callback: unsafe extern "C" fn(*const u8, usize) -> std::ffi::c_int,
+    ) -> std::ffi::c_int;
+    fn LLVMFuzzerTestOneInput(data: *const u8, size: usize) -> std::ffi::c_int;
+}
+
+fn main() {
+    let args: Vec<std::ffi::CString> = std::env::args_os()
+        .map(|a| std::ffi::CString::new(a.into_encoded_bytes()).expect("no NUL in arguments"))
+        .collect();
+    let mut ptrs: Vec<*mut std::ffi::c_char> = args.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    ptrs.push(std::ptr::null_mut());
+    let mut argc = args.len() as std::ffi::c_int;
+    let mut argv = ptrs.as_mut_ptr();
+    // SAFETY: argv is a NULL-terminated array of NUL-terminated strings that
+    // outlive the call; the callback is libfuzzer-sys's entry point, which
+    // runs the target above.
+    let status = unsafe { LLVMFuzzerRunDriver(&mut argc, &mut argv, LLVMFuzzerTestOneInput) };
+    std::process::exit(status);
+}

@@ -291,3 +291,15 @@ def test_save_reads_arrays_through_the_buffer_protocol(hurray, tmp_path):
     np.testing.assert_array_equal(bits, expected)
     # Bytes NumPy reads as True (any non-zero) are stored as True.
     assert f["odd"].tobytes() == bytes([0b11110])
+
+
+def test_metadata_survives_truncation_by_another_process(hurray, tmp_path):
+    # The header is copied out of the map at open: listing and describing
+    # tensors of a file truncated afterwards reads nothing from the map.
+    out = tmp_path / "t.hurray"
+    hurray.save(out, {"a": np.arange(1 << 16, dtype=np.float32), "b": np.ones(3, dtype=np.int8)})
+    f = hurray.open(out)
+    os.truncate(out, 0)
+    assert sorted(f.keys()) == ["a", "b"]
+    assert len(f) == 2
+    assert f["a"].shape == (1 << 16,) and f["a"].dtype == "float32"

@@ -107,7 +107,8 @@ pub enum Error {
         value: u64,
     },
     /// A field violates a layout or quantization rule.
-    #[error("tensor {tensor:?}: {field} = {value}: {reason}")]
+    /// (`tensor` is empty for a field of the header itself, such as `name_index`.)
+    #[error("{}{field} = {value}: {reason}", owner_prefix(tensor))]
     InvalidField {
         tensor: String,
         field: String,
@@ -252,6 +253,15 @@ pub enum Error {
     },
 }
 
+/// `tensor "w": `, or nothing for a field that belongs to no tensor.
+fn owner_prefix(tensor: &str) -> String {
+    if tensor.is_empty() {
+        "header: ".to_owned()
+    } else {
+        format!("tensor {tensor:?}: ")
+    }
+}
+
 fn allowed_suffix(allowed: &[ElementType]) -> String {
     if allowed.is_empty() {
         String::new()
@@ -305,6 +315,13 @@ mod tests {
         assert_eq!(e.kind(), "Io");
         assert_eq!(e.to_string(), "opening /x: gone");
         assert!(std::error::Error::source(&e).is_none());
+        let e = Error::InvalidField {
+            tensor: String::new(),
+            field: "name_index".into(),
+            value: "3 slots".into(),
+            reason: "r".into(),
+        };
+        assert_eq!(e.to_string(), "header: name_index = 3 slots: r");
         let e = Error::from(std::io::Error::other("disk"));
         assert_eq!(e.kind(), "Stream");
         assert!(std::error::Error::source(&e).is_none());

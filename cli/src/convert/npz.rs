@@ -11,10 +11,12 @@
 use super::{CHUNK, Data, Entry, Feed, Source, npy};
 use anyhow::{Context, Result, bail};
 use hurray::AtomicFile;
+use std::cell::Cell;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Cursor, Read, Write};
 use std::path::Path;
+use std::rc::Rc;
 
 type Archive<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
 
@@ -153,17 +155,67 @@ pub(super) fn refuses_name(name: &str) -> Option<String> {
 
 /// Writes converted arrays to a store-only `.npz` archive.
 pub(super) struct Sink {
-    file: AtomicFile,
-    zip: zip::ZipWriter<BufWriter<std::fs::File>>,
+    file: Option<AtomicFile>,
+    zip: Option<zip::ZipWriter<Abandonable>>,
+    abandoned: Rc<Cell<bool>>,
+}
+
+/// The archive's output. A `ZipWriter` dropped unfinished finishes itself
+/// and, if that fails (a full disk), prints to stderr on its own; once the
+/// conversion has failed, this writer swallows those last writes, so the
+/// conversion's own error is the only message and `AtomicFile` removes the
+/// temporary file.
+struct Abandonable {
+    out: BufWriter<std::fs::File>,
+    abandoned: Rc<Cell<bool>>,
+}
+
+impl Write for Abandonable {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.abandoned.get() {
+            return Ok(buf.len());
+        }
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.abandoned.get() {
+            return Ok(());
+        }
+        self.out.flush()
+    }
+}
+
+impl std::io::Seek for Abandonable {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.out.seek(pos)
+    }
 }
 
 impl Sink {
     pub(super) fn create(path: &Path) -> Result<Self> {
         let (file, out) = super::atomic_output(path)?;
+        let abandoned = Rc::new(Cell::new(false));
+        let out = Abandonable {
+            out,
+            abandoned: abandoned.clone(),
+        };
         Ok(Sink {
-            file,
-            zip: zip::ZipWriter::new(out),
+            file: Some(file),
+            zip: Some(zip::ZipWriter::new(out)),
+            abandoned,
         })
+    }
+
+    fn zip(&mut self) -> Result<&mut zip::ZipWriter<Abandonable>> {
+        self.zip.as_mut().context("the archive is finished")
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        // Still holding the archive means the conversion failed.
+        self.abandoned.set(true);
     }
 }
 
@@ -175,14 +227,20 @@ impl super::Sink for Sink {
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
             .large_file(size >= u64::from(u32::MAX));
-        self.zip.start_file(format!("{}.npy", e.name), options)?;
-        self.zip.write_all(&header)?;
-        super::write_exact(e, &mut self.zip, feed)
+        let zip = self.zip()?;
+        zip.start_file(format!("{}.npy", e.name), options)?;
+        zip.write_all(&header)?;
+        super::write_exact(e, zip, feed)
     }
 
-    fn finish(self: Box<Self>) -> Result<()> {
-        let out = self.zip.finish()?;
-        super::commit(self.file, out)
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        let out = self
+            .zip
+            .take()
+            .context("the archive is finished")?
+            .finish()?;
+        let file = self.file.take().context("the archive is finished")?;
+        super::commit(file, out.out)
     }
 }
 

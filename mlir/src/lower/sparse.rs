@@ -40,7 +40,13 @@ impl<'c> Collector<'c> {
                 });
             }
         };
-        let coords = read_i64s(indices, nnz * rank as u64, desc)?;
+        let n = nnz
+            .checked_mul(rank as u64)
+            .ok_or_else(|| Error::Malformed {
+                op: desc.to_owned(),
+                reason: format!("{nnz} sparse entries of rank {rank} overflow 64 bits"),
+            })?;
+        let coords = read_i64s(indices, n, desc)?;
         let vals = self.values_buf(values, storage, nnz, desc, name)?;
         let entries: Vec<&[i64]> = if rank == 0 {
             Vec::new()
@@ -77,7 +83,15 @@ impl<'c> Collector<'c> {
         match classify(enc, rank) {
             Some(SparseKind::Coo) => coo(index_type),
             Some(SparseKind::Compressed { by_column }) => compress(
-                &entries, vals, shape, storage, by_column, index_type, nnz, desc,
+                &entries,
+                vals,
+                shape,
+                storage,
+                by_column,
+                index_type,
+                nnz,
+                desc,
+                (name, self.options.allow_expansion),
             ),
             None => Err(unsupported_encoding(desc, enc)),
         }
@@ -120,7 +134,22 @@ pub(crate) fn read_ints(
         op: desc.to_owned(),
         reason: format!("{what}: too many elements"),
     })?;
-    let len = if splat { per } else { count * per };
+    let too_many = || Error::Malformed {
+        op: desc.to_owned(),
+        reason: format!("{what}: {count} elements of {per} bytes overflow the address space"),
+    };
+    let expanded = count.checked_mul(per).ok_or_else(too_many)?;
+    if splat {
+        // A splat is one stored integer; the vector below would be built
+        // from the count it merely declares, so it is held to the policy.
+        hurray::limits::check_expansion(what, per as u64, expanded as u64).map_err(|e| {
+            Error::Malformed {
+                op: desc.to_owned(),
+                reason: e.to_string(),
+            }
+        })?;
+    }
+    let len = if splat { per } else { expanded };
     // SAFETY: a dense attribute of `width`-bit integers holding `n` elements:
     // one element's bytes for a splat, else `per` bytes per element.
     let raw = unsafe { ffi::dense_raw(a, len) };
@@ -220,6 +249,11 @@ pub(crate) fn unsupported_encoding(desc: &str, enc: &ffi::SparseEncoding) -> Err
 
 /// CSR (or CSC with `by_column`) buffers from coordinates and values.
 #[allow(clippy::too_many_arguments)]
+/// CSR/CSC buffers from sorted-or-not `entries`. The pointer buffer has one
+/// entry per row (column) whatever nnz is, so its size is held to the
+/// resource policy against the entries really present (`budget`: the
+/// tensor's name and whether expansion was allowed) before it is allocated.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn compress<'c>(
     entries: &[&[i64]],
     vals: Buf<'c>,
@@ -229,6 +263,7 @@ pub(crate) fn compress<'c>(
     index_type: ElementType,
     nnz: u64,
     desc: &str,
+    budget: (&str, bool),
 ) -> Result<(Layout, Vec<Buf<'c>>)> {
     let (major, minor) = if by_column { (1, 0) } else { (0, 1) };
     let majors = match shape.get(major) {
@@ -253,7 +288,31 @@ pub(crate) fn compress<'c>(
     }
     // An empty tensor has no bytes at all, pointers included (ADR-007).
     let empty = shape.contains(&Dim::Fixed(0));
-    let mut pointers = vec![0i64; if empty { 0 } else { majors + 1 }];
+    let (name, allow_expansion) = budget;
+    let pointer_count = if empty { 0 } else { majors.saturating_add(1) };
+    let input = entries
+        .iter()
+        .map(|e| e.len() as u64 * 8)
+        .sum::<u64>()
+        .saturating_add(vals.in_len());
+    let output = (pointer_count as u64)
+        .saturating_mul(index_type.unpacked_size())
+        .saturating_add(input);
+    if !allow_expansion {
+        hurray::limits::check_expansion(name, input, output).map_err(|e| Error::Tensor {
+            tensor: name.to_owned(),
+            op: desc.to_owned(),
+            error: Box::new(e),
+        })?;
+    }
+    let mut pointers = Vec::new();
+    pointers
+        .try_reserve_exact(pointer_count)
+        .map_err(|_| Error::Malformed {
+            op: desc.to_owned(),
+            reason: format!("tensor {name:?}: no memory for {pointer_count} row pointers"),
+        })?;
+    pointers.resize(pointer_count, 0i64);
     for e in entries {
         pointers[e[major] as usize + 1] += 1;
     }
@@ -431,6 +490,7 @@ pub(crate) fn dense_to_sparse<'c>(
             index_type,
             nnz,
             desc,
+            (name, allow_expansion),
         ),
         None => Err(unsupported_encoding(desc, enc)),
     }

@@ -135,11 +135,10 @@ impl<'c> Collector<'c> {
                 if pos != [0, nnz as i64] && !(nnz == 0 && pos.iter().all(|p| *p == 0)) {
                     return Err(bad(format!("COO positions {pos:?} are not [0, {nnz}]")));
                 }
-                if crd.len() as u64 != nnz * rank as u64 {
+                if Some(crd.len() as u64) != nnz.checked_mul(rank as u64) {
                     return Err(bad(format!(
-                        "COO coordinates hold {} values, not nnz x rank = {}",
+                        "COO coordinates hold {} values, not nnz x rank = {nnz} x {rank}",
                         crd.len(),
-                        nnz * rank as u64
                     )));
                 }
                 for c in crd.chunks(rank.max(1)) {

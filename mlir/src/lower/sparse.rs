@@ -247,9 +247,8 @@ pub(crate) fn unsupported_encoding(desc: &str, enc: &ffi::SparseEncoding) -> Err
     }
 }
 
-/// CSR (or CSC with `by_column`) buffers from coordinates and values.
-#[allow(clippy::too_many_arguments)]
-/// CSR/CSC buffers from sorted-or-not `entries`. The pointer buffer has one
+/// CSR (or CSC with `by_column`) buffers from coordinates and values, in
+/// any order. The pointer buffer has one
 /// entry per row (column) whatever nnz is, so its size is held to the
 /// resource policy against the entries really present (`budget`: the
 /// tensor's name and whether expansion was allowed) before it is allocated.

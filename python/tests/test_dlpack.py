@@ -302,4 +302,4 @@ def test_metadata_survives_truncation_by_another_process(hurray, tmp_path):
     os.truncate(out, 0)
     assert sorted(f.keys()) == ["a", "b"]
     assert len(f) == 2
-    assert f["a"].shape == (1 << 16,) and f["a"].dtype == "float32"
+    assert f["a"].shape == (1 << 16,) and f["a"].dtype == "f32"

@@ -113,15 +113,8 @@ impl<'c> Collector<'c> {
                     buffers.push(values)
                 }
                 Some(enc) => {
-                    let (layout, bufs) = dense_to_sparse(
-                        values,
-                        &shape,
-                        storage,
-                        enc,
-                        desc,
-                        name,
-                        self.options.allow_expansion,
-                    )?;
+                    let (layout, bufs) =
+                        dense_to_sparse(values, &shape, storage, enc, desc, self.budget(name))?;
                     d.layout = layout;
                     buffers = bufs;
                 }

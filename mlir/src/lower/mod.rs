@@ -143,6 +143,29 @@ pub(crate) struct Collector<'c> {
     pub(crate) file: Option<(FileAttrs, String)>,
 }
 
+/// The resource policy for one tensor of the lowering: unless expansion was
+/// allowed, `output` bytes may be made from `input` bytes of IR only within
+/// [`hurray::limits::check_expansion`]. Checked before a buffer is built
+/// (sparse conversions) and once more for the whole entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget<'a> {
+    pub(crate) tensor: &'a str,
+    pub(crate) allow_expansion: bool,
+}
+
+impl Budget<'_> {
+    pub(crate) fn check(&self, op: &str, input: u64, output: u64) -> Result<()> {
+        if self.allow_expansion {
+            return Ok(());
+        }
+        hurray::limits::check_expansion(self.tensor, input, output).map_err(|e| Error::Tensor {
+            tensor: self.tensor.to_owned(),
+            op: op.to_owned(),
+            error: Box::new(e),
+        })
+    }
+}
+
 /// The naming scope of generated names: a function (or other symbol with a
 /// body), with its own pre-order operation counter.
 pub(crate) struct Scope {
@@ -191,6 +214,14 @@ fn collect<'c>(module: &Module<'c>, options: LowerOptions) -> Result<Collected<'
 }
 
 impl<'c> Collector<'c> {
+    /// The resource policy for tensor `name`.
+    pub(crate) fn budget<'a>(&self, tensor: &'a str) -> Budget<'a> {
+        Budget {
+            tensor,
+            allow_expansion: self.options.allow_expansion,
+        }
+    }
+
     pub(crate) fn add(&mut self, entry: Entry<'c>) -> Result<()> {
         if let Some(first) = self.names.get(&entry.desc.name) {
             return Err(Error::DuplicateName {
@@ -199,20 +230,13 @@ impl<'c> Collector<'c> {
                 second: entry.op.clone(),
             });
         }
-        if !self.options.allow_expansion {
-            let input: u64 = entry.buffers.iter().map(Buf::in_len).sum();
-            let output = entry
-                .buffers
-                .iter()
-                .fold(0u64, |sum, b| sum.saturating_add(b.out_len()));
-            hurray::limits::check_expansion(&entry.desc.name, input, output).map_err(|e| {
-                Error::Tensor {
-                    tensor: entry.desc.name.clone(),
-                    op: entry.op.clone(),
-                    error: Box::new(e),
-                }
-            })?;
-        }
+        let input: u64 = entry.buffers.iter().map(Buf::in_len).sum();
+        let output = entry
+            .buffers
+            .iter()
+            .fold(0u64, |sum, b| sum.saturating_add(b.out_len()));
+        self.budget(&entry.desc.name)
+            .check(&entry.op, input, output)?;
         self.names.insert(entry.desc.name.clone(), entry.op.clone());
         self.entries.push(entry);
         Ok(())

@@ -1,8 +1,8 @@
 //! Sparse tensors: `sparse<...>` elements, `#sparse_tensor.encoding`
 //! classification (COO, CSR, CSC), compression, and index encoding.
 
-use super::Collector;
 use super::payload::Buf;
+use super::{Budget, Collector};
 use crate::error::{Error, Result};
 use crate::ffi::{self, RawDim, SparseLevel};
 use crate::typed;
@@ -91,7 +91,7 @@ impl<'c> Collector<'c> {
                 index_type,
                 nnz,
                 desc,
-                (name, self.options.allow_expansion),
+                self.budget(name),
             ),
             None => Err(unsupported_encoding(desc, enc)),
         }
@@ -250,8 +250,7 @@ pub(crate) fn unsupported_encoding(desc: &str, enc: &ffi::SparseEncoding) -> Err
 /// CSR (or CSC with `by_column`) buffers from coordinates and values, in
 /// any order. The pointer buffer has one
 /// entry per row (column) whatever nnz is, so its size is held to the
-/// resource policy against the entries really present (`budget`: the
-/// tensor's name and whether expansion was allowed) before it is allocated.
+/// resource policy against the entries really present before it is allocated.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compress<'c>(
     entries: &[&[i64]],
@@ -262,7 +261,7 @@ pub(crate) fn compress<'c>(
     index_type: ElementType,
     nnz: u64,
     desc: &str,
-    budget: (&str, bool),
+    budget: Budget<'_>,
 ) -> Result<(Layout, Vec<Buf<'c>>)> {
     let (major, minor) = if by_column { (1, 0) } else { (0, 1) };
     let majors = match shape.get(major) {
@@ -287,7 +286,6 @@ pub(crate) fn compress<'c>(
     }
     // An empty tensor has no bytes at all, pointers included (ADR-007).
     let empty = shape.contains(&Dim::Fixed(0));
-    let (name, allow_expansion) = budget;
     let pointer_count = if empty { 0 } else { majors.saturating_add(1) };
     let input = entries
         .iter()
@@ -297,19 +295,16 @@ pub(crate) fn compress<'c>(
     let output = (pointer_count as u64)
         .saturating_mul(index_type.unpacked_size())
         .saturating_add(input);
-    if !allow_expansion {
-        hurray::limits::check_expansion(name, input, output).map_err(|e| Error::Tensor {
-            tensor: name.to_owned(),
-            op: desc.to_owned(),
-            error: Box::new(e),
-        })?;
-    }
+    budget.check(desc, input, output)?;
     let mut pointers = Vec::new();
     pointers
         .try_reserve_exact(pointer_count)
         .map_err(|_| Error::Malformed {
             op: desc.to_owned(),
-            reason: format!("tensor {name:?}: no memory for {pointer_count} row pointers"),
+            reason: format!(
+                "tensor {:?}: no memory for {pointer_count} row pointers",
+                budget.tensor
+            ),
         })?;
     pointers.resize(pointer_count, 0i64);
     for e in entries {
@@ -367,16 +362,15 @@ pub(crate) fn permute<'c>(
 /// and the sparse buffers' size checked against the resource policy
 /// ([`hurray::limits::check_expansion`]) before anything is built; a splat is
 /// never expanded densely, so memory is O(nnz).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn dense_to_sparse<'c>(
     values: Buf<'c>,
     shape: &[Dim],
     storage: Storage,
     enc: &ffi::SparseEncoding,
     desc: &str,
-    name: &str,
-    allow_expansion: bool,
+    budget: Budget<'_>,
 ) -> Result<(Layout, Vec<Buf<'c>>)> {
+    let name = budget.tensor;
     let Storage::Same { bytes } = storage else {
         return Err(Error::Unsupported {
             op: desc.to_owned(),
@@ -421,15 +415,7 @@ pub(crate) fn dense_to_sparse<'c>(
         .and_then(|i| i.checked_add(bytes as u64))
         .ok_or_else(too_big)?;
     let out = nnz.checked_mul(per_entry).ok_or_else(too_big)?;
-    if !allow_expansion {
-        hurray::limits::check_expansion(name, data.len() as u64, out).map_err(|e| {
-            Error::Tensor {
-                tensor: name.to_owned(),
-                op: desc.to_owned(),
-                error: Box::new(e),
-            }
-        })?;
-    }
+    budget.check(desc, data.len() as u64, out)?;
     let reserve = |n: u64| -> Result<usize> { usize::try_from(n).map_err(|_| too_big()) };
     let no_memory = |_| Error::Malformed {
         op: desc.to_owned(),
@@ -489,7 +475,7 @@ pub(crate) fn dense_to_sparse<'c>(
             index_type,
             nnz,
             desc,
-            (name, allow_expansion),
+            budget,
         ),
         None => Err(unsupported_encoding(desc, enc)),
     }

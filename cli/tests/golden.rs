@@ -1,6 +1,9 @@
 //! The CLI on files written by the released formats (1.0, 1.1): `inspect --json`
 //! prints exactly the checked-in expectation and `validate` accepts them.
 
+mod common;
+
+use common::assert_ok;
 use std::path::Path;
 use std::process::Command;
 
@@ -26,11 +29,7 @@ fn inspect_json_matches(version: &str) {
         .arg(golden(&format!("{version}/example.hurray")))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let want: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(golden(&format!("{version}/example.json"))).unwrap(),

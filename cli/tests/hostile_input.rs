@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_refused, hurray_bounded};
+use common::{assert_ok, assert_refused, convert_bounded, hurray_bounded};
 use hurray::{ElementType, Layout, TensorDescriptor, Writer, shape};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ fn npz_member_declaring_a_tebibyte_is_refused_without_allocating_it() {
     let dir = tempfile::tempdir().unwrap();
     let input = npz_declaring_a_tebibyte(dir.path());
     let output = dir.path().join("out.hurray");
-    let out = hurray_bounded(&["convert".as_ref(), input.as_os_str(), output.as_os_str()]);
+    let out = convert_bounded(&input, &output, &[]);
     assert_refused(
         &out,
         &["\"big\"", "1099511627776 bytes", "--allow-expansion"],
@@ -77,12 +77,7 @@ fn npz_member_declaring_a_tebibyte_is_refused_without_allocating_it() {
         &[&input],
     );
     // Opted in, the member inflates to what it really holds and no more.
-    let out = hurray_bounded(&[
-        "convert".as_ref(),
-        "--allow-expansion".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-    ]);
+    let out = convert_bounded(&input, &output, &["--allow-expansion"]);
     assert_refused(
         &out,
         &["\"big\"", "4096 data bytes, 1099511627776 expected"],
@@ -114,7 +109,7 @@ fn broadcast_tensors_do_not_expand_without_an_opt_in() {
     assert!(std::fs::metadata(&input).unwrap().len() < 1024);
     for ext in ["safetensors", "npy", "npz"] {
         let output = dir.path().join(format!("out.{ext}"));
-        let out = hurray_bounded(&["convert".as_ref(), input.as_os_str(), output.as_os_str()]);
+        let out = convert_bounded(&input, &output, &[]);
         assert_refused(
             &out,
             &["\"broadcast\"", "8796093022208 bytes", "--allow-expansion"],
@@ -124,12 +119,8 @@ fn broadcast_tensors_do_not_expand_without_an_opt_in() {
     }
     // To Hurray the strides are kept: nothing expands.
     let output = dir.path().join("copy.hurray");
-    let out = hurray_bounded(&["convert".as_ref(), input.as_os_str(), output.as_os_str()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = convert_bounded(&input, &output, &[]);
+    assert_ok(&out);
 }
 
 #[test]
@@ -148,7 +139,7 @@ fn a_mutated_released_vector_does_not_expand_either() {
     let input = dir.path().join("mutated.hurray");
     std::fs::write(&input, &bytes).unwrap();
     let output = dir.path().join("out.safetensors");
-    let out = hurray_bounded(&["convert".as_ref(), input.as_os_str(), output.as_os_str()]);
+    let out = convert_bounded(&input, &output, &[]);
     assert_refused(&out, &["\"broadcast\"", "over the"], dir.path(), &[&input]);
 }
 
@@ -159,24 +150,15 @@ fn an_opted_in_expansion_is_written_in_full() {
     let rows = (hurray::limits::EXPANSION_ALLOWANCE / 8) + 1;
     let input = broadcast_file(dir.path(), rows);
     let output = dir.path().join("out.npy");
-    let refused = hurray_bounded(&["convert".as_ref(), input.as_os_str(), output.as_os_str()]);
+    let refused = convert_bounded(&input, &output, &[]);
     assert_refused(
         &refused,
         &["\"broadcast\"", "67108872 bytes"],
         dir.path(),
         &[&input],
     );
-    let out = hurray_bounded(&[
-        "convert".as_ref(),
-        "--allow-expansion".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = convert_bounded(&input, &output, &["--allow-expansion"]);
+    assert_ok(&out);
     let written = std::fs::read(&output).unwrap();
     let data = &written[written.len() - rows as usize * 8..];
     assert!(
@@ -199,7 +181,7 @@ fn a_safetensors_header_over_its_limit_is_refused_before_writing() {
     .unwrap();
     w.finish().unwrap();
     let output = dir.path().join("out.safetensors");
-    let out = hurray_bounded(&["convert".as_ref(), input.as_os_str(), output.as_os_str()]);
+    let out = convert_bounded(&input, &output, &[]);
     assert_refused(
         &out,
         &["safetensors header", "100000000-byte limit"],
@@ -253,7 +235,7 @@ fn inspect_shows_control_characters_in_names_visibly() {
     assert_eq!(doc["tensors"].as_array().unwrap().len(), names.len());
     // Errors quote names with Rust's escapes.
     let output = dir.path().join("out.npy");
-    let out = hurray_bounded(&["convert".as_ref(), path.as_os_str(), output.as_os_str()]);
+    let out = convert_bounded(&path, &output, &[]);
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
 }
@@ -296,15 +278,10 @@ fn missing_and_wrong_kind_inputs_say_so_once() {
     assert_eq!(text.matches("nope.hurray").count(), 1, "{text}");
     let npy_dir = dir.path().join("d.npy");
     std::fs::create_dir(&npy_dir).unwrap();
-    for args in [
-        vec!["inspect".as_ref(), npy_dir.as_os_str()],
-        vec![
-            "convert".as_ref(),
-            npy_dir.as_os_str(),
-            dir.path().join("x.hurray").into_os_string().leak() as &std::ffi::OsStr,
-        ],
+    for out in [
+        hurray_bounded(&["inspect".as_ref(), npy_dir.as_os_str()]),
+        convert_bounded(&npy_dir, &dir.path().join("x.hurray"), &[]),
     ] {
-        let out = hurray_bounded(&args);
         let text = assert_refused(&out, &["is a directory"], dir.path(), &[&npy_dir]);
         assert!(!text.contains("No such device"), "{text}");
     }

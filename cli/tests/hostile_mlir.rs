@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_refused, hurray_bounded};
+use common::{assert_ok, assert_refused, from_mlir_bounded, hurray_bounded};
 use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
 use std::path::{Path, PathBuf};
 
@@ -49,12 +49,7 @@ fn splats_are_not_expanded_without_an_opt_in() {
     ] {
         assert!(text.len() < 300, "{name}: {} bytes", text.len());
         let input = write(dir.path(), name, &text);
-        let out = hurray_bounded(&[
-            "from-mlir".as_ref(),
-            input.as_os_str(),
-            "-o".as_ref(),
-            output.as_os_str(),
-        ]);
+        let out = from_mlir_bounded(&input, &output, &[]);
         assert_refused(
             &out,
             &["\"module/0\"", reach, "--allow-expansion"],
@@ -75,17 +70,8 @@ fn sparse_splats_are_built_without_dense_expansion() {
         "zero.mlir",
         &format!("{CSR}%c = arith.constant dense<0.0> : tensor<100000x100000xf32, #CSR>\n"),
     );
-    let out = hurray_bounded(&[
-        "from-mlir".as_ref(),
-        input.as_os_str(),
-        "-o".as_ref(),
-        output.as_os_str(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = from_mlir_bounded(&input, &output, &[]);
+    assert_ok(&out);
     let file = File::open(&output).unwrap();
     let t = file.tensor("module/0").unwrap();
     assert_eq!(t.byte_length(), 100_001 * 8);
@@ -97,18 +83,8 @@ fn sparse_splats_are_built_without_dense_expansion() {
         "ones.mlir",
         &format!("{CSR}%c = arith.constant dense<2.5> : tensor<2048x2048xf32, #CSR>\n"),
     );
-    let out = hurray_bounded(&[
-        "from-mlir".as_ref(),
-        "--allow-expansion".as_ref(),
-        input.as_os_str(),
-        "-o".as_ref(),
-        output.as_os_str(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = from_mlir_bounded(&input, &output, &["--allow-expansion"]);
+    assert_ok(&out);
     let file = File::open(&output).unwrap();
     let csr = file.tensor("module/0").unwrap().csr().unwrap();
     let values = csr.values_as::<f32>().unwrap();
@@ -129,11 +105,7 @@ fn arguments_after_a_double_dash_are_paths() {
         .args(["from-mlir", "-o", "out.hurray", "--", "-x.mlir"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(dir.path().join("out.hurray").exists());
 }
 
@@ -242,11 +214,7 @@ fn names_mlir_must_quote_survive_the_round_trip() {
         ],
     ] {
         let out = hurray_bounded(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
     }
     let file = File::open(&back).unwrap();
     for (i, name) in names.iter().enumerate() {
@@ -261,10 +229,6 @@ fn names_mlir_must_quote_survive_the_round_trip() {
         .arg(&mlir)
         .output()
     {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
     }
 }

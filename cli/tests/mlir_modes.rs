@@ -3,6 +3,9 @@
 //! umask, as `touch` gives, like every `convert` output.
 #![cfg(all(feature = "mlir", unix))]
 
+mod common;
+
+use common::assert_ok;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -22,11 +25,7 @@ fn mlir_outputs_get_the_mode_of_any_new_file() {
         .args(["-c", &script])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let mode = |name: &str| {
         std::fs::metadata(dir.path().join(name))
             .unwrap()

@@ -173,6 +173,17 @@ impl<'a> Entry<'a> {
             _ => self.stored_len(),
         }
     }
+
+    /// The resource policy: the canonical form may not be far larger than
+    /// the input it is made from ([`hurray::limits::check_expansion`]).
+    fn check_expansion(&self) -> Result<()> {
+        let output = self.canonical_len()?;
+        Ok(hurray::limits::check_expansion(
+            &self.name,
+            self.input_len(),
+            output,
+        )?)
+    }
 }
 
 /// Where a tensor's stored bytes are.
@@ -258,14 +269,20 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         return transfer(source, input, to, output, options).with_context(context);
     }
     let mapped = map(input)?;
-    let source = match from {
-        Format::Safetensors => safetensors_format::source(&mapped),
-        Format::Npy => npy::source(&mapped, input),
-        Format::Npz => npz::source(&mapped),
-        Format::Hurray => unreachable!("handled above"),
-    }
-    .with_context(|| format!("reading {}", input.display()))?;
+    let source =
+        parse(from, &mapped, input).with_context(|| format!("reading {}", input.display()))?;
     transfer(source, input, to, output, options).with_context(context)
+}
+
+/// The tensors of `bytes`, a file of a format other than Hurray (whose
+/// source borrows a verified `File` instead) found at `path`.
+fn parse<'a>(from: Format, bytes: &'a [u8], path: &Path) -> Result<Source<'a>> {
+    match from {
+        Format::Safetensors => safetensors_format::source(bytes),
+        Format::Npy => npy::source(bytes, path),
+        Format::Npz => npz::source(bytes),
+        Format::Hurray => unreachable!("a Hurray source borrows its File"),
+    }
 }
 
 /// Reads `bytes` as a file of the format `extension` names (`"npy"`, ...)
@@ -274,35 +291,24 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
 /// entry: everything a conversion does to its input, without files.
 #[doc(hidden)]
 pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
-    let format = Format::of(Path::new(&format!("input.{extension}")))?;
+    let path = format!("input.{extension}");
+    let path = Path::new(&path);
+    let format = Format::of(path)?;
     let file;
-    let source = match format {
-        Format::Hurray => {
-            file = File::from_bytes(bytes).map_err(|e| anyhow!("{e}"))?;
-            hurray_format::check_complete(&file, Path::new("input"))?;
-            hurray_format::source(&file)?
-        }
-        Format::Safetensors => safetensors_format::source(bytes)?,
-        Format::Npy => npy::source(bytes, Path::new("input.npy"))?,
-        Format::Npz => npz::source(bytes)?,
+    let source = if format == Format::Hurray {
+        file = File::from_bytes(bytes).map_err(|e| anyhow!("{e}"))?;
+        hurray_format::check_complete(&file, path)?;
+        hurray_format::source(&file)?
+    } else {
+        parse(format, bytes, path)?
     };
     let mut total = 0u64;
     for e in source.entries.iter().filter(|e| e.hurray_only.is_none()) {
-        let expected = e.canonical_len()?;
-        hurray::limits::check_expansion(&e.name, e.input_len(), expected)?;
+        e.check_expansion()?;
         let data = source.load(e)?;
-        let mut seen = 0u64;
-        canonical::canonical(e, &data, &mut |chunk: &[u8]| {
-            seen += chunk.len() as u64;
-            Ok(())
-        })?;
-        if seen != expected {
-            bail!(
-                "tensor {:?}: {seen} canonical bytes, {expected} expected",
-                e.name
-            );
-        }
-        total += seen;
+        let mut feed = |emit: &mut Emit<'_>| canonical::canonical(e, &data, emit);
+        write_exact(e, &mut std::io::sink(), &mut feed)?;
+        total += e.canonical_len()?;
     }
     Ok(total)
 }
@@ -350,13 +356,7 @@ fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Res
         } else if let Some(reason) = to.refuses(e) {
             problems.push(format!("tensor {:?}: {reason}", e.name));
         } else if !options.allow_expansion
-            && let Err(err) = e.canonical_len().and_then(|out| {
-                Ok(hurray::limits::check_expansion(
-                    &e.name,
-                    e.input_len(),
-                    out,
-                )?)
-            })
+            && let Err(err) = e.check_expansion()
         {
             problems.push(err.to_string());
         }

@@ -98,6 +98,31 @@ pub(crate) fn hurray_bounded<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
         .expect("run prlimit (util-linux)")
 }
 
+/// `hurray convert [FLAGS] INPUT OUTPUT` under the [`MEMORY_LIMIT`].
+pub(crate) fn convert_bounded(input: &Path, output: &Path, flags: &[&str]) -> Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["convert".as_ref()];
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    args.extend([input.as_os_str(), output.as_os_str()]);
+    hurray_bounded(&args)
+}
+
+/// `hurray from-mlir [FLAGS] INPUT -o OUTPUT` under the [`MEMORY_LIMIT`].
+pub(crate) fn from_mlir_bounded(input: &Path, output: &Path, flags: &[&str]) -> Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["from-mlir".as_ref()];
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    args.extend([input.as_os_str(), "-o".as_ref(), output.as_os_str()]);
+    hurray_bounded(&args)
+}
+
+/// Checks that a run succeeded, showing what it printed if not.
+pub(crate) fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Checks a refused run: exit status 1, a message holding every one of
 /// `needles`, and nothing (no output, no temporary) left in `dir` but `keep`.
 pub(crate) fn assert_refused(out: &Output, needles: &[&str], dir: &Path, keep: &[&Path]) -> String {

@@ -242,8 +242,10 @@ pub enum Error {
     /// (see [`crate::limits`]); writing it needs an explicit opt-in.
     #[error(
         "tensor {tensor:?}: would expand {stored} stored bytes to {output} bytes, over the \
-         {limit}-byte limit (16x the stored bytes, or 64 MiB); expanding it needs an explicit opt-in \
-         (`--allow-expansion` on the command line)"
+         {limit}-byte limit ({}x the stored bytes, or {} MiB); expanding it needs an explicit opt-in \
+         (`--allow-expansion` on the command line)",
+        crate::limits::EXPANSION_RATIO,
+        crate::limits::EXPANSION_ALLOWANCE >> 20
     )]
     Expansion {
         tensor: String,

@@ -72,5 +72,6 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("1099511627776 bytes"), "{text}");
         assert!(text.contains("\\u{1b}"), "the name is escaped: {text}");
+        assert!(text.contains("(16x the stored bytes, or 64 MiB)"), "{text}");
     }
 }

@@ -473,7 +473,13 @@ impl QuantizedView<'_> {
 
     /// Dequantizes every element: `(stored - zero_point) * scale`, as f32.
     pub fn dequantize(&self) -> Vec<f32> {
-        let count: u64 = self.dims.iter().product();
+        // The runtime's count (ADR-007: a 0 dimension first, so an empty
+        // `[2^40, 2^40, 0]` is 0, not an overflow). A non-empty count is
+        // bounded by the verified stored buffer, so the products below fit.
+        let count = match crate::element_count(&self.dims).known() {
+            Some(n) if n > 0 => n,
+            _ => return Vec::new(),
+        };
         let q = &self.quantization;
         let scales = PackedOrWide {
             bytes: self.scales,

@@ -169,7 +169,19 @@ fn adr007_empty_tensors() {
             storage_min: -128,
             storage_max: 127,
         });
+    // Found by `mutations_never_panic`: dequantize multiplied the whole
+    // shape, overflowing on huge dimensions beside a 0 (ADR-007: zero first).
+    let huge_empty = TensorDescriptor::new(
+        "q_huge_empty",
+        ElementType::Int8,
+        shape(&[1 << 40, 1 << 40, 0]),
+    )
+    .with_quantization(Quantization {
+        scheme: QuantizationScheme::PerAxis { axis: 1 },
+        ..per_axis.quantization.clone().unwrap()
+    });
     let file = roundtrip(&[
+        (huge_empty, vec![vec![], vec![], vec![]]),
         (
             TensorDescriptor::new("zero", ElementType::Float32, shape(&[0])),
             vec![vec![]],
@@ -200,6 +212,8 @@ fn adr007_empty_tensors() {
     );
     let q = file.tensor("q_empty_axis").unwrap().quantized().unwrap();
     assert!(q.scales.is_empty() && q.zero_points.is_empty());
+    assert!(q.dequantize().is_empty());
+    let q = file.tensor("q_huge_empty").unwrap().quantized().unwrap();
     assert!(q.dequantize().is_empty());
     assert_eq!(file.tensor("i4_empty").unwrap().packed().unwrap().len(), 0);
 }

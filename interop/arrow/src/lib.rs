@@ -218,8 +218,12 @@ fn build(file: &Arc<File>, t: &TensorRef<'_>, batch: bool) -> Result<Exported> {
         tensor: tensor(),
         what,
     };
-    let list_size: u64 = shape.iter().product();
-    let list_size = i32::try_from(list_size).map_err(|_| too_large("the list size"))?;
+    // The runtime's count: a 0 decides before any multiplication (ADR-007),
+    // and a product past 64 bits is an error like one past i32.
+    let list_size = hurray::element_count(&shape)
+        .known()
+        .and_then(|n| i32::try_from(n).ok())
+        .ok_or_else(|| too_large("the list size"))?;
     let rows = usize::try_from(rows).map_err(|_| too_large("the row count"))?;
     let shape: Vec<usize> = shape
         .iter()

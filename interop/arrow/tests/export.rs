@@ -270,3 +270,21 @@ fn in_memory_files_export_too() {
     let e = export(&file, "w").unwrap();
     assert_eq!(values_ptr(&e.array), data_ptr);
 }
+
+#[test]
+fn empty_tensors_with_huge_dimensions_are_refused_not_overflowed() {
+    // [0, 2^40, 2^40] as a batch: 0 rows of lists of 2^80 elements. The list
+    // size is counted by the runtime (it used to overflow a plain product).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.hurray");
+    let mut w = Writer::create(&path).unwrap();
+    w.add_tensor(
+        &TensorDescriptor::new("e", ElementType::Float32, shape(&[0, 1 << 40, 1 << 40])),
+        &[&[]],
+    )
+    .unwrap();
+    w.finish().unwrap();
+    let file = Arc::new(File::open(&path).unwrap());
+    let err = export_batch(&file, "e").unwrap_err().to_string();
+    assert!(err.contains("the list size"), "{err}");
+}

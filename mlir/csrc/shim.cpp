@@ -1,5 +1,7 @@
-// The one thing the MLIR C API lacks for Hurray: the bytes of a
-// `dense_resource` blob. Everything else goes through the C API (mlir-sys).
+// The two things the MLIR C API lacks for Hurray: the bytes of a
+// `dense_resource` blob, and the properties of an operation of an
+// unregistered dialect read from bytecode. Everything else goes through the
+// C API (mlir-sys).
 //
 // Compiled by build.rs against the same LLVM/MLIR 22 headers mlir-sys binds,
 // and linked statically with the MLIR libraries mlir-sys links.
@@ -7,6 +9,7 @@
 #include "mlir/CAPI/IR.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Operation.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +41,19 @@ int hurray_mlir_resource_blob(MlirAttribute attr, const char **data,
   *data = bytes.data();
   *len = bytes.size();
   return 0;
+}
+
+// The properties of `op` as one attribute, or null. For an operation of an
+// unregistered dialect this is the attribute MLIR keeps for it: a dictionary
+// when parsed from generic text (then also visible through the C API's
+// attribute accessors), but whatever single attribute the bytecode reader
+// decoded when the producer wrote the properties with its own encoding
+// (for `stablehlo.constant` that is the `value` elements attribute).
+MlirAttribute hurray_mlir_properties(MlirOperation op) {
+  mlir::Operation *operation = unwrap(op);
+  if (operation->isRegistered())
+    return wrap(mlir::Attribute());
+  return wrap(operation->getPropertiesAsAttribute());
 }
 
 } // extern "C"

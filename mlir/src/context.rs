@@ -3,6 +3,8 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
+use crate::refusal;
+use std::io::Read;
 use melior::Context;
 use melior::dialect::DialectRegistry;
 use melior::ir::Module;
@@ -17,7 +19,9 @@ use std::rc::Rc;
 pub const HURRAY_IRDL: &str = include_str!("gen/hurray.irdl.mlir");
 
 /// An MLIR context ready for Hurray: all upstream dialects registered, the
-/// `hurray` IRDL dialect loaded, diagnostics captured for error messages.
+/// `hurray` IRDL dialect loaded, unregistered dialects allowed (IR of
+/// out-of-tree dialects is read in the generic op form), diagnostics captured
+/// for error messages.
 ///
 /// Not `Send`: use one per thread.
 pub struct Mlir {
@@ -78,6 +82,10 @@ impl Mlir {
         let context = Context::new();
         context.append_dialect_registry(&registry);
         context.load_all_available_dialects();
+        // IR from producers outside LLVM (stablehlo, torch, tfl, util, ...)
+        // is read in the generic op form as unregistered operations; the
+        // lowering needs only their builtin attributes and types.
+        context.set_allow_unregistered_dialects(true);
         let diagnostics = Rc::new(RefCell::new(Vec::new()));
         let sink = Rc::into_raw(Rc::clone(&diagnostics)).cast_mut().cast();
         // SAFETY: `on_diagnostic` and `drop_sink` match the C API's handler
@@ -142,9 +150,9 @@ impl Mlir {
         self.sources.borrow_mut().push(aligned);
         // SAFETY: a module handle just returned by the parser (null on failure).
         let module = unsafe { Module::from_option_raw(raw) };
-        module.ok_or_else(|| Error::Parse {
-            source_name: source_name.to_owned(),
-            diagnostics: self.take_diagnostics(),
+        module.ok_or_else(|| {
+            let head = &source[..source.len().min(256)];
+            refusal::parse_error(head, source_name, self.take_diagnostics())
         })
     }
 
@@ -174,9 +182,14 @@ impl Mlir {
         let raw = unsafe { sys::mlirModuleCreateParseFromFile(self.context.to_raw(), name_ref) };
         // SAFETY: a module handle just returned by the parser (null on failure).
         let module = unsafe { Module::from_option_raw(raw) };
-        module.ok_or_else(|| Error::Parse {
-            source_name: path.display().to_string(),
-            diagnostics: self.take_diagnostics(),
+        module.ok_or_else(|| {
+            let diagnostics = self.take_diagnostics();
+            let mut head = Vec::with_capacity(256);
+            if let Ok(file) = std::fs::File::open(path) {
+                // The header only names the producer; unreadable, it is not named.
+                let _ = std::io::Read::take(file, 256).read_to_end(&mut head);
+            }
+            refusal::parse_error(&head, &path.display().to_string(), diagnostics)
         })
     }
 }

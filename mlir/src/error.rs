@@ -18,6 +18,35 @@ pub enum Error {
         source_name: String,
         diagnostics: String,
     },
+    /// Text in the custom (pretty) syntax of a dialect MLIR 22 does not have
+    /// (`stablehlo`, `torch`, `tfl`, ...): only that dialect can read it.
+    #[error(
+        "{source_name}: `{dialect}` is not a dialect of MLIR 22, so its custom (pretty) syntax \
+         cannot be read; {remedy}\n{diagnostics}",
+        remedy = crate::refusal::GENERIC_FORM_REMEDY
+    )]
+    ForeignSyntax {
+        source_name: String,
+        dialect: String,
+        diagnostics: String,
+    },
+    /// MLIR bytecode that MLIR 22 could not read: written by a newer MLIR, or
+    /// by a dialect MLIR 22 does not have with that dialect's own encoding.
+    #[error(
+        "{source_name}: MLIR bytecode version {version} written by {producer:?} could not be \
+         read by MLIR 22 (it reads bytecode versions {min}..={max}, and a dialect it does not \
+         have only where the producer used builtin encodings). Bytecode is tied to its \
+         producer's MLIR; text is the portable form: {remedy}\n{diagnostics}",
+        min = crate::refusal::BYTECODE_VERSIONS.start(),
+        max = crate::refusal::BYTECODE_VERSIONS.end(),
+        remedy = crate::refusal::GENERIC_FORM_REMEDY
+    )]
+    Bytecode {
+        source_name: String,
+        producer: String,
+        version: u64,
+        diagnostics: String,
+    },
     /// The generated `hurray` IRDL dialect failed to load.
     #[error("loading the hurray IRDL dialect failed:\n{diagnostics}")]
     Dialect { diagnostics: String },

@@ -29,6 +29,9 @@ unsafe extern "C" {
         len: *mut usize,
         key: *mut sys::MlirStringRef,
     ) -> i32;
+    /// `csrc/shim.cpp`: the properties attribute of an unregistered op (null
+    /// for a registered one).
+    fn hurray_mlir_properties(op: sys::MlirOperation) -> sys::MlirAttribute;
 }
 
 fn string_ref(s: sys::MlirStringRef) -> String {
@@ -84,6 +87,80 @@ pub(crate) fn resource_blob<'c>(attr: Attribute<'c>) -> Blob<'c> {
 pub(crate) fn is_dense_resource(attr: Attribute<'_>) -> bool {
     // SAFETY: a type query on a valid attribute.
     unsafe { sys::mlirAttributeIsADenseResourceElements(attr.to_raw()) }
+}
+
+/// The properties of an operation of an unregistered dialect, as the one
+/// attribute MLIR holds them in: a dictionary when parsed from generic text,
+/// whatever single attribute MLIR 22's bytecode reader decoded when the
+/// producer wrote them with its dialect's own encoding. `None` for a
+/// registered operation or one without properties.
+pub(crate) fn unregistered_properties<'c>(
+    op: &melior::ir::OperationRef<'c, '_>,
+) -> Option<Attribute<'c>> {
+    use melior::ir::operation::OperationLike;
+    // SAFETY: `op` is a live operation; the shim only reads its properties
+    // storage, an attribute owned by the context (null when absent), which
+    // `from_option_raw` null-checks.
+    unsafe { Attribute::from_option_raw(hurray_mlir_properties(op.to_raw())) }
+}
+
+/// The name of a bare named location `loc("name")` (a name given to a value,
+/// with no source position under it); `None` for any other location,
+/// including a name wrapping a position (`loc("jit(f)/add"(...))`, the
+/// scope-path names JAX attaches to every op).
+pub(crate) fn bare_location_name(loc: melior::ir::Location<'_>) -> Option<String> {
+    // SAFETY: kind query on a live location, then the accessors of a name
+    // location; the unknown location of the same context is uniqued, so
+    // `mlirLocationEqual` tells whether the child is unknown.
+    unsafe {
+        if !sys::mlirLocationIsAName(loc.to_raw()) {
+            return None;
+        }
+        let child = sys::mlirLocationNameGetChildLoc(loc.to_raw());
+        let unknown = sys::mlirLocationUnknownGet(sys::mlirLocationGetContext(loc.to_raw()));
+        if !sys::mlirLocationEqual(child, unknown) {
+            return None;
+        }
+        let name = string_ref(sys::mlirIdentifierStr(sys::mlirLocationNameGetName(loc.to_raw())));
+        (!name.is_empty()).then_some(name)
+    }
+}
+
+/// The dialect namespace and body of an opaque type (a type of a dialect
+/// the context does not have: `!torch.vtensor<[2,3],f32>` is
+/// `("torch", "vtensor<[2,3],f32>")`).
+pub(crate) fn opaque_type(ty: Type<'_>) -> Option<(String, String)> {
+    // SAFETY: kind query on a live type, then the accessors of an opaque type.
+    unsafe {
+        if !sys::mlirTypeIsAOpaque(ty.to_raw()) {
+            return None;
+        }
+        let dialect = string_ref(sys::mlirOpaqueTypeGetDialectNamespace(ty.to_raw()));
+        Some((dialect, string_ref(sys::mlirOpaqueTypeGetData(ty.to_raw()))))
+    }
+}
+
+/// Parses `text` as a type in the context of `like`; `None` if it does not
+/// parse (MLIR reports that as a diagnostic, which the caller ignores).
+pub(crate) fn parse_type_in<'c>(like: Type<'c>, text: &str) -> Option<Type<'c>> {
+    let source = sys::MlirStringRef {
+        data: text.as_ptr().cast(),
+        length: text.len(),
+    };
+    // SAFETY: the context of a live type; `source` points at `text`, alive
+    // for the call (MLIR copies what it keeps); a null result is `None`.
+    unsafe {
+        let context = sys::mlirTypeGetContext(like.to_raw());
+        Type::from_option_raw(sys::mlirTypeParseGet(context, source))
+    }
+}
+
+/// The location of a value (a block argument's, or its defining op's).
+pub(crate) fn value_location<'c>(
+    value: &impl melior::ir::ValueLike<'c>,
+) -> melior::ir::Location<'c> {
+    // SAFETY: a live value; MLIR returns its (context-owned, non-null) location.
+    unsafe { melior::ir::Location::from_raw(sys::mlirValueGetLocation(value.to_raw())) }
 }
 
 /// Whether `attr` is a dense elements attribute that is a splat (one stored

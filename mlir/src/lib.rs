@@ -32,6 +32,7 @@ mod error;
 mod ffi;
 mod import;
 mod lower;
+mod refusal;
 mod typed;
 mod types;
 mod vocab;

@@ -1,4 +1,5 @@
-//! MLIR element types <-> Hurray element types.
+//! MLIR element types <-> Hurray element types, and the builtin tensor type
+//! a foreign tensor type stands for.
 //!
 //! The mapping is the schema's: `ElementType::mlir_name()` is the MLIR
 //! spelling declared by `hurray_mlir`, so an MLIR type maps to the Hurray type
@@ -17,6 +18,48 @@ pub fn hurray_type(ty: Type<'_>) -> Option<ElementType> {
 /// The MLIR type of a Hurray element type.
 pub fn mlir_type(context: &Context, et: ElementType) -> Option<Type<'_>> {
     Type::parse(context, et.mlir_name())
+}
+
+/// The ranked tensor type `ty` is, or stands for: `ty` itself when it is a
+/// builtin ranked tensor; for torch-mlir's value-semantic tensors
+/// (`!torch.vtensor<[2,?,0],f32>`, and `!torch.tensor<...>`), opaque types
+/// here since the context has no `torch` dialect, the builtin
+/// `tensor<2x?x0xf32>` (torch spells signed integers `si64`; Hurray's integer
+/// types are MLIR's signless ones, so `si64` becomes `i64`). `None` for any
+/// other type, and for a torch tensor without sizes or with a dtype that has
+/// no builtin type (`!torch.qint8`).
+pub(crate) fn tensor_type(ty: Type<'_>) -> Option<Type<'_>> {
+    if crate::typed::is_ranked_tensor(ty) {
+        return Some(ty);
+    }
+    let (dialect, body) = crate::ffi::opaque_type(ty)?;
+    if dialect != "torch" {
+        return None;
+    }
+    let inner = body
+        .strip_prefix("vtensor<")
+        .or_else(|| body.strip_prefix("tensor<"))?
+        .strip_suffix('>')?;
+    let (sizes, element) = inner.strip_prefix('[')?.split_once("],")?;
+    let mut text = String::from("tensor<");
+    for size in sizes.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let dynamic = size == "?" || size == "-1";
+        if !dynamic && size.parse::<u64>().is_err() {
+            return None;
+        }
+        text.push_str(if dynamic { "?" } else { size });
+        text.push('x');
+    }
+    let element = element.trim();
+    match element.strip_prefix("si") {
+        Some(width) if !width.is_empty() && width.bytes().all(|b| b.is_ascii_digit()) => {
+            text.push('i');
+            text.push_str(width);
+        }
+        _ => text.push_str(element),
+    }
+    text.push('>');
+    crate::ffi::parse_type_in(ty, &text)
 }
 
 /// How MLIR's dense storage holds elements of `et`, compared with Hurray's.

@@ -141,6 +141,9 @@ pub(crate) struct Collector<'c> {
     pub(crate) names: BTreeMap<String, String>,
     pub(crate) skipped: Vec<String>,
     pub(crate) file: Option<(FileAttrs, String)>,
+    /// Names proposed by bare named locations, per entry index; taken by
+    /// [`Collector::take_proposed_names`] where unambiguous.
+    pub(crate) proposed: Vec<(usize, String)>,
 }
 
 /// The resource policy for one tensor of the lowering: unless expansion was
@@ -200,12 +203,14 @@ fn collect<'c>(module: &Module<'c>, options: LowerOptions) -> Result<Collected<'
         names: BTreeMap::new(),
         skipped: Vec::new(),
         file: None,
+        proposed: Vec::new(),
     };
     let mut scope = Scope {
         name: "module".to_owned(),
         counter: 0,
     };
     c.visit_regions(&module.as_operation(), &mut scope, "")?;
+    c.take_proposed_names();
     Ok(Collected {
         entries: c.entries,
         skipped: c.skipped,
@@ -240,6 +245,37 @@ impl<'c> Collector<'c> {
         self.names.insert(entry.desc.name.clone(), entry.op.clone());
         self.entries.push(entry);
         Ok(())
+    }
+
+    /// Proposes `name` (from a bare named location) for the entry added last.
+    pub(crate) fn propose_name(&mut self, name: String) {
+        if let Some(last) = self.entries.len().checked_sub(1) {
+            self.proposed.push((last, name));
+        }
+    }
+
+    /// Renames the entries whose proposed name is unambiguous: proposed for
+    /// exactly one entry, and not the name of any entry. A name many values
+    /// share (a location reused across ops) names none of them.
+    fn take_proposed_names(&mut self) {
+        let mut count = BTreeMap::<&str, usize>::new();
+        for (_, name) in &self.proposed {
+            *count.entry(name).or_default() += 1;
+        }
+        let taken: Vec<(usize, String)> = self
+            .proposed
+            .iter()
+            .filter(|(_, name)| count[name.as_str()] == 1 && !self.names.contains_key(name))
+            .cloned()
+            .collect();
+        for (index, name) in taken {
+            let entry = &mut self.entries[index];
+            let old = std::mem::replace(&mut entry.desc.name, name.clone());
+            if let Some(op) = self.names.remove(&old) {
+                self.names.insert(name, op);
+            }
+        }
+        self.proposed.clear();
     }
 
     pub(crate) fn visit_regions(
@@ -338,8 +374,8 @@ impl<'c> Collector<'c> {
                 self.signatures(op, &format!("{prefix}{sym}"), &desc)?;
             }
         }
-        if op.operand_count() == 0 && op.result_count() > 0 {
-            self.constant(op, &desc, &format!("{}/{index}", scope.name))?;
+        if op.operand_count() == 0 {
+            self.constant(op, &desc, prefix, &format!("{}/{index}", scope.name))?;
         }
         self.visit_regions(op, scope, prefix)
     }

@@ -1,67 +1,113 @@
-//! Constant-like ops (`arith.constant`, `stablehlo.constant`, `tosa.const`,
-//! ...): no operands, a ranked tensor result, an elements attribute.
+//! The one rule for tensor constants, whatever their dialect: an operation
+//! with no operands whose attributes hold a builtin elements attribute
+//! (`dense`, `dense_resource`, sparse, splat) of ranked tensor type.
+//!
+//! - With a result that is a tensor (builtin, or torch-mlir's
+//!   `!torch.vtensor`, see [`types::tensor_type`]): a constant
+//!   (`arith.constant`, `stablehlo.constant`, `mhlo.constant`, `tosa.const`,
+//!   `tfl.pseudo_const`, `torch.vtensor.literal`, ...). Results of another
+//!   kind (`vector`, `!tosa.shape`) are not tensor values and are left alone.
+//! - Without results but with a `sym_name`: a global (IREE's `util.global`,
+//!   ...), named by its symbol. (`ml_program.global` and `memref.global`,
+//!   which also mean something without a value, have their own module.)
+//!
+//! The elements attribute is `value` or `values` if present, else the first
+//! one. An unregistered op read from bytecode may hold its properties as one
+//! attribute of its dialect's encoding; if that is an elements attribute, it
+//! is the value (see [`ffi::unregistered_properties`]).
 
 use crate::error::Result;
 use crate::ffi;
 use crate::lower::{Collector, NAME_ATTR, attr, sym_name};
 use crate::typed;
+use crate::types;
 use melior::ir::operation::OperationLike;
-use melior::ir::{OperationRef, ValueLike};
+use melior::ir::{Attribute, OperationRef, Type, ValueLike};
 
 impl<'c> Collector<'c> {
-    /// A constant-like op: no operands, a result, and an elements attribute.
+    /// An op with no operands: a constant or a global-like op if it holds
+    /// an elements attribute, else nothing.
     pub(crate) fn constant(
         &mut self,
         op: &OperationRef<'c, '_>,
         desc: &str,
-        name: &str,
+        prefix: &str,
+        fallback: &str,
     ) -> Result<()> {
-        let preferred = ["value", "values"];
-        let mut found = None;
-        for p in preferred {
-            if let Some(a) = attr(op, p).filter(|a| typed::is_elements(*a)) {
-                found = Some(a);
-                break;
-            }
-        }
-        if found.is_none() {
-            found = op
-                .attributes()
-                .map(|(_, a)| a)
-                .find(|a| typed::is_elements(*a));
-        }
-        let Some(value) = found else { return Ok(()) };
-        let result_ty = op.result(0).map(|r| r.r#type())?;
-        // A tensor constant produces a ranked tensor from a tensor attribute;
-        // vector constants and e.g. `tosa.const_shape` (`!tosa.shape`) are not
-        // tensor values.
-        if !typed::is_ranked_tensor(typed::attr_type(value)) || !typed::is_ranked_tensor(result_ty)
-        {
+        let Some(value) = elements_attribute(op) else {
+            return Ok(());
+        };
+        if !typed::is_ranked_tensor(typed::attr_type(value)) {
             return Ok(());
         }
-        // `quant.scast` of a plain integer constant to a quantized type: the
-        // constant holds the stored values of that quantized tensor.
-        let mut declared = result_ty;
-        if let Ok(result) = op.result(0) {
-            let users = ffi::user_results(result.into());
-            // Positions, coordinates and values of a `sparse_tensor.assemble`
-            // are buffers of that sparse tensor, lowered with it.
-            if !users.is_empty() && users.iter().all(|(u, _)| u == "sparse_tensor.assemble") {
+        let global = sym_name(op).map(|s| format!("{prefix}{s}"));
+        let declared = if op.result_count() > 0 {
+            let result_ty = op.result(0).map(|r| r.r#type())?;
+            let Some(tensor) = types::tensor_type(result_ty) else {
                 return Ok(());
+            };
+            // A builtin result type may carry what the attribute does not
+            // (`!quant.uniform`); a foreign one stands for the attribute's.
+            let declared = (tensor == result_ty).then_some(result_ty);
+            match self.constant_use(op, declared) {
+                Some(declared) => declared,
+                None => return Ok(()),
             }
-            if let [(user, types)] = users.as_slice()
-                && user == "quant.scast"
-                && let [t] = types.as_slice()
-                && ffi::element_type(*t).and_then(ffi::quant_type).is_some()
-            {
-                declared = *t;
-            }
+        } else if global.is_some() {
+            None
+        } else {
+            return Ok(());
+        };
+        let explicit = attr(op, NAME_ATTR).and_then(ffi::string_attr).or(global);
+        let name = explicit.clone().unwrap_or_else(|| fallback.to_owned());
+        let entry = self.elements_entry(&name, desc, value, declared)?;
+        self.add(entry)?;
+        if explicit.is_none()
+            && let Some(located) = ffi::bare_location_name(op.location())
+        {
+            self.propose_name(located);
         }
-        let name = attr(op, NAME_ATTR)
-            .and_then(ffi::string_attr)
-            .or_else(|| sym_name(op))
-            .unwrap_or_else(|| name.to_owned());
-        let entry = self.elements_entry(&name, desc, value, Some(declared))?;
-        self.add(entry)
+        Ok(())
     }
+
+    /// What the users of a constant's result say about it: `None` when it is
+    /// a buffer of a `sparse_tensor.assemble` (lowered with that tensor);
+    /// the quantized type of its single `quant.scast` user (the constant
+    /// holds the stored values of that quantized tensor); else `declared`.
+    fn constant_use(
+        &self,
+        op: &OperationRef<'c, '_>,
+        declared: Option<Type<'c>>,
+    ) -> Option<Option<Type<'c>>> {
+        let Ok(result) = op.result(0) else {
+            return Some(declared);
+        };
+        let users = ffi::user_results(result.into());
+        if !users.is_empty() && users.iter().all(|(u, _)| u == "sparse_tensor.assemble") {
+            return None;
+        }
+        if let [(user, types)] = users.as_slice()
+            && user == "quant.scast"
+            && let [t] = types.as_slice()
+            && ffi::element_type(*t).and_then(ffi::quant_type).is_some()
+        {
+            return Some(Some(*t));
+        }
+        Some(declared)
+    }
+}
+
+/// The elements attribute an op holds: `value` / `values` first, then any
+/// attribute, then (an unregistered op read from bytecode) its properties.
+fn elements_attribute<'c>(op: &OperationRef<'c, '_>) -> Option<Attribute<'c>> {
+    ["value", "values"]
+        .into_iter()
+        .filter_map(|name| attr(op, name))
+        .find(|a| typed::is_elements(*a))
+        .or_else(|| {
+            op.attributes()
+                .map(|(_, a)| a)
+                .find(|a| typed::is_elements(*a))
+        })
+        .or_else(|| ffi::unregistered_properties(op).filter(|a| typed::is_elements(*a)))
 }

@@ -5,9 +5,23 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::{Collector, Entry, NAME_ATTR, attr, dims};
 use crate::typed;
+use crate::types;
 use hurray::TensorDescriptor;
+use melior::ir::block::BlockLike;
 use melior::ir::operation::OperationLike;
-use melior::ir::{OperationRef, Type, ValueLike};
+use melior::ir::{OperationRef, RegionLike, Type, ValueLike};
+
+/// The argument attribute in which JAX records an argument's Python path.
+pub(crate) const JAX_ARG_INFO: &str = "jax.arg_info";
+/// The result attribute in which JAX records a result's path (`result[0]`).
+pub(crate) const JAX_RESULT_INFO: &str = "jax.result_info";
+
+/// The bare named location of argument `i` of the function `op`'s body.
+fn argument_location_name(op: &OperationRef<'_, '_>, i: usize) -> Option<String> {
+    let block = op.region(0).ok()?.first_block()?;
+    let argument = block.argument(i).ok()?;
+    ffi::bare_location_name(ffi::value_location(&argument))
+}
 
 impl<'c> Collector<'c> {
     pub(crate) fn signatures(
@@ -30,23 +44,32 @@ impl<'c> Collector<'c> {
             .map(|(i, t)| ("arg", i, *t))
             .chain(results.iter().enumerate().map(|(i, t)| ("result", i, *t)));
         for (kind, i, ty) in all {
-            // An explicit name: `{hurray.name = "..."}` in the argument or
-            // result attributes.
             let attrs = if kind == "arg" {
                 &arg_attrs
             } else {
                 &res_attrs
             };
-            let explicit = attrs
+            let attrs = attrs
                 .as_ref()
                 .and_then(|v| v.get(i).copied())
                 .and_then(ffi::dictionary_attr)
-                .and_then(|d| {
-                    d.into_iter()
-                        .find(|(k, _)| k == NAME_ATTR)
-                        .and_then(|(_, a)| ffi::string_attr(a))
-                });
-            let name = explicit.unwrap_or_else(|| format!("{fname}/{kind}{i}"));
+                .unwrap_or_default();
+            let string = |key: &str| {
+                attrs
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .and_then(|(_, a)| ffi::string_attr(*a))
+            };
+            // `{hurray.name = "x"}` names the tensor; JAX's
+            // `jax.arg_info` / `jax.result_info` (the Python argument path,
+            // `result[0]`) names it within the function.
+            let jax_key = if kind == "arg" {
+                JAX_ARG_INFO
+            } else {
+                JAX_RESULT_INFO
+            };
+            let named = string(NAME_ATTR)
+                .or_else(|| string(jax_key).map(|info| format!("{fname}/{info}")));
             if typed::is_unranked_shaped(ty) {
                 self.skipped.push(format!(
                     "{desc}: {kind} {i} of @{fname} has unranked type {}, which no Hurray descriptor can hold",
@@ -54,11 +77,14 @@ impl<'c> Collector<'c> {
                 ));
                 continue;
             }
-            if !typed::is_ranked_tensor(ty) {
+            let Some(tensor) = types::tensor_type(ty) else {
                 continue;
-            }
+            };
+            let name = named
+                .clone()
+                .unwrap_or_else(|| format!("{fname}/{kind}{i}"));
             if let Some(d) =
-                self.signature_descriptor(&name, ty, desc, &format!("{kind} {i} of @{fname}"))?
+                self.signature_descriptor(&name, tensor, desc, &format!("{kind} {i} of @{fname}"))?
             {
                 let d = d
                     .with_metadata(
@@ -71,6 +97,14 @@ impl<'c> Collector<'c> {
                     op: desc.to_owned(),
                     buffers: Vec::new(),
                 })?;
+                // An argument's bare named location (`loc("x")`, as JAX
+                // attaches the Python parameter name).
+                if named.is_none()
+                    && kind == "arg"
+                    && let Some(located) = argument_location_name(op, i)
+                {
+                    self.propose_name(format!("{fname}/{located}"));
+                }
             }
         }
         Ok(())

@@ -25,6 +25,8 @@ struct Expected {
     shape: Vec<u64>,
     /// The bytes of its data; `None` for a descriptor-only tensor.
     data: Option<Vec<u8>>,
+    /// Metadata keys whose values must contain the given text.
+    metadata_contains: BTreeMap<String, String>,
 }
 
 /// Reads `<base>.expected.json` and the data of `<base>.expected.npz`.
@@ -50,7 +52,24 @@ fn expected(base: &str, dir: &Path) -> (String, BTreeMap<String, Expected>) {
             assert_eq!(stored.shape().to_wire(), shape, "{base}: npz shape of {name}");
             stored.data().unwrap().to_vec()
         });
-        out.insert(name.clone(), Expected { dtype, shape, data });
+        let metadata_contains = t
+            .get("metadata_contains")
+            .and_then(|m| m.as_object())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.insert(
+            name.clone(),
+            Expected {
+                dtype,
+                shape,
+                data,
+                metadata_contains,
+            },
+        );
     }
     (manifest["producer"].as_str().unwrap().to_owned(), out)
 }
@@ -79,6 +98,11 @@ fn lowers_bit_exactly(ir: &str, base: &str) {
                 assert_eq!(t.data().unwrap(), bytes.as_slice(), "{ir}: data of {name}");
             }
             None => assert!(t.is_descriptor_only(), "{ir}: {name} has data"),
+        }
+        let metadata = t.descriptor().metadata;
+        for (key, part) in &want.metadata_contains {
+            let value = metadata.get(key).map(String::as_str).unwrap_or_default();
+            assert!(value.contains(part.as_str()), "{ir}: {name} metadata {key} = {value:?}");
         }
     }
     let validated = hurray(&[Path::new("validate"), &out]);
@@ -129,6 +153,18 @@ fn torch_mlir_linalg_and_tosa() {
     // TOSA folds the transposes into the weights: expected are the
     // transposed weights, matched by the producer's own MLIR.
     lowers_bit_exactly("torch/mlp.tosa.mlir", "torch/mlp.tosa");
+}
+
+#[test]
+fn iree_externalized_parameters_and_input_form() {
+    // iree-turbine's `externalize_module_parameters`: `util.global`s whose
+    // value is `#flow.parameter.named<"model"::"fc1.weight">` become
+    // descriptor-only tensors named by their symbols, the parameter kept
+    // in `mlir.initial_value`.
+    lowers_bit_exactly("iree/mlp.params.mlir", "iree/mlp.params");
+    // `iree-compile --compile-to=input`: `arith.constant`s in
+    // `util.func @main$async` (whose signature is `!hal` types).
+    lowers_bit_exactly("iree/mlp.input.mlir", "iree/mlp.input");
 }
 
 /// Runs `from-mlir` on `input`, which must fail with every one of `needles`

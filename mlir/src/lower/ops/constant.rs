@@ -8,8 +8,10 @@
 //!   `tfl.pseudo_const`, `torch.vtensor.literal`, ...). Results of another
 //!   kind (`vector`, `!tosa.shape`) are not tensor values and are left alone.
 //! - Without results but with a `sym_name`: a global (IREE's `util.global`,
-//!   ...), named by its symbol. (`ml_program.global` and `memref.global`,
-//!   which also mean something without a value, have their own module.)
+//!   ...), named by its symbol. Without an elements attribute, a global-like
+//!   op with a tensor `type` is a descriptor-only tensor
+//!   ([`Collector::valueless_global`]: IREE's externalized parameters).
+//!   (`ml_program.global` and `memref.global` have their own module.)
 //!
 //! The elements attribute is `value` or `values` if present, else the first
 //! one. An unregistered op read from bytecode may hold its properties as one
@@ -35,7 +37,7 @@ impl<'c> Collector<'c> {
         fallback: &str,
     ) -> Result<()> {
         let Some(value) = elements_attribute(op) else {
-            return Ok(());
+            return self.valueless_global(op, desc, prefix);
         };
         if !typed::is_ranked_tensor(typed::attr_type(value)) {
             return Ok(());

@@ -1,11 +1,13 @@
 //! Globals: `ml_program.global` and `memref.global`, with a value (a tensor
-//! entry) or without (a descriptor-only tensor of the declared type).
+//! entry) or without (a descriptor-only tensor of the declared type); and
+//! global-like ops of any dialect without a value Hurray can read.
 
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::{Collector, Entry, attr, sym_name};
 use crate::typed;
 use melior::ir::OperationRef;
+use melior::ir::operation::OperationLike;
 
 impl<'c> Collector<'c> {
     pub(crate) fn ml_program_global(
@@ -87,5 +89,45 @@ impl<'c> Collector<'c> {
                 Ok(())
             }
         }
+    }
+
+    /// A global-like op (a symbol without regions, operands or results)
+    /// whose value is absent or not an elements attribute, with a ranked
+    /// tensor `type`: a descriptor-only tensor named by its symbol. IREE's
+    /// externalized parameters (`util.global @w = #flow.parameter.named<...>
+    /// : tensor<4x3xf32>`) keep their shape and type this way; the value
+    /// attribute, which says where the data lives, is kept as metadata
+    /// `mlir.initial_value`.
+    pub(crate) fn valueless_global(
+        &mut self,
+        op: &OperationRef<'c, '_>,
+        desc: &str,
+        prefix: &str,
+    ) -> Result<()> {
+        let Some(sym) = sym_name(op) else {
+            return Ok(());
+        };
+        if op.result_count() > 0 || op.region_count() > 0 {
+            return Ok(());
+        }
+        let Some(ty) = attr(op, "type")
+            .and_then(typed::type_attr_value)
+            .filter(|t| typed::is_ranked_tensor(*t))
+        else {
+            return Ok(());
+        };
+        let name = format!("{prefix}{sym}");
+        let Some(mut d) = self.signature_descriptor(&name, ty, desc, "global type")? else {
+            return Ok(());
+        };
+        d = d.with_metadata("mlir.op", crate::lower::op_name(op));
+        if let Some(value) = attr(op, "initial_value").or_else(|| attr(op, "value")) {
+            d = d.with_metadata("mlir.initial_value", ffi::attr_str(value));
+        }
+        self.add(Entry {
+            desc: d,
+            op: desc.to_owned(),
+            buffers: Vec::new(),
+        })
     }
 }

@@ -49,7 +49,11 @@ fn expected(base: &str, dir: &Path) -> (String, BTreeMap<String, Expected>) {
             let stored = data
                 .get(name)
                 .unwrap_or_else(|| panic!("{base}: {name} is not in the npz"));
-            assert_eq!(stored.shape().to_wire(), shape, "{base}: npz shape of {name}");
+            assert_eq!(
+                stored.shape().to_wire(),
+                shape,
+                "{base}: npz shape of {name}"
+            );
             stored.data().unwrap().to_vec()
         });
         let metadata_contains = t
@@ -102,7 +106,10 @@ fn lowers_bit_exactly(ir: &str, base: &str) {
         let metadata = t.descriptor().metadata;
         for (key, part) in &want.metadata_contains {
             let value = metadata.get(key).map(String::as_str).unwrap_or_default();
-            assert!(value.contains(part.as_str()), "{ir}: {name} metadata {key} = {value:?}");
+            assert!(
+                value.contains(part.as_str()),
+                "{ir}: {name} metadata {key} = {value:?}"
+            );
         }
     }
     let validated = hurray(&[Path::new("validate"), &out]);
@@ -167,12 +174,25 @@ fn iree_externalized_parameters_and_input_form() {
     lowers_bit_exactly("iree/mlp.input.mlir", "iree/mlp.input");
 }
 
+#[test]
+fn tflite_as_tensorflow_imports_it() {
+    // TensorFlow's flatbuffer-to-MLIR importer: `tfl.pseudo_const` weights
+    // (w1 stored transposed, as fully_connected holds it), arguments and
+    // results named by `tf.entry_function`.
+    lowers_bit_exactly("tflite/mlp.tfl.mlir", "tflite/mlp.tfl");
+}
+
 /// Runs `from-mlir` on `input`, which must fail with every one of `needles`
 /// in its message and leave no output.
 fn refused(input: &Path, needles: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.hurray");
-    assert_refused(&from_mlir_bounded(input, &out, &[]), needles, dir.path(), &[]);
+    assert_refused(
+        &from_mlir_bounded(input, &out, &[]),
+        needles,
+        dir.path(),
+        &[],
+    );
 }
 
 #[test]

@@ -4,13 +4,13 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::refusal;
-use std::io::Read;
 use melior::Context;
 use melior::dialect::DialectRegistry;
 use melior::ir::Module;
 use melior::utility::{load_irdl_dialects, register_all_dialects};
 use mlir_sys as sys;
 use std::cell::RefCell;
+use std::io::Read;
 use std::path::Path;
 use std::rc::Rc;
 

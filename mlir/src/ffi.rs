@@ -121,7 +121,9 @@ pub(crate) fn bare_location_name(loc: melior::ir::Location<'_>) -> Option<String
         if !sys::mlirLocationEqual(child, unknown) {
             return None;
         }
-        let name = string_ref(sys::mlirIdentifierStr(sys::mlirLocationNameGetName(loc.to_raw())));
+        let name = string_ref(sys::mlirIdentifierStr(sys::mlirLocationNameGetName(
+            loc.to_raw(),
+        )));
         (!name.is_empty()).then_some(name)
     }
 }

@@ -76,11 +76,18 @@ fn foreign_custom_syntax(diagnostics: &str) -> Option<String> {
         .then(|| dialect.to_owned())
 }
 
+/// The producer prefix of bytecode MLIR 22 itself writes (`MLIR22.1.0`).
+const OWN_PRODUCER: &str = "MLIR22";
+
 /// The error for an input MLIR refused: `head` is the input's first bytes
-/// (enough for a bytecode header).
+/// (enough for a bytecode header). Bytecode from another producer or of a
+/// newer version is [`Error::Bytecode`]; MLIR 22's own bytecode that does
+/// not read is plain corruption, [`Error::Parse`].
 pub(crate) fn parse_error(head: &[u8], source_name: &str, diagnostics: String) -> Error {
     let source_name = source_name.to_owned();
-    if let Some(header) = bytecode_header(head) {
+    if let Some(header) = bytecode_header(head).filter(|h| {
+        !h.producer.starts_with(OWN_PRODUCER) || !BYTECODE_VERSIONS.contains(&h.version)
+    }) {
         return Error::Bytecode {
             source_name,
             producer: header.producer,
@@ -137,8 +144,12 @@ mod tests {
 
     #[test]
     fn names_the_dialect_of_foreign_custom_syntax() {
-        let d = "x.mlir:3:10: error: Dialect `stablehlo' not found for custom op 'stablehlo.constant' ";
+        let d =
+            "x.mlir:3:10: error: Dialect `stablehlo' not found for custom op 'stablehlo.constant' ";
         assert_eq!(foreign_custom_syntax(d).as_deref(), Some("stablehlo"));
-        assert_eq!(foreign_custom_syntax("x.mlir:1:1: error: expected op"), None);
+        assert_eq!(
+            foreign_custom_syntax("x.mlir:1:1: error: expected op"),
+            None
+        );
     }
 }

@@ -11,8 +11,16 @@ use melior::Context;
 use melior::ir::Type;
 
 /// The Hurray element type of an MLIR element type, if the schema has one.
+/// Signed integers (`si64`, as torch-mlir writes them) are Hurray's signed
+/// integers, whose MLIR spelling is the signless `i64`.
 pub fn hurray_type(ty: Type<'_>) -> Option<ElementType> {
-    ElementType::from_mlir_name(&crate::ffi::type_str(ty))
+    let name = crate::ffi::type_str(ty);
+    match name.strip_prefix("si") {
+        Some(width) if width.bytes().all(|b| b.is_ascii_digit()) => {
+            ElementType::from_mlir_name(&format!("i{width}"))
+        }
+        _ => ElementType::from_mlir_name(&name),
+    }
 }
 
 /// The MLIR type of a Hurray element type.
@@ -24,10 +32,9 @@ pub fn mlir_type(context: &Context, et: ElementType) -> Option<Type<'_>> {
 /// builtin ranked tensor; for torch-mlir's value-semantic tensors
 /// (`!torch.vtensor<[2,?,0],f32>`, and `!torch.tensor<...>`), opaque types
 /// here since the context has no `torch` dialect, the builtin
-/// `tensor<2x?x0xf32>` (torch spells signed integers `si64`; Hurray's integer
-/// types are MLIR's signless ones, so `si64` becomes `i64`). `None` for any
-/// other type, and for a torch tensor without sizes or with a dtype that has
-/// no builtin type (`!torch.qint8`).
+/// `tensor<2x?x0xf32>` (torch's `si64` stays `si64`: [`hurray_type`] reads
+/// it as `i64`). `None` for any other type, and for a torch tensor without
+/// sizes or with a dtype that has no builtin type (`!torch.qint8`).
 pub(crate) fn tensor_type(ty: Type<'_>) -> Option<Type<'_>> {
     if crate::typed::is_ranked_tensor(ty) {
         return Some(ty);
@@ -50,14 +57,7 @@ pub(crate) fn tensor_type(ty: Type<'_>) -> Option<Type<'_>> {
         text.push_str(if dynamic { "?" } else { size });
         text.push('x');
     }
-    let element = element.trim();
-    match element.strip_prefix("si") {
-        Some(width) if !width.is_empty() && width.bytes().all(|b| b.is_ascii_digit()) => {
-            text.push('i');
-            text.push_str(width);
-        }
-        _ => text.push_str(element),
-    }
+    text.push_str(element.trim());
     text.push('>');
     crate::ffi::parse_type_in(ty, &text)
 }

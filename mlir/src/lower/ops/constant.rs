@@ -100,16 +100,22 @@ impl<'c> Collector<'c> {
 }
 
 /// The elements attribute an op holds: `value` / `values` first, then any
-/// attribute, then (an unregistered op read from bytecode) its properties.
+/// attribute, then the properties of an unregistered op (a dictionary when
+/// parsed from text, whose entries the C API's attribute list leaves out;
+/// one attribute when read from bytecode).
 fn elements_attribute<'c>(op: &OperationRef<'c, '_>) -> Option<Attribute<'c>> {
-    ["value", "values"]
+    let by_name = ["value", "values"]
         .into_iter()
-        .filter_map(|name| attr(op, name))
-        .find(|a| typed::is_elements(*a))
-        .or_else(|| {
-            op.attributes()
-                .map(|(_, a)| a)
-                .find(|a| typed::is_elements(*a))
+        .filter_map(|name| attr(op, name));
+    let listed = op.attributes().map(|(_, a)| a);
+    let properties = ffi::unregistered_properties(op)
+        .map(|p| match ffi::dictionary_attr(p) {
+            Some(entries) => entries.into_iter().map(|(_, a)| a).collect(),
+            None => vec![p],
         })
-        .or_else(|| ffi::unregistered_properties(op).filter(|a| typed::is_elements(*a)))
+        .unwrap_or_default();
+    by_name
+        .chain(listed)
+        .chain(properties)
+        .find(|a| typed::is_elements(*a))
 }

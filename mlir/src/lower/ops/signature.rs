@@ -16,6 +16,26 @@ pub(crate) const JAX_ARG_INFO: &str = "jax.arg_info";
 /// The result attribute in which JAX records a result's path (`result[0]`).
 pub(crate) const JAX_RESULT_INFO: &str = "jax.result_info";
 
+/// The function attribute in which TensorFlow and TFLite's importer record
+/// the graph's input and output names: `{inputs = "x,y", outputs = "z"}`.
+pub(crate) const TF_ENTRY_FUNCTION: &str = "tf.entry_function";
+
+/// The input and output names of `tf.entry_function`, if present.
+fn tf_entry_function(op: &OperationRef<'_, '_>) -> (Vec<String>, Vec<String>) {
+    let entries = attr(op, TF_ENTRY_FUNCTION)
+        .and_then(ffi::dictionary_attr)
+        .unwrap_or_default();
+    let names = |key: &str| {
+        entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, a)| ffi::string_attr(*a))
+            .map(|s| s.split(',').map(|n| n.trim().to_owned()).collect())
+            .unwrap_or_default()
+    };
+    (names("inputs"), names("outputs"))
+}
+
 /// The bare named location of argument `i` of the function `op`'s body.
 fn argument_location_name(op: &OperationRef<'_, '_>, i: usize) -> Option<String> {
     let block = op.region(0).ok()?.first_block()?;
@@ -36,6 +56,7 @@ impl<'c> Collector<'c> {
         else {
             return Ok(());
         };
+        let entry_names = tf_entry_function(op);
         let arg_attrs = attr(op, "arg_attrs").and_then(typed::array_attr);
         let res_attrs = attr(op, "res_attrs").and_then(typed::array_attr);
         let all = inputs
@@ -68,8 +89,13 @@ impl<'c> Collector<'c> {
             } else {
                 JAX_RESULT_INFO
             };
+            let (inputs, outputs) = &entry_names;
+            let tf_name = if kind == "arg" { inputs } else { outputs }
+                .get(i)
+                .filter(|n| !n.is_empty());
             let named = string(NAME_ATTR)
-                .or_else(|| string(jax_key).map(|info| format!("{fname}/{info}")));
+                .or_else(|| string(jax_key).map(|info| format!("{fname}/{info}")))
+                .or_else(|| tf_name.map(|n| format!("{fname}/{n}")));
             if typed::is_unranked_shaped(ty) {
                 self.skipped.push(format!(
                     "{desc}: {kind} {i} of @{fname} has unranked type {}, which no Hurray descriptor can hold",

@@ -11,8 +11,9 @@ use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
 pub enum MlirCommand {
-    /// Lower MLIR (text or bytecode, any upstream dialects) to a Hurray file: every tensor
-    /// constant becomes a tensor; function signatures become descriptor-only tensors.
+    /// Lower MLIR (text or bytecode; upstream dialects in any form, other dialects such as
+    /// StableHLO, torch, TFLite and IREE's in the generic op form) to a Hurray file: every
+    /// tensor constant becomes a tensor; function signatures become descriptor-only tensors.
     FromMlir {
         input: PathBuf,
         #[arg(short, long)]

@@ -1,13 +1,17 @@
 //! Hurray on the MLIR side: the `hurray` dialect, lowering of compiler IR to
 //! Hurray files, and import of Hurray files back into IR.
 //!
-//! - [`Mlir`]: a context with every upstream dialect registered and the
+//! - [`Mlir`]: a context with every upstream dialect registered, the
 //!   `hurray` dialect loaded from the IRDL that `cargo xtask codegen`
-//!   generates from `schema/hurray.fbs` ([`HURRAY_IRDL`]).
+//!   generates from `schema/hurray.fbs` ([`HURRAY_IRDL`]), and other
+//!   dialects (StableHLO, torch, TFLite, IREE) read as unregistered ops in
+//!   the generic op form; what it cannot read gets an error with the remedy
+//!   (`refusal`).
 //! - [`lower_module`]: every tensor constant of a module (dense, splat,
-//!   `dense_resource`, sparse, quantized; `hurray.tensor` entries) becomes a
-//!   tensor of a Hurray file; function signatures become descriptor-only
-//!   tensors, dynamic dimensions kept dynamic.
+//!   `dense_resource`, sparse, quantized; `hurray.tensor` entries), found by
+//!   one rule whatever its dialect, becomes a tensor of a Hurray file;
+//!   function signatures become descriptor-only tensors, dynamic dimensions
+//!   kept dynamic.
 //! - [`import_file`]: a Hurray file becomes a module of `hurray.tensor` ops
 //!   (or `ml_program.global`s) whose payloads are `dense_resource` blobs that
 //!   borrow the file's bytes; lowering that module gives the same tensors back.

@@ -1,7 +1,9 @@
 //! The MLIR import path: a tensor constant built from fuzzed parts (element
 //! type, shape, splat / dense / sparse / resource payload, sparse encoding,
-//! the op that holds it) is printed as MLIR text, parsed by MLIR and lowered
-//! in process. Whatever lowers must verify as a Hurray file, sparse indices
+//! the op that holds it: upstream ops, and ops of dialects MLIR 22 lacks in
+//! the generic form, with torch's `!torch.vtensor` result types, IREE-style
+//! value-less globals and named locations) is printed as MLIR text, parsed
+//! by MLIR and lowered in process. Whatever lowers must verify as a Hurray file, sparse indices
 //! included; nothing may panic. (Raw fuzzed text would mostly find the MLIR
 //! 22 parser's own crashes, which `hurray from-mlir` isolates in a child
 //! process.)
@@ -107,11 +109,41 @@ fn text(c: &Constant) -> String {
         }
         Payload::Resource(_) => "dense_resource<blob>".to_owned(),
     };
-    let op = match c.holder % 3 {
+    // torch's spelling of the shape, with a fuzzed dimension made dynamic
+    // or mismatched now and then.
+    let torch_dims: Vec<String> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match (c.holder / 8 + i as u8) % 5 {
+            0 => "?".to_owned(),
+            1 => (d + 1).to_string(),
+            _ => d.to_string(),
+        })
+        .collect();
+    let torch_ty = format!("!torch.vtensor<[{}],{element}>", torch_dims.join(","));
+    let loc = match c.holder / 8 % 3 {
+        0 => "",
+        1 => " loc(\"w\")",
+        _ => " loc(\"w\"(\"f.py\":1:2))",
+    };
+    let op = match c.holder % 7 {
         0 => format!("%c = arith.constant {attr} : {ty}\n"),
         1 => format!("ml_program.global private @g({attr}) : {ty}\n"),
-        _ => format!(
+        2 => format!(
             "func.func @f() -> {ty} {{\n  %c = arith.constant {attr} : {ty}\n  return %c : {ty}\n}}\n"
+        ),
+        3 => format!("%c = \"stablehlo.constant\"() <{{value = {attr} : {ty}}}> : () -> {ty}{loc}\n"),
+        4 => format!(
+            "\"func.func\"() <{{function_type = ({torch_ty}) -> {torch_ty}, sym_name = \"main\"}}> ({{\n\
+             ^bb0(%a: {torch_ty}{loc}):\n  \
+             %c = \"torch.vtensor.literal\"() <{{value = {attr} : {ty}}}> : () -> {torch_ty}{loc}\n  \
+             \"func.return\"(%c) : ({torch_ty}) -> ()\n}}) : () -> ()\n"
+        ),
+        5 => format!(
+            "\"util.global\"() <{{sym_name = \"g\", type = {ty}, initial_value = {attr} : {ty}}}> : () -> ()\n"
+        ),
+        _ => format!(
+            "\"util.global\"() <{{sym_name = \"g\", type = {ty}, initial_value = #flow.parameter.named<\"m\"::\"w\"> : {ty}}}> : () -> ()\n"
         ),
     };
     let mut out = String::from(

@@ -14,8 +14,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use std::fmt::Write;
 use std::cell::RefCell;
+use std::fmt::Write;
 
 const TYPES: &[&str] = &[
     "f32",
@@ -132,7 +132,9 @@ fn text(c: &Constant) -> String {
         2 => format!(
             "func.func @f() -> {ty} {{\n  %c = arith.constant {attr} : {ty}\n  return %c : {ty}\n}}\n"
         ),
-        3 => format!("%c = \"stablehlo.constant\"() <{{value = {attr} : {ty}}}> : () -> {ty}{loc}\n"),
+        3 => {
+            format!("%c = \"stablehlo.constant\"() <{{value = {attr} : {ty}}}> : () -> {ty}{loc}\n")
+        }
         4 => format!(
             "\"func.func\"() <{{function_type = ({torch_ty}) -> {torch_ty}, sym_name = \"main\"}}> ({{\n\
              ^bb0(%a: {torch_ty}{loc}):\n  \

@@ -379,7 +379,8 @@ unsafe extern "C" fn delete_legacy_capsule(capsule: *mut pyo3::ffi::PyObject) {
 }
 
 /// Writes `tensors` (a mapping name → array-like) to `path`, atomically.
-/// Arrays are made C-contiguous (a copy only if they are not); bool arrays
+/// Arrays are made C-contiguous (a copy only if they are not; rank 0 stays
+/// rank 0); bool arrays
 /// are packed to Hurray's 1-bit bools. dtypes without a Hurray counterpart
 /// (object, datetime, big-endian ...) raise ValueError, writing nothing.
 #[pyfunction]
@@ -389,7 +390,11 @@ fn save(py: Python<'_>, path: std::path::PathBuf, tensors: &Bound<'_, PyAny>) ->
     let mut w = Writer::create(&path).map_err(err)?;
     for item in items.try_iter()? {
         let (name, value): (String, Bound<'_, PyAny>) = item?.extract()?;
-        let a = np.call_method1("ascontiguousarray", (value,))?;
+        // `asarray(order="C")`, not `ascontiguousarray`, which makes a rank-0
+        // array 1-d (a scalar such as `num_batches_tracked` must stay `()`).
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("order", "C")?;
+        let a = np.call_method("asarray", (value,), Some(&kwargs))?;
         let dtype: String = a.getattr("dtype")?.getattr("str")?.extract()?;
         let t = ElementType::from_numpy_dtype(&dtype).ok_or_else(|| {
             PyValueError::new_err(format!(

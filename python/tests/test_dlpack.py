@@ -195,6 +195,18 @@ def test_save_round_trips(hurray, path, tmp_path):
     assert not (tmp_path / "bad.hurray").exists()
 
 
+def test_save_keeps_rank_0(hurray, tmp_path):
+    # A scalar tensor (torch's `num_batches_tracked`) stays shape (), as a
+    # NumPy 0-d array and as a plain Python scalar.
+    out = tmp_path / "scalars.hurray"
+    hurray.save(out, {"n": np.array(7, dtype=np.int64), "x": 2.5})
+    f = hurray.open(out)
+    assert f["n"].shape == () and f["x"].shape == ()
+    assert np.from_dlpack(f["n"]).shape == ()
+    assert int(np.from_dlpack(f["n"])) == 7
+    assert float(np.from_dlpack(f["x"])) == 2.5
+
+
 def test_save_gives_the_mode_of_any_new_file(hurray, tmp_path):
     # hurray.save writes through the runtime's atomic writer: the umask decides, as for open(..., "w").
     old = os.umask(0o027)

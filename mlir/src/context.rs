@@ -187,7 +187,7 @@ impl Mlir {
             let mut head = Vec::with_capacity(256);
             if let Ok(file) = std::fs::File::open(path) {
                 // The header only names the producer; unreadable, it is not named.
-                let _ = std::io::Read::take(file, 256).read_to_end(&mut head);
+                let _ = file.take(256).read_to_end(&mut head);
             }
             refusal::parse_error(&head, &path.display().to_string(), diagnostics)
         })

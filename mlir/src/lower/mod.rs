@@ -247,6 +247,15 @@ impl<'c> Collector<'c> {
         Ok(())
     }
 
+    /// Adds a descriptor-only tensor (no buffers) made from `op`.
+    pub(crate) fn add_descriptor_only(&mut self, desc: TensorDescriptor, op: &str) -> Result<()> {
+        self.add(Entry {
+            desc,
+            op: op.to_owned(),
+            buffers: Vec::new(),
+        })
+    }
+
     /// Proposes `name` (from a bare named location) for the entry added last.
     pub(crate) fn propose_name(&mut self, name: String) {
         if let Some(last) = self.entries.len().checked_sub(1) {

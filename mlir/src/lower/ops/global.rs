@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::lower::{Collector, Entry, attr, sym_name};
+use crate::lower::{Collector, attr, sym_name};
 use crate::typed;
 use melior::ir::OperationRef;
 use melior::ir::operation::OperationLike;
@@ -37,11 +37,7 @@ impl<'c> Collector<'c> {
                     });
                 };
                 match self.signature_descriptor(&name, ty, desc, "global type")? {
-                    Some(d) => self.add(Entry {
-                        desc: d,
-                        op: desc.to_owned(),
-                        buffers: Vec::new(),
-                    }),
+                    Some(d) => self.add_descriptor_only(d, desc),
                     None => {
                         self.skipped.push(format!(
                             "{desc}: global @{sym} of type {} is not a ranked tensor",
@@ -74,11 +70,9 @@ impl<'c> Collector<'c> {
                     return Ok(());
                 };
                 match self.signature_descriptor(&name, ty, desc, "uninitialized memref.global")? {
-                    Some(d) => self.add(Entry {
-                        desc: d.with_metadata("mlir.op", "memref.global"),
-                        op: desc.to_owned(),
-                        buffers: Vec::new(),
-                    }),
+                    Some(d) => {
+                        self.add_descriptor_only(d.with_metadata("mlir.op", "memref.global"), desc)
+                    }
                     None => Ok(()),
                 }
             }
@@ -124,10 +118,6 @@ impl<'c> Collector<'c> {
         if let Some(value) = attr(op, "initial_value").or_else(|| attr(op, "value")) {
             d = d.with_metadata("mlir.initial_value", ffi::attr_str(value));
         }
-        self.add(Entry {
-            desc: d,
-            op: desc.to_owned(),
-            buffers: Vec::new(),
-        })
+        self.add_descriptor_only(d, desc)
     }
 }

@@ -3,13 +3,13 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::lower::{Collector, Entry, NAME_ATTR, attr, dims};
+use crate::lower::{Collector, NAME_ATTR, attr, dims};
 use crate::typed;
 use crate::types;
 use hurray::TensorDescriptor;
 use melior::ir::block::BlockLike;
 use melior::ir::operation::OperationLike;
-use melior::ir::{OperationRef, RegionLike, Type, ValueLike};
+use melior::ir::{Attribute, OperationRef, RegionLike, Type, ValueLike};
 
 /// The argument attribute in which JAX records an argument's Python path.
 pub(crate) const JAX_ARG_INFO: &str = "jax.arg_info";
@@ -26,14 +26,19 @@ fn tf_entry_function(op: &OperationRef<'_, '_>) -> (Vec<String>, Vec<String>) {
         .and_then(ffi::dictionary_attr)
         .unwrap_or_default();
     let names = |key: &str| {
-        entries
-            .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, a)| ffi::string_attr(*a))
+        string_entry(&entries, key)
             .map(|s| s.split(',').map(|n| n.trim().to_owned()).collect())
             .unwrap_or_default()
     };
     (names("inputs"), names("outputs"))
+}
+
+/// The string value of `key` among a dictionary attribute's entries.
+fn string_entry(entries: &[(String, Attribute<'_>)], key: &str) -> Option<String> {
+    entries
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, a)| ffi::string_attr(*a))
 }
 
 /// The bare named location of argument `i` of the function `op`'s body.
@@ -75,12 +80,7 @@ impl<'c> Collector<'c> {
                 .and_then(|v| v.get(i).copied())
                 .and_then(ffi::dictionary_attr)
                 .unwrap_or_default();
-            let string = |key: &str| {
-                attrs
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .and_then(|(_, a)| ffi::string_attr(*a))
-            };
+            let string = |key: &str| string_entry(&attrs, key);
             // `{hurray.name = "x"}` names the tensor; JAX's
             // `jax.arg_info` / `jax.result_info` (the Python argument path,
             // `result[0]`) names it within the function.
@@ -118,11 +118,7 @@ impl<'c> Collector<'c> {
                         if kind == "arg" { "argument" } else { "result" },
                     )
                     .with_metadata("mlir.type", ffi::type_str(ty));
-                self.add(Entry {
-                    desc: d,
-                    op: desc.to_owned(),
-                    buffers: Vec::new(),
-                })?;
+                self.add_descriptor_only(d, desc)?;
                 // An argument's bare named location (`loc("x")`, as JAX
                 // attaches the Python parameter name).
                 if named.is_none()
@@ -151,11 +147,7 @@ impl<'c> Collector<'c> {
         let d = self.signature_descriptor(name, ty, desc, "tensor.empty result")?;
         if let Some(d) = d {
             let d = d.with_metadata("mlir.op", "tensor.empty");
-            self.add(Entry {
-                desc: d,
-                op: desc.to_owned(),
-                buffers: Vec::new(),
-            })?;
+            self.add_descriptor_only(d, desc)?;
         }
         Ok(())
     }

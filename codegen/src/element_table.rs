@@ -30,6 +30,7 @@ pub fn render(types: &[ElementTypeFacts]) -> syn::Result<String> {
     let dl_bits = types.iter().map(|t| Literal::u8_unsuffixed(t.dlpack_bits));
     let numpy = types.iter().map(|t| opt(&t.numpy));
     let safetensors = types.iter().map(|t| opt(&t.safetensors));
+    let ml_dtypes = types.iter().map(|t| opt(&t.ml_dtypes));
     let st_match: Vec<_> = types
         .iter()
         .filter_map(|t| {
@@ -94,6 +95,10 @@ pub fn render(types: &[ElementTypeFacts]) -> syn::Result<String> {
 
             /// safetensors dtype name, where safetensors has one.
             pub const fn safetensors_dtype(self) -> Option<&'static str> { match self { #( ElementType::#v => #safetensors, )* } }
+
+            /// The dtype's name in the `ml_dtypes` package, for types NumPy lacks
+            /// (`bfloat16`, `int4`, ...); ml_dtypes holds sub-byte types one per byte.
+            pub const fn ml_dtypes_name(self) -> Option<&'static str> { match self { #( ElementType::#v => #ml_dtypes, )* } }
 
             /// Parses a safetensors dtype name.
             pub fn from_safetensors_dtype(name: &str) -> Option<Self> {

@@ -22,6 +22,7 @@ pub struct ElementTypeFacts {
     pub dlpack_bits: u8,
     pub numpy: Option<String>,
     pub safetensors: Option<String>,
+    pub ml_dtypes: Option<String>,
     pub class: String,
 }
 
@@ -73,6 +74,7 @@ pub fn element_types(bfbs: &[u8]) -> Result<Vec<ElementTypeFacts>> {
             dlpack_bits: u8::try_from(num("hurray_dlpack_bits")?)?,
             numpy: attr("hurray_numpy"),
             safetensors: attr("hurray_safetensors"),
+            ml_dtypes: attr("hurray_ml_dtypes"),
             class,
         });
     }

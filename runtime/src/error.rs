@@ -211,6 +211,13 @@ pub enum Error {
     /// The tensor carries no data (descriptor-only).
     #[error("tensor {tensor:?} is descriptor-only: it carries no data")]
     NoData { tensor: String },
+    /// An export in place was asked for (DLPack `copy=False`) of a tensor
+    /// that has no in-place form the consumer reads.
+    #[error("tensor {tensor:?} cannot be exported without copying: {reason}")]
+    CopyRequired {
+        tensor: String,
+        reason: &'static str,
+    },
     /// A contiguous view was asked of a strided tensor.
     #[error("tensor {tensor:?} is strided ({strides:?}); use the strided accessor or copy it")]
     NotContiguous { tensor: String, strides: Vec<i64> },

@@ -81,7 +81,7 @@ pub use generated::element_type::{ElementClass, ElementType};
 /// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
-pub use reader::{File, Metadata, Reader, Shape, TensorRef, Tensors};
+pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors};
 pub use validate::Plan;
 pub use views::{CompressedView, CooView, Indices, PackedView, QuantizedView, row_major_strides};
 pub use writer::{TensorWriter, Writer};

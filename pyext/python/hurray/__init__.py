@@ -1,17 +1,49 @@
 """Hurray tensor files for Python.
 
-``hurray.open(path)`` memory-maps and verifies a file and returns a read-only
-mapping of tensor names to :class:`Tensor` objects. Each tensor implements the
-DLPack protocol (``__dlpack__`` / ``__dlpack_device__``), so
-``numpy.from_dlpack(f["w"])`` (or ``torch.from_dlpack``) views the mapped bytes
-without copying; the export keeps the file mapped until the consumer is done
-with it. ``hurray.save(path, {"name": array, ...})`` writes NumPy arrays.
+safetensors' verbs, so code ports by changing an import:
+
+- ``hurray.safe_open(path, framework="np"|"pt"|"jax"|"flax")``: ``keys()``,
+  ``metadata()``, ``get_tensor(name)``, ``get_slice(name)[a:b, ...]``;
+- ``hurray.numpy``, ``hurray.torch``, ``hurray.jax`` (and ``hurray.flax``):
+  ``save_file``, ``load_file``, ``save`` (to bytes), ``load`` (from bytes);
+  ``hurray.torch.save_model`` / ``load_model`` store tied weights once.
+
+Underneath, ``hurray.open(path)`` memory-maps and verifies a file and returns
+a mapping of names to :class:`Tensor`. The map is copy-on-write, so tensors
+imported through DLPack (``numpy.from_dlpack(f["w"])``,
+``torch.from_dlpack(f["w"])``) share the file's pages, may be written, and a
+write copies only the page it touches: the file never changes.
+``open(path, read_only=True)`` maps it read-only; its exports carry DLPack's
+read-only flag. ``hurray.save(path, {"name": array, ...})`` writes arrays of
+any framework.
 """
 
 from collections.abc import Mapping
 
-from ._hurray import File, HurrayError, Tensor, __version__, open, save
+from ._hurray import File, HurrayError, StoredBits, Tensor, __version__, open, open_bytes
+from ._safe_open import TensorSlice, safe_open
+from ._convert import write as _write
+
+
+def save(path, tensors, metadata=None) -> None:
+    """Writes ``tensors`` (a mapping name -> NumPy/torch/JAX array or
+    anything ``numpy.asarray`` accepts) to ``path`` atomically. bools are
+    packed to Hurray's 1-bit bools; dtypes without a Hurray counterpart
+    (object, datetime, big-endian ...) raise ValueError, writing nothing."""
+    _write(path, tensors, metadata)
+
 
 Mapping.register(File)
 
-__all__ = ["File", "HurrayError", "Tensor", "open", "save", "__version__"]
+__all__ = [
+    "File",
+    "HurrayError",
+    "StoredBits",
+    "Tensor",
+    "TensorSlice",
+    "__version__",
+    "open",
+    "open_bytes",
+    "safe_open",
+    "save",
+]

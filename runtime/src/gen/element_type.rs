@@ -302,6 +302,34 @@ impl ElementType {
             ElementType::Complex128 => None,
         }
     }
+    /// The dtype's name in the `ml_dtypes` package, for types NumPy lacks
+    /// (`bfloat16`, `int4`, ...); ml_dtypes holds sub-byte types one per byte.
+    pub const fn ml_dtypes_name(self) -> Option<&'static str> {
+        match self {
+            ElementType::Bool => None,
+            ElementType::Int2 => Some("int2"),
+            ElementType::UInt2 => Some("uint2"),
+            ElementType::Int4 => Some("int4"),
+            ElementType::UInt4 => Some("uint4"),
+            ElementType::Int8 => None,
+            ElementType::UInt8 => None,
+            ElementType::Int16 => None,
+            ElementType::UInt16 => None,
+            ElementType::Int32 => None,
+            ElementType::UInt32 => None,
+            ElementType::Int64 => None,
+            ElementType::UInt64 => None,
+            ElementType::Float16 => None,
+            ElementType::BFloat16 => Some("bfloat16"),
+            ElementType::Float32 => None,
+            ElementType::Float64 => None,
+            ElementType::Float8E4M3FN => Some("float8_e4m3fn"),
+            ElementType::Float8E5M2 => Some("float8_e5m2"),
+            ElementType::Float4E2M1FN => Some("float4_e2m1fn"),
+            ElementType::Complex64 => None,
+            ElementType::Complex128 => None,
+        }
+    }
     /// Parses a safetensors dtype name.
     pub fn from_safetensors_dtype(name: &str) -> Option<Self> {
         match name {

@@ -15,7 +15,11 @@ use crate::generated::fb;
 use std::path::Path;
 
 mod semantics;
+mod storage;
 mod tensor;
+
+pub use storage::MapMode;
+use storage::Storage;
 
 pub use tensor::{Metadata, Shape, TensorRef, Tensors};
 
@@ -29,14 +33,6 @@ pub struct File {
     version: (u16, u16),
 }
 
-#[derive(Debug)]
-enum Storage {
-    /// The map, and the open file for [`File::read_buffer`].
-    Mmap(memmap2::Mmap, std::fs::File),
-    /// An in-memory copy, 64-byte aligned so typed views line up.
-    Owned(AlignedBytes),
-}
-
 impl File {
     /// Memory-maps and verifies the file at `path`.
     ///
@@ -48,7 +44,18 @@ impl File {
     /// may change underneath, read data with [`File::read_buffer`] (pread),
     /// which reports [`Error::Truncated`] instead. Hurray writers replace
     /// files by rename, never in place.
+    ///
+    /// The map is shared and read-only; see [`File::open_with`] for a
+    /// copy-on-write map whose exports consumers may write to.
     pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        File::open_with(path, MapMode::ReadOnly)
+    }
+
+    /// Memory-maps and verifies the file at `path` as `mode` says: shared and
+    /// read-only (as [`File::open`]), or private and copy-on-write, so that
+    /// consumers of [`dlpack`](crate::dlpack) exports may write to what they
+    /// imported without changing the file.
+    pub fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<File> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
         let meta = file
@@ -66,12 +73,7 @@ impl File {
                 min: PREFIX_LEN + FOOTER_LEN,
             });
         }
-        // SAFETY: the map is read-only and private to this process; the bytes
-        // are only ever read through `&[u8]`. Concurrent truncation by another
-        // process is the documented caveat above.
-        let map =
-            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
-        File::from_storage(Storage::Mmap(map, file))
+        File::from_storage(Storage::map(path, file, mode)?)
     }
 
     /// Verifies an in-memory file, copying it into 64-byte aligned storage.
@@ -80,10 +82,7 @@ impl File {
     }
 
     fn from_storage(storage: Storage) -> Result<File> {
-        let bytes = match &storage {
-            Storage::Mmap(m, _) => &m[..],
-            Storage::Owned(a) => a.as_slice(),
-        };
+        let bytes = storage.bytes();
         let (range, version) = locate(bytes)?;
         let header = AlignedBytes::copy_from(&bytes[range.clone()]);
         Reader::verify(bytes, header.as_slice(), range.start as u64, version)?;
@@ -96,10 +95,20 @@ impl File {
 
     /// The whole file.
     pub fn bytes(&self) -> &[u8] {
-        match &self.storage {
-            Storage::Mmap(m, _) => m,
-            Storage::Owned(a) => a.as_slice(),
-        }
+        self.storage.bytes()
+    }
+
+    /// Whether consumers of an export may write to this file's bytes: true
+    /// for a copy-on-write map ([`MapMode::CopyOnWrite`]), where writes stay
+    /// in this process.
+    pub fn is_writable(&self) -> bool {
+        matches!(self.storage, Storage::CopyOnWrite(..))
+    }
+
+    /// A pointer to `data` (bytes of this file) that a consumer may write
+    /// through, where [`is_writable`](Self::is_writable).
+    pub(crate) fn writable_ptr(&self, data: &[u8]) -> Option<std::ptr::NonNull<u8>> {
+        self.storage.writable_ptr(data)
     }
 
     /// The verified reader over this file's bytes.
@@ -114,7 +123,8 @@ impl File {
     /// rather than through the map. Where every view faults (SIGBUS) on a
     /// file that another process truncated after it was opened, as in every
     /// memory-mapped reader, this returns [`Error::Truncated`]: the length
-    /// of the file is checked before anything is allocated or read.
+    /// of the file is checked before anything is allocated or read. It reads
+    /// the file, so it never sees what consumers wrote to a copy-on-write map.
     pub fn read_buffer(&self, name: &str, role: BufferRole) -> Result<Vec<u8>> {
         let t = self.tensor(name)?;
         let Some((offset, length)) = t.buffer_range(role) else {
@@ -124,9 +134,8 @@ impl File {
             });
         };
         let end = offset + length; // checked against the file length at open
-        let fs = match &self.storage {
-            Storage::Owned(a) => return Ok(a.as_slice()[offset as usize..end as usize].to_vec()),
-            Storage::Mmap(_, fs) => fs,
+        let Some(fs) = self.storage.file() else {
+            return Ok(self.bytes()[offset as usize..end as usize].to_vec());
         };
         let truncated = |file_len| Error::Truncated {
             tensor: name.to_owned(),

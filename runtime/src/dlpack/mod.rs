@@ -20,19 +20,31 @@
 //!   they point at no element) are owned by the export. `byte_offset` is 0.
 //! - ADR-007: the data pointer of an empty tensor (any dimension 0) is NULL.
 //!   Hurray itself never dereferences it, and neither may a consumer.
-//! - [`DLPACK_FLAG_BITMASK_READ_ONLY`] is always set: the memory is a
-//!   read-only map (writing through it faults) or bytes shared by every reader.
-//! - Sub-byte types (bool, i2/u2, i4/u4, f4e2m1fn) are exported as Hurray
-//!   stores them: *packed*, LSB-first, `bits` < 8 — exactly DLPack 1.1's
-//!   default for sub-byte types ("packed, little bit-endian"), so
-//!   [`DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`] is never set. Note that a
-//!   Hurray bool is one bit (`kDLBool`, bits = 1), not the byte-per-bool
-//!   convention of array libraries; consumers that only know 8-bit bools
-//!   refuse it rather than misread it.
+//! - [`DLPACK_FLAG_BITMASK_READ_ONLY`] is set unless the consumer may write:
+//!   a read-only map faults on a write and in-memory bytes are shared by
+//!   every reader, while a copy-on-write map ([`crate::MapMode::CopyOnWrite`])
+//!   keeps each write in the writing process (the file never changes), and a
+//!   copy belongs to the consumer alone.
+//! - [`ExportOptions::copy`] is DLPack's `copy` argument: [`CopyMode::Never`]
+//!   refuses what cannot be exported in place ([`Error::CopyRequired`]),
+//!   [`CopyMode::Always`] hands over a copy, flagged
+//!   [`DLPACK_FLAG_BITMASK_IS_COPIED`].
+//! - Hurray's 1-bit bools are exported as array libraries hold bools, one
+//!   byte each (`kDLBool`, bits = 8, 0 or 1): an unpacked copy, flagged as
+//!   copied. Every consumer (NumPy, PyTorch, JAX) refuses 1-bit DLPack bools.
+//! - The other sub-byte types (i2/u2, i4/u4, f4e2m1fn) are exported as
+//!   Hurray stores them: *packed*, LSB-first, `bits` < 8 — exactly DLPack
+//!   1.1's default for sub-byte types ("packed, little bit-endian"), so
+//!   [`DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`] is never set.
+//! - [`ExportOptions::as_stored_bits`] exports a byte-multiple type as the
+//!   unsigned integer of its width, bits unchanged (bf16 as u16), for a
+//!   consumer that lacks the type and reinterprets the bits itself (NumPy
+//!   with `ml_dtypes`).
 //! - The legacy (pre-1.0) [`DLManagedTensor`] has no flags: it cannot say
-//!   "read-only". It exists for consumers that only speak the old protocol;
-//!   prefer the versioned form.
+//!   "read-only" or "copied". It exists for consumers that only speak the old
+//!   protocol; prefer the versioned form.
 
+use crate::aligned::AlignedBytes;
 use crate::error::{Error, Result};
 use crate::reader::{File, TensorRef};
 use crate::{ElementType, Layout};
@@ -46,7 +58,7 @@ pub const DLPACK_MAJOR_VERSION: u32 = 1;
 pub const DLPACK_MINOR_VERSION: u32 = 1;
 /// The consumer must not write to the data.
 pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
-/// The producer made a copy the consumer owns alone (never set by Hurray).
+/// The producer made a copy the consumer owns alone.
 pub const DLPACK_FLAG_BITMASK_IS_COPIED: u64 = 1 << 1;
 /// Sub-byte elements are padded to a byte each (never set by Hurray: its sub-byte data is packed).
 pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
@@ -135,7 +147,34 @@ struct Holder<M> {
     managed: M,
     shape: Vec<i64>,
     strides: Vec<i64>,
-    _file: Arc<File>,
+    /// The file `data` points into; None for a copy, which needs no file.
+    _file: Option<Arc<File>>,
+    /// The bytes `data` points into when the export is a copy.
+    _copy: Option<AlignedBytes>,
+}
+
+/// DLPack's `copy` argument: may, must or must not the export copy?
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CopyMode {
+    /// In place where possible; a copy where the consumer needs another
+    /// form (1-bit bools). DLPack's `copy=None`.
+    #[default]
+    IfNeeded,
+    /// In place or not at all ([`Error::CopyRequired`]). DLPack's `copy=False`.
+    Never,
+    /// Always a copy the consumer owns. DLPack's `copy=True`.
+    Always,
+}
+
+/// How a tensor is exported; the default is in place, as Hurray stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExportOptions {
+    /// Whether the export may, must or must not copy.
+    pub copy: CopyMode,
+    /// Export a byte-multiple element type as the unsigned integer of the
+    /// same width (bf16 as u16, f8e4m3fn as u8), bits unchanged, for a
+    /// consumer that lacks the type and reinterprets the bits itself.
+    pub as_stored_bits: bool,
 }
 
 /// What an export needs from a tensor, taken while the tensor is borrowed.
@@ -144,6 +183,8 @@ struct Parts {
     dtype: DLDataType,
     shape: Vec<i64>,
     strides: Vec<i64>,
+    flags: u64,
+    copy: Option<AlignedBytes>,
 }
 
 fn to_i64(tensor: &TensorRef<'_>, field: &'static str, v: u64) -> Result<i64> {
@@ -153,7 +194,7 @@ fn to_i64(tensor: &TensorRef<'_>, field: &'static str, v: u64) -> Result<i64> {
     })
 }
 
-fn parts(t: &TensorRef<'_>) -> Result<Parts> {
+fn parts(file: &File, t: &TensorRef<'_>, options: ExportOptions) -> Result<Parts> {
     // Refuses descriptor-only tensors (NoData) and sparse layouts (LayoutMismatch).
     let bytes = t.data()?;
     if t.quantization().is_some() {
@@ -182,42 +223,100 @@ fn parts(t: &TensorRef<'_>) -> Result<Parts> {
             field: "rank (DLPack ndim is i32)",
         });
     }
-    // ADR-007: an empty tensor exports NULL; its (zero-length) bytes are never touched.
-    let data = if t.is_empty() || bytes.is_empty() {
-        std::ptr::null_mut()
+    let element_type = t.element_type();
+    let mut dtype = DLDataType::of(element_type);
+    if options.as_stored_bits {
+        dtype = stored_bits(t, dtype)?;
+    }
+    // 1-bit bools leave as one byte per bool: the only form consumers read.
+    let unpack = element_type == ElementType::Bool;
+    if unpack {
+        dtype.bits = 8;
+        if options.copy == CopyMode::Never {
+            return Err(Error::CopyRequired {
+                tensor: t.name().to_owned(),
+                reason: "Hurray stores bools as bits and DLPack consumers read bytes",
+            });
+        }
+    }
+    let empty = t.is_empty() || bytes.is_empty();
+    let copy = if empty || !(unpack || options.copy == CopyMode::Always) {
+        None
+    } else if unpack {
+        // Strided bools index elements of the whole buffer: unpack all of it.
+        let codes: Vec<u8> = crate::pack::unpack_codes(bytes, 1, bytes.len() as u64 * 8).collect();
+        Some(AlignedBytes::copy_from(&codes))
     } else {
-        bytes.as_ptr().cast_mut().cast::<c_void>()
+        Some(AlignedBytes::copy_from(bytes))
+    };
+    let copied = copy.is_some() || (options.copy == CopyMode::Always);
+    let writable = file.writable_ptr(bytes);
+    // ADR-007: an empty tensor exports NULL; its (zero-length) bytes are never touched.
+    let data = match (&copy, writable) {
+        _ if empty => std::ptr::null_mut(),
+        (Some(c), _) => c.as_slice().as_ptr().cast_mut().cast::<c_void>(),
+        (None, Some(p)) => p.as_ptr().cast::<c_void>(),
+        (None, None) => bytes.as_ptr().cast_mut().cast::<c_void>(),
+    };
+    let flags = if copied {
+        DLPACK_FLAG_BITMASK_IS_COPIED
+    } else if writable.is_some() || empty && file.is_writable() {
+        0
+    } else {
+        DLPACK_FLAG_BITMASK_READ_ONLY
     };
     Ok(Parts {
         data,
-        dtype: DLDataType::of(t.element_type()),
+        dtype,
         shape,
         strides,
+        flags,
+        copy,
+    })
+}
+
+/// The unsigned integer type of `dtype`'s width, for [`ExportOptions::as_stored_bits`].
+fn stored_bits(t: &TensorRef<'_>, dtype: DLDataType) -> Result<DLDataType> {
+    if dtype.bits < 8 || !dtype.bits.is_power_of_two() || dtype.bits > 64 {
+        return Err(Error::InvalidField {
+            tensor: t.name().to_owned(),
+            field: "element_type".into(),
+            value: t.element_type().name().into(),
+            reason: "only 8-, 16-, 32- and 64-bit types export as their stored bits".into(),
+        });
+    }
+    Ok(DLDataType {
+        code: ElementType::UInt8.dlpack().0,
+        ..dtype
     })
 }
 
 /// Builds the holder on the heap and points `dl_tensor.shape/strides` into it.
-fn build<M>(file: Arc<File>, p: Parts, managed: impl FnOnce(DLTensor) -> M) -> NonNull<M>
+fn build<M>(file: Arc<File>, p: Parts, managed: impl FnOnce(DLTensor, u64) -> M) -> NonNull<M>
 where
     M: DlTensorField,
 {
     let ndim = p.shape.len() as i32;
     let holder = Box::new(Holder {
-        managed: managed(DLTensor {
-            data: p.data,
-            device: DLDevice {
-                device_type: KDL_CPU,
-                device_id: 0,
+        managed: managed(
+            DLTensor {
+                data: p.data,
+                device: DLDevice {
+                    device_type: KDL_CPU,
+                    device_id: 0,
+                },
+                ndim,
+                dtype: p.dtype,
+                shape: std::ptr::null_mut(),
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
             },
-            ndim,
-            dtype: p.dtype,
-            shape: std::ptr::null_mut(),
-            strides: std::ptr::null_mut(),
-            byte_offset: 0,
-        }),
+            p.flags,
+        ),
         shape: p.shape,
         strides: p.strides,
-        _file: file,
+        _file: if p.copy.is_some() { None } else { Some(file) },
+        _copy: p.copy,
     });
     let raw = Box::into_raw(holder);
     // SAFETY: `raw` comes from `Box::into_raw` just above, so it is valid and
@@ -287,8 +386,9 @@ pub struct ManagedTensor {
     ptr: NonNull<DLManagedTensorVersioned>,
 }
 
-// SAFETY: the export owns its shape/strides and an `Arc<File>` (`File` is
-// Send + Sync); the data it points to is immutable for the file's life.
+// SAFETY: the export owns its shape/strides, its copy if any and an
+// `Arc<File>` (`File` is Send + Sync); this crate never writes the data it
+// points to (a consumer may, where the flags allow).
 unsafe impl Send for ManagedTensor {}
 // SAFETY: `&ManagedTensor` only reads the immutable export.
 unsafe impl Sync for ManagedTensor {}
@@ -301,15 +401,24 @@ impl ManagedTensor {
         file: Arc<File>,
         select: impl for<'f> FnOnce(&'f File) -> Result<TensorRef<'f>>,
     ) -> Result<Self> {
-        let p = parts(&select(&file)?)?;
-        let ptr = build(file, p, |dl_tensor| DLManagedTensorVersioned {
+        Self::export_with(file, select, ExportOptions::default())
+    }
+
+    /// Exports the tensor `select` picks from `file` as `options` say.
+    pub fn export_with(
+        file: Arc<File>,
+        select: impl for<'f> FnOnce(&'f File) -> Result<TensorRef<'f>>,
+        options: ExportOptions,
+    ) -> Result<Self> {
+        let p = parts(&file, &select(&file)?, options)?;
+        let ptr = build(file, p, |dl_tensor, flags| DLManagedTensorVersioned {
             version: DLPackVersion {
                 major: DLPACK_MAJOR_VERSION,
                 minor: DLPACK_MINOR_VERSION,
             },
             manager_ctx: std::ptr::null_mut(),
             deleter: Some(delete_versioned),
-            flags: DLPACK_FLAG_BITMASK_READ_ONLY,
+            flags,
             dl_tensor,
         });
         Ok(ManagedTensor { ptr })
@@ -362,170 +471,27 @@ pub fn export_legacy(
     file: Arc<File>,
     select: impl for<'f> FnOnce(&'f File) -> Result<TensorRef<'f>>,
 ) -> Result<NonNull<DLManagedTensor>> {
-    let p = parts(&select(&file)?)?;
-    Ok(build(file, p, |dl_tensor| DLManagedTensor {
+    export_legacy_with(file, select, ExportOptions::default()).map(|(m, _)| m)
+}
+
+/// [`export_legacy`] as `options` say. The legacy form has no flags, so the
+/// flags the versioned form would carry come back beside it: a caller that
+/// cannot tell its consumer "read-only" ([`DLPACK_FLAG_BITMASK_READ_ONLY`])
+/// should free the export and refuse.
+pub fn export_legacy_with(
+    file: Arc<File>,
+    select: impl for<'f> FnOnce(&'f File) -> Result<TensorRef<'f>>,
+    options: ExportOptions,
+) -> Result<(NonNull<DLManagedTensor>, u64)> {
+    let p = parts(&file, &select(&file)?, options)?;
+    let flags = p.flags;
+    let m = build(file, p, |dl_tensor, _| DLManagedTensor {
         dl_tensor,
         manager_ctx: std::ptr::null_mut(),
         deleter: Some(delete_legacy),
-    }))
+    });
+    Ok((m, flags))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Dim, TensorDescriptor, Writer, shape};
-
-    fn file() -> Arc<File> {
-        let mut bytes = Vec::new();
-        let mut w = Writer::new(&mut bytes).unwrap();
-        let v = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
-        w.add_tensor(
-            &TensorDescriptor::new("w", ElementType::Float32, shape(&[2, 3])),
-            &[crate::as_bytes(&v)],
-        )
-        .unwrap();
-        w.add_tensor(
-            &TensorDescriptor::new("empty", ElementType::Float32, shape(&[3, 0, 5])),
-            &[&[]],
-        )
-        .unwrap();
-        w.add_tensor(
-            &TensorDescriptor::new("i4", ElementType::Int4, shape(&[3])),
-            &[&[0x21, 0x03]],
-        )
-        .unwrap();
-        w.add_tensor(
-            &TensorDescriptor::new("s", ElementType::Int32, shape(&[2, 2]))
-                .with_layout(Layout::Strided(vec![1, 2])),
-            &[crate::as_bytes(&[1i32, 2, 3, 4])],
-        )
-        .unwrap();
-        w.add_tensor(
-            &TensorDescriptor::new(
-                "dyn",
-                ElementType::Float32,
-                vec![Dim::Dynamic, Dim::Fixed(3)],
-            )
-            .into_descriptor_only(),
-            &[],
-        )
-        .unwrap();
-        w.add_tensor(
-            &TensorDescriptor::new("scalar", ElementType::Float64, vec![]),
-            &[crate::as_bytes(&[2.5f64])],
-        )
-        .unwrap();
-        w.finish().unwrap();
-        Arc::new(File::from_bytes(&bytes).unwrap())
-    }
-
-    #[test]
-    fn dense_export_points_into_the_file_and_keeps_it_alive() {
-        let f = file();
-        let expected = f.tensor("w").unwrap().data().unwrap().as_ptr();
-        let m = ManagedTensor::by_name(f.clone(), "w").unwrap();
-        drop(f); // the export alone keeps the bytes alive
-        let mt = m.as_managed();
-        assert_eq!(mt.version, DLPackVersion { major: 1, minor: 1 });
-        assert_eq!(
-            mt.flags & DLPACK_FLAG_BITMASK_READ_ONLY,
-            DLPACK_FLAG_BITMASK_READ_ONLY
-        );
-        assert_eq!(mt.dl_tensor.data.cast::<u8>().cast_const(), expected);
-        assert_eq!(
-            mt.dl_tensor.dtype,
-            DLDataType {
-                code: 2,
-                bits: 32,
-                lanes: 1
-            }
-        );
-        assert_eq!(mt.dl_tensor.device.device_type, KDL_CPU);
-        assert_eq!(m.shape(), &[2, 3]);
-        assert_eq!(m.strides(), &[3, 1]);
-        // SAFETY: data points at 6 f32 of the still-alive file.
-        let values = unsafe { std::slice::from_raw_parts(mt.dl_tensor.data.cast::<f32>(), 6) };
-        assert_eq!(values, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    }
-
-    #[test]
-    fn empty_tensor_has_null_data() {
-        let m = ManagedTensor::by_name(file(), "empty").unwrap();
-        assert!(m.as_managed().dl_tensor.data.is_null());
-        assert_eq!(m.shape(), &[3, 0, 5]);
-        assert_eq!(m.as_managed().dl_tensor.ndim, 3);
-    }
-
-    #[test]
-    fn sub_byte_is_packed_with_true_bits() {
-        let m = ManagedTensor::by_name(file(), "i4").unwrap();
-        let mt = m.as_managed();
-        assert_eq!(
-            mt.dl_tensor.dtype,
-            DLDataType {
-                code: 0,
-                bits: 4,
-                lanes: 1
-            }
-        );
-        assert_eq!(mt.flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0);
-        assert!(!mt.dl_tensor.data.is_null());
-    }
-
-    #[test]
-    fn strided_and_scalar() {
-        let m = ManagedTensor::by_name(file(), "s").unwrap();
-        assert_eq!(m.strides(), &[1, 2]);
-        let m = ManagedTensor::by_name(file(), "scalar").unwrap();
-        assert_eq!(m.as_managed().dl_tensor.ndim, 0);
-        assert!(m.shape().is_empty());
-        assert!(!m.as_managed().dl_tensor.shape.is_null());
-        assert!(!m.as_managed().dl_tensor.strides.is_null());
-    }
-
-    #[test]
-    fn refusals() {
-        assert!(matches!(
-            ManagedTensor::by_name(file(), "dyn"),
-            Err(Error::NoData { .. })
-        ));
-        assert!(matches!(
-            ManagedTensor::by_name(file(), "nope"),
-            Err(Error::NotFound { .. })
-        ));
-    }
-
-    #[test]
-    fn raw_round_trip_through_the_deleter() {
-        let f = file();
-        let raw = ManagedTensor::by_name(f.clone(), "w").unwrap().into_raw();
-        assert_eq!(Arc::strong_count(&f), 2);
-        // SAFETY: `raw` is a live export.
-        let deleter = unsafe { (*raw).deleter }.unwrap();
-        // SAFETY: its deleter is called exactly once.
-        unsafe { deleter(raw) };
-        assert_eq!(Arc::strong_count(&f), 1);
-
-        let legacy = export_legacy(f.clone(), |f| f.tensor("empty")).unwrap();
-        assert_eq!(Arc::strong_count(&f), 2);
-        // SAFETY: `legacy` is a live export.
-        let l = unsafe { legacy.as_ref() };
-        assert!(l.dl_tensor.data.is_null());
-        // SAFETY: `shape` points at `ndim` = 3 sizes owned by the export.
-        let dims = unsafe { std::slice::from_raw_parts(l.dl_tensor.shape, 3) };
-        assert_eq!(dims, &[3, 0, 5]);
-        let deleter = l.deleter.unwrap();
-        // SAFETY: the deleter is called exactly once.
-        unsafe { deleter(legacy.as_ptr()) };
-        assert_eq!(Arc::strong_count(&f), 1);
-    }
-
-    #[test]
-    fn dtype_comes_from_the_generated_table() {
-        for t in ElementType::ALL {
-            let d = DLDataType::of(t);
-            assert_eq!((d.code, d.bits), t.dlpack());
-            assert_eq!(u32::from(d.bits), t.bits());
-        }
-    }
-}
+mod tests;

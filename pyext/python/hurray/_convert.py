@@ -1,0 +1,183 @@
+"""Tensors of a Hurray file into NumPy, PyTorch and JAX, and back.
+
+Every element-type fact comes from the runtime (``_hurray.element_types()``,
+generated from the schema); this module only decides which road each type
+takes into each framework:
+
+- the types a framework has arrive zero-copy through DLPack (writable over a
+  copy-on-write map, read-only over a read-only one);
+- 1-bit bools arrive as the framework's one-byte bool (an unpacked copy);
+- bf16 and fp8 reach NumPy as ``ml_dtypes`` views of the stored bits (zero-copy);
+- sub-byte types (int4, uint2, float4_e2m1fn, ...) reach NumPy and JAX as
+  ``ml_dtypes`` arrays (a copy, one element per byte); PyTorch gets sub-byte
+  integers as int8/uint8 (sign-extended) and refuses fp4, which it has no
+  scalar type for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+from . import _hurray
+
+
+class _Facts(NamedTuple):
+    name: str
+    bits: int
+    numpy: Optional[str]
+    ml_dtypes: Optional[str]
+    dlpack: tuple
+    safetensors: Optional[str]
+    cls: str
+
+
+BY_NAME = {
+    d["name"]: _Facts(
+        d["name"], d["bits"], d["numpy"], d["ml_dtypes"], tuple(d["dlpack"]), d["safetensors"], d["class"]
+    )
+    for d in _hurray.element_types()
+}
+_BY_NUMPY = {f.numpy: f.name for f in BY_NAME.values() if f.numpy}
+_BY_ML_DTYPES = {f.ml_dtypes: f.name for f in BY_NAME.values() if f.ml_dtypes}
+
+FRAMEWORKS = ("np", "numpy", "pt", "torch", "jax", "flax")
+
+
+def _ml_dtypes(facts: _Facts, name: str):
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError(
+            f"tensor {name!r} is {facts.name}, which NumPy lacks; install ml_dtypes "
+            "(pip install ml_dtypes) to read it as ml_dtypes.{facts.ml_dtypes}"
+        ) from None
+    return getattr(ml_dtypes, facts.ml_dtypes)
+
+
+class _Copied:
+    """A tensor whose DLPack export is always a copy (``copy=True``)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        kwargs["copy"] = True
+        return self._tensor.__dlpack__(**kwargs)
+
+
+def to_numpy(tensor, dtype=None, copy: Optional[bool] = None):
+    """The tensor as a NumPy array: zero-copy unless a copy is asked for or needed."""
+    import numpy as np
+
+    facts = BY_NAME[tensor.dtype]
+    if facts.numpy:
+        array = np.from_dlpack(tensor, copy=copy)
+    elif facts.bits >= 8:
+        array = np.from_dlpack(tensor.stored_bits(), copy=copy).view(_ml_dtypes(facts, tensor.name))
+    else:
+        if copy is False:
+            raise BufferError(f"tensor {tensor.name!r}: {facts.name} reaches NumPy only unpacked, as a copy")
+        ml = _ml_dtypes(facts, tensor.name)
+        array = np.frombuffer(bytearray(tensor.unpacked()), dtype=ml).reshape(tensor.shape)
+    if dtype is not None:
+        array = array.astype(dtype, copy=False)
+    return array
+
+
+def to_torch(tensor, device: Any = "cpu", copy: Optional[bool] = None):
+    """The tensor as a torch.Tensor: zero-copy (writable over a copy-on-write map)."""
+    import torch
+
+    facts = BY_NAME[tensor.dtype]
+    if not tensor.writable:
+        # torch ignores DLPack's read-only flag: a write to a tensor over a
+        # read-only map would crash the process, so it gets a copy.
+        if copy is False:
+            raise BufferError(
+                f"tensor {tensor.name!r}: the file is open read-only and PyTorch ignores DLPack's "
+                "read-only flag; open it copy-on-write (the default) for zero-copy tensors"
+            )
+        copy = True
+    if facts.bits >= 8 or facts.cls == "bool":
+        out = torch.from_dlpack(_Copied(tensor) if copy else tensor)
+    elif facts.cls in ("int", "uint"):
+        # torch has no sub-byte integers: the nearest it has, every value exact.
+        signed = facts.cls == "int"
+        data = bytearray(tensor.unpacked(sign_extend=signed))
+        dtype = torch.int8 if signed else torch.uint8
+        out = torch.frombuffer(data, dtype=dtype).reshape(tensor.shape) if data else torch.empty(
+            tensor.shape, dtype=dtype
+        )
+    else:
+        raise TypeError(
+            f"tensor {tensor.name!r} is {facts.name}, which PyTorch has no scalar type for; "
+            "read it with framework='np' (ml_dtypes) or 'jax'"
+        )
+    return out if str(device) == "cpu" else out.to(device)
+
+
+def to_jax(tensor, device: Any = "cpu"):
+    """The tensor as a jax.Array (JAX arrays are immutable: JAX may copy)."""
+    import jax
+    import jax.numpy as jnp
+
+    facts = BY_NAME[tensor.dtype]
+    if facts.numpy and facts.cls != "bool" and tensor.writable:
+        # JAX asks for legacy DLPack, which cannot say "read-only": over a
+        # read-only map it goes through NumPy (which honours the flag).
+        out = jax.dlpack.from_dlpack(tensor)
+    else:
+        out = jnp.asarray(to_numpy(tensor))
+    if str(device) != "cpu":
+        out = jax.device_put(out, jax.devices(str(device))[0])
+    return out
+
+
+def to_framework(tensor, framework: str, device: Any = "cpu", copy: Optional[bool] = None):
+    """``tensor`` in ``framework`` (``np``/``numpy``, ``pt``/``torch``, ``jax``/``flax``)."""
+    if framework in ("np", "numpy"):
+        return to_numpy(tensor, copy=copy)
+    if framework in ("pt", "torch"):
+        return to_torch(tensor, device, copy=copy)
+    if framework in ("jax", "flax"):
+        return to_jax(tensor, device)
+    raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}, not {framework!r}")
+
+
+def source(name: str, value):
+    """What ``_hurray.write`` reads for one tensor: the object itself where
+    it exports DLPack in a form Hurray stores, else ``(dtype, shape, bytes)``."""
+    import numpy as np
+
+    module = type(value).__module__.split(".")[0]
+    if module == "torch":
+        # Exported in place; only a non-contiguous or lazy (conj/neg) tensor
+        # is materialised first, as torch requires for DLPack.
+        t = value.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        return t.resolve_conj().resolve_neg().contiguous()
+    if module == "hurray":
+        return value
+    array = np.asarray(value, order="C")
+    dtype = array.dtype
+    if dtype.str in _BY_NUMPY:
+        return array
+    if dtype.name in _BY_ML_DTYPES:
+        # ml_dtypes arrays export no DLPack: hand over their bytes (sub-byte
+        # types one element per byte, packed by the runtime).
+        return (_BY_ML_DTYPES[dtype.name], array.shape, array.reshape(-1).view(np.uint8))
+    raise ValueError(f"tensor {name!r}: dtype {dtype} ({dtype.str}) has no Hurray element type")
+
+
+def write(path, tensors, metadata=None):
+    """Writes a mapping name -> tensor (any framework) to ``path``, or to bytes with ``path=None``."""
+    if metadata is not None:
+        for k, v in metadata.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise TypeError(f"metadata must map str to str, got {k!r}: {v!r}")
+    items = ((name, source(name, value)) for name, value in tensors.items())
+    return _hurray.write(None if path is None else str(path), items, metadata)

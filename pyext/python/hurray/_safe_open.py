@@ -1,0 +1,101 @@
+"""``safe_open``: safetensors' reading verbs over a Hurray file."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from . import _convert, _hurray
+
+
+class safe_open:
+    """Opens a Hurray file for reading tensors into ``framework``.
+
+    ``framework`` is ``"np"``, ``"pt"``, ``"jax"`` or ``"flax"`` (as in
+    safetensors; ``"numpy"`` and ``"torch"`` are accepted too). The file is
+    memory-mapped copy-on-write: tensors arrive zero-copy and writable, and
+    a write never reaches the file. ``read_only=True`` maps it read-only
+    instead (exports carry DLPack's read-only flag).
+
+    Use it as a context manager::
+
+        with hurray.safe_open("model.hurray", framework="pt") as f:
+            for name in f.keys():
+                t = f.get_tensor(name)
+            rows = f.get_slice("embed")[0:16]
+
+    Tensors taken from the file stay valid after the ``with`` block.
+    """
+
+    def __init__(self, filename, framework: str, device: Any = "cpu", *, read_only: bool = False):
+        if framework not in _convert.FRAMEWORKS:
+            raise ValueError(f"framework must be one of {', '.join(_convert.FRAMEWORKS)}, not {framework!r}")
+        self._framework = framework
+        self._device = device
+        self._file = _hurray.open(str(filename), read_only=read_only)
+
+    def __enter__(self) -> "safe_open":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        # Tensors already taken keep the map alive through their exports.
+        self._file = None
+
+    def _open(self):
+        if self._file is None:
+            raise ValueError("the file was closed (used after its `with` block)")
+        return self._file
+
+    def keys(self) -> List[str]:
+        """Tensor names, sorted."""
+        return self._open().keys()
+
+    def metadata(self) -> Optional[Dict[str, str]]:
+        """File-wide metadata, or None when there is none (as safetensors)."""
+        return dict(self._open().metadata) or None
+
+    def get_tensor(self, name: str):
+        """The whole tensor, in the framework (zero-copy where the framework has the type)."""
+        return _convert.to_framework(self._open()[name], self._framework, self._device)
+
+    def get_slice(self, name: str) -> "TensorSlice":
+        """A lazy handle: index it (``[a:b, i, ...]``) to read only that part."""
+        return TensorSlice(self._open()[name], self._framework, self._device)
+
+
+class TensorSlice:
+    """A tensor not yet read; indexing it reads only the indexed bytes."""
+
+    def __init__(self, tensor, framework: str, device: Any):
+        self._tensor = tensor
+        self._framework = framework
+        self._device = device
+
+    def get_shape(self) -> List[int]:
+        return list(self._tensor.shape)
+
+    def get_dtype(self) -> str:
+        """The Hurray element type name (``f32``, ``bf16``, ``i4``, ...)."""
+        return self._tensor.dtype
+
+    def __len__(self) -> int:
+        shape = self._tensor.shape
+        if not shape:
+            raise TypeError("len() of a rank-0 tensor")
+        return shape[0]
+
+    def __getitem__(self, index):
+        t = self._tensor
+        if self._framework in ("pt", "torch"):
+            # A view of the map, indexed, then copied: only the pages of the
+            # slice are read.
+            full = _convert.to_torch(t)
+            out = full[index].clone()
+            return out if str(self._device) == "cpu" else out.to(self._device)
+        import numpy as np
+
+        part = np.array(_convert.to_numpy(t)[index], copy=True)
+        if self._framework in ("jax", "flax"):
+            import jax.numpy as jnp
+
+            return jnp.asarray(part)
+        return part

@@ -1,0 +1,111 @@
+"""safetensors.torch's verbs for torch tensors, tied weights included."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
+
+from . import _convert, _hurray
+
+__all__ = ["save", "save_file", "load", "load_file", "save_model", "load_model"]
+
+
+def save(tensors: Dict[str, "torch.Tensor"], metadata: Optional[Dict[str, str]] = None) -> bytes:  # noqa: F821
+    """The Hurray file of ``tensors`` as bytes."""
+    return _convert.write(None, tensors, metadata)
+
+
+def save_file(
+    tensors: Dict[str, "torch.Tensor"],  # noqa: F821
+    filename: Union[str, os.PathLike],
+    metadata: Optional[Dict[str, str]] = None,
+) -> None:
+    """Writes ``tensors`` to ``filename`` atomically, each streamed from its own memory (DLPack)."""
+    _convert.write(filename, tensors, metadata)
+
+
+def load(data: bytes) -> Dict[str, "torch.Tensor"]:  # noqa: F821
+    """The tensors of a Hurray file held in ``data`` (writable copies)."""
+    f = _hurray.open_bytes(data)
+    return {name: _convert.to_torch(t, copy=True) for name, t in f.items()}
+
+
+def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:  # noqa: F821
+    """The tensors of the file, zero-copy over a copy-on-write map: writable
+    (train with them, ``load_state_dict(..., assign=True)``), and a write
+    never reaches the file."""
+    f = _hurray.open(str(filename))
+    return {name: _convert.to_torch(t, device) for name, t in f.items()}
+
+
+def _shared_groups(state_dict) -> List[Set[str]]:
+    """Names whose tensors share storage (tied weights), groups of two or more."""
+    by_storage = defaultdict(set)
+    for name, t in state_dict.items():
+        if t.device.type != "meta" and t.numel() > 0:
+            by_storage[(t.device, t.untyped_storage().data_ptr())].add(name)
+    return [names for names in by_storage.values() if len(names) > 1]
+
+
+def _same_view(a, b) -> bool:
+    return (
+        a.data_ptr() == b.data_ptr()
+        and a.shape == b.shape
+        and a.stride() == b.stride()
+        and a.dtype == b.dtype
+    )
+
+
+def _deduplicated(model) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """The state dict with one name per tied tensor, and dropped name -> kept name."""
+    state_dict = model.state_dict()
+    dropped = {}
+    for group in _shared_groups(state_dict):
+        names = sorted(group)
+        keep = names[0]
+        for other in names[1:]:
+            if not _same_view(state_dict[keep], state_dict[other]):
+                raise ValueError(
+                    f"tensors {keep!r} and {other!r} share memory but are different views of it; "
+                    "Hurray stores each tensor once: clone one of them before saving"
+                )
+            dropped[other] = keep
+    return {k: v for k, v in state_dict.items() if k not in dropped}, dropped
+
+
+def save_model(
+    model: "torch.nn.Module",  # noqa: F821
+    filename: Union[str, os.PathLike],
+    metadata: Optional[Dict[str, str]] = None,
+) -> None:
+    """Saves ``model.state_dict()``, storing tied (shared) tensors once under
+    one name, as safetensors does; :func:`load_model` ties them back."""
+    state_dict, _ = _deduplicated(model)
+    save_file(state_dict, filename, metadata)
+
+
+def load_model(
+    model: "torch.nn.Module",  # noqa: F821
+    filename: Union[str, os.PathLike],
+    strict: bool = True,
+    device: Any = "cpu",
+) -> Tuple[List[str], List[str]]:
+    """Loads a file written by :func:`save_model` into ``model``.
+
+    Returns ``(missing, unexpected)`` as ``load_state_dict`` does, without the
+    names of tied tensors stored under their sibling's name; with
+    ``strict=True`` either being non-empty raises RuntimeError.
+    """
+    state_dict = load_file(filename, device=device)
+    _, dropped = _deduplicated(model)
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    missing = [m for m in missing if not (m in dropped and dropped[m] in state_dict)]
+    if strict and (missing or unexpected):
+        parts = []
+        if missing:
+            parts.append("missing: " + ", ".join(sorted(missing)))
+        if unexpected:
+            parts.append("unexpected: " + ", ".join(sorted(unexpected)))
+        raise RuntimeError(f"Error(s) in loading state_dict for {type(model).__name__}: " + "; ".join(parts))
+    return missing, unexpected

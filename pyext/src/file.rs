@@ -1,0 +1,149 @@
+//! `open`, `open_bytes` and `File`: a verified file as a mapping of names to tensors.
+
+use crate::error::err;
+use crate::tensor::PyTensor;
+use hurray::{File, MapMode};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+use std::sync::Arc;
+
+/// A verified Hurray file: a read-only mapping of tensor names to tensors.
+#[pyclass(name = "File", module = "hurray", frozen)]
+pub(crate) struct PyFile {
+    file: Arc<File>,
+    source: String,
+}
+
+/// Opens and verifies the file at `path` (memory-mapped; O(header), not
+/// O(data)). By default the map is private and copy-on-write: tensors
+/// imported from it are writable, and a write copies only the page it
+/// touches, in this process; the file never changes. `read_only=True` maps
+/// it shared and read-only: exports carry DLPack's read-only flag.
+#[pyfunction]
+#[pyo3(signature = (path, *, read_only=false))]
+pub(crate) fn open(path: std::path::PathBuf, read_only: bool) -> PyResult<PyFile> {
+    let mode = if read_only {
+        MapMode::ReadOnly
+    } else {
+        MapMode::CopyOnWrite
+    };
+    let file = File::open_with(&path, mode).map_err(err)?;
+    Ok(PyFile {
+        file: Arc::new(file),
+        source: path.display().to_string(),
+    })
+}
+
+/// Verifies a Hurray file held in `data` (copied once into aligned memory).
+/// Its tensors are read-only: export with `copy=True` for writable ones.
+#[pyfunction]
+pub(crate) fn open_bytes(data: &Bound<'_, PyBytes>) -> PyResult<PyFile> {
+    let file = File::from_bytes(data.as_bytes()).map_err(err)?;
+    Ok(PyFile {
+        file: Arc::new(file),
+        source: "<bytes>".to_owned(),
+    })
+}
+
+impl PyFile {
+    fn tensor(&self, name: String) -> PyTensor {
+        PyTensor::new(self.file.clone(), name)
+    }
+}
+
+#[pymethods]
+impl PyFile {
+    fn __len__(&self) -> usize {
+        self.file.len()
+    }
+
+    fn __getitem__(&self, name: &str) -> PyResult<PyTensor> {
+        self.file.tensor(name).map_err(err)?;
+        Ok(self.tensor(name.to_owned()))
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.file.get(name).is_some()
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let names = slf.keys();
+        Ok(names.into_pyobject(py)?.try_iter()?.into_any().unbind())
+    }
+
+    /// Tensor names, in file order (sorted).
+    fn keys(&self) -> Vec<String> {
+        self.file.tensors().map(|t| t.name().to_owned()).collect()
+    }
+
+    fn values(&self) -> Vec<PyTensor> {
+        self.keys().into_iter().map(|n| self.tensor(n)).collect()
+    }
+
+    fn items(&self) -> Vec<(String, PyTensor)> {
+        self.keys()
+            .into_iter()
+            .map(|n| (n.clone(), self.tensor(n)))
+            .collect()
+    }
+
+    #[pyo3(signature = (name, default=None))]
+    fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        if self.file.get(name).is_some() {
+            return Ok(Py::new(py, self.tensor(name.to_owned()))?.into_any());
+        }
+        Ok(default.unwrap_or_else(|| py.None()))
+    }
+
+    /// File-wide metadata as a dict.
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in self.file.reader().metadata() {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// The (major, minor) format version.
+    #[getter]
+    fn version(&self) -> (u16, u16) {
+        self.file.reader().version()
+    }
+
+    /// Whether imported tensors may be written (a copy-on-write map).
+    #[getter]
+    fn writable(&self) -> bool {
+        self.file.is_writable()
+    }
+
+    /// `(start, end)` addresses of the file's bytes in memory (the map).
+    fn address_range(&self) -> (usize, usize) {
+        let b = self.file.bytes();
+        (b.as_ptr() as usize, b.as_ptr() as usize + b.len())
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, PyTuple>) -> bool {
+        // The map is released when the last File, Tensor and export is gone.
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let mode = if self.file.is_writable() {
+            "copy-on-write"
+        } else {
+            "read-only"
+        };
+        format!(
+            "<hurray.File {:?}: {} tensors, {mode}>",
+            self.source,
+            self.file.len()
+        )
+    }
+}

@@ -1,0 +1,239 @@
+//! `Tensor`: one tensor of an open file.
+
+use crate::error::err;
+use crate::export::{self, StoredBits, copy_mode};
+use hurray::dlpack::{ExportOptions, KDL_CPU};
+use hurray::{Dim, File, Layout, TensorRef};
+use pyo3::exceptions::{PyBufferError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use std::sync::Arc;
+
+/// One tensor of an open file; exportable with DLPack when dense.
+#[pyclass(name = "Tensor", module = "hurray", frozen)]
+pub(crate) struct PyTensor {
+    file: Arc<File>,
+    name: String,
+}
+
+impl PyTensor {
+    pub(crate) fn new(file: Arc<File>, name: String) -> Self {
+        PyTensor { file, name }
+    }
+
+    fn tensor(&self) -> PyResult<TensorRef<'_>> {
+        self.file.tensor(&self.name).map_err(err)
+    }
+}
+
+fn dims_tuple<'py>(py: Python<'py>, t: &TensorRef<'_>) -> PyResult<Bound<'py, PyTuple>> {
+    let dims: Vec<Option<u64>> = t
+        .shape()
+        .iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => Some(n),
+            Dim::Dynamic => None,
+        })
+        .collect();
+    PyTuple::new(py, dims)
+}
+
+#[pymethods]
+impl PyTensor {
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The element type's short name (`f32`, `i4`, `bf16`, ...).
+    #[getter]
+    fn dtype(&self) -> PyResult<&'static str> {
+        Ok(self.tensor()?.element_type().name())
+    }
+
+    /// The shape; a dynamic dimension is `None` (never 0, which is a real empty dimension).
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        dims_tuple(py, &self.tensor()?)
+    }
+
+    /// `dense`, `strided`, `coo`, `csr` or `csc`.
+    #[getter]
+    fn layout(&self) -> PyResult<&'static str> {
+        Ok(self.tensor()?.layout().name())
+    }
+
+    /// Strides in elements (row-major ones for a dense tensor); None for sparse.
+    #[getter]
+    fn strides(&self) -> PyResult<Option<Vec<i64>>> {
+        let t = self.tensor()?;
+        Ok(match t.layout() {
+            Layout::Strided(s) => Some(s),
+            Layout::Dense => Some(hurray::row_major_strides(&t.shape().to_wire())),
+            _ => None,
+        })
+    }
+
+    /// Whether imports may be written: the file is a copy-on-write map.
+    #[getter]
+    fn writable(&self) -> bool {
+        self.file.is_writable()
+    }
+
+    #[getter]
+    fn descriptor_only(&self) -> PyResult<bool> {
+        Ok(self.tensor()?.is_descriptor_only())
+    }
+
+    #[getter]
+    fn quantized(&self) -> PyResult<bool> {
+        Ok(self.tensor()?.quantization().is_some())
+    }
+
+    /// Total bytes of the tensor's buffers.
+    #[getter]
+    fn nbytes(&self) -> PyResult<u64> {
+        Ok(self.tensor()?.byte_length())
+    }
+
+    /// Address of the dense values in memory; 0 for an empty tensor (ADR-007).
+    #[getter]
+    fn data_ptr(&self) -> PyResult<usize> {
+        let data = self.tensor()?.data().map_err(err)?;
+        Ok(if data.is_empty() {
+            0
+        } else {
+            data.as_ptr() as usize
+        })
+    }
+
+    /// The dense values' bytes as stored, copied (DLPack is the zero-copy path).
+    fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, self.tensor()?.data().map_err(err)?))
+    }
+
+    /// A dense sub-byte tensor's elements one per byte, a copy: the raw codes
+    /// (how `ml_dtypes` holds int4, float4_e2m1fn, ...), or with
+    /// `sign_extend=True` a signed type's values as int8 bytes.
+    #[pyo3(signature = (*, sign_extend=false))]
+    fn unpacked<'py>(&self, py: Python<'py>, sign_extend: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.tensor()?;
+        let bits = t.element_type().bits();
+        if bits >= 8 || t.layout() != Layout::Dense {
+            return Err(PyValueError::new_err(format!(
+                "tensor {:?}: only dense sub-byte tensors unpack (this one is {} {})",
+                self.name,
+                t.element_type().name(),
+                t.layout().name()
+            )));
+        }
+        let data = t.data().map_err(err)?;
+        let count = hurray::element_count(&t.shape().to_wire())
+            .known()
+            .and_then(|c| usize::try_from(c).ok())
+            .ok_or_else(|| PyValueError::new_err("element count overflows"))?;
+        let signed = sign_extend && t.element_type().class() == hurray::ElementClass::SignedInt;
+        PyBytes::new_with(py, count, |out| {
+            for (o, code) in
+                out.iter_mut()
+                    .zip(hurray::pack::unpack_codes(data, bits, count as u64))
+            {
+                *o = if signed {
+                    hurray::pack::sign_extend(code, bits) as u8
+                } else {
+                    code
+                };
+            }
+            Ok(())
+        })
+    }
+
+    /// This tensor exported as the unsigned integers of its width, bits
+    /// unchanged (bf16 as uint16): for NumPy, which lacks the type, to view
+    /// with `ml_dtypes`.
+    fn stored_bits(&self) -> StoredBits {
+        StoredBits::new(self.file.clone(), self.name.clone())
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (KDL_CPU, 0)
+    }
+
+    /// Exports the tensor as a DLPack capsule: in place (zero-copy), writable
+    /// over a copy-on-write map and flagged read-only otherwise. `copy=True`
+    /// hands over a copy; `copy=False` refuses what needs one (1-bit bools
+    /// leave as one byte per bool, a copy).
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<Bound<'py, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if stream.as_ref().is_some_and(|s| !s.is_none()) {
+            return Err(PyValueError::new_err(
+                "stream must be None for a CPU tensor",
+            ));
+        }
+        if let Some(d) = dl_device.filter(|d| *d != (KDL_CPU, 0)) {
+            return Err(PyBufferError::new_err(format!(
+                "hurray tensors live on the CPU (1, 0), not {d:?}"
+            )));
+        }
+        let options = ExportOptions {
+            copy: copy_mode(copy),
+            as_stored_bits: false,
+        };
+        export::capsule_for(py, &self.file, &self.name, options, max_version)
+    }
+
+    /// The tensor as a NumPy array (`numpy.asarray(t)`), zero-copy where
+    /// NumPy has the type; bf16, fp8 and sub-byte types need `ml_dtypes`.
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: Bound<'py, Self>,
+        dtype: Option<Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("hurray._convert")?
+            .getattr("to_numpy")?
+            .call1((slf, dtype, copy))
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let t = self.tensor()?;
+        let dims: Vec<String> = t
+            .shape()
+            .iter()
+            .map(|d| match d {
+                Dim::Fixed(n) => n.to_string(),
+                Dim::Dynamic => "?".to_owned(),
+            })
+            .collect();
+        let mut facts = vec![
+            format!("dtype={}", t.element_type().name()),
+            format!(
+                "shape=({}{})",
+                dims.join(", "),
+                if dims.len() == 1 { "," } else { "" }
+            ),
+        ];
+        if t.layout() != Layout::Dense {
+            facts.push(format!("layout={}", t.layout().name()));
+        }
+        if t.is_descriptor_only() {
+            facts.push("descriptor_only".to_owned());
+        }
+        if let Some(q) = t.quantization() {
+            facts.push(format!("quantized={}", q.scheme.kind().name()));
+        }
+        Ok(format!(
+            "hurray.Tensor({:?}, {})",
+            self.name,
+            facts.join(", ")
+        ))
+    }
+}

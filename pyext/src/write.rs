@@ -1,0 +1,148 @@
+//! `write(path | None, items, metadata)`: the one writer behind every
+//! `save`, `save_file` and `save_model` of the package.
+
+use crate::error::err;
+use crate::import::import;
+use hurray::pack::Packer;
+use hurray::{ElementType, TensorDescriptor, Writer};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// Writes `items` (an iterable of `(name, source)`) to `path` atomically,
+/// or, with `path=None`, returns the file as bytes. A source is either an
+/// object with `__dlpack__` (a torch tensor, a JAX or NumPy array, a Hurray
+/// tensor), read in place, or a tuple `(dtype, shape, buffer)`: a Hurray
+/// dtype name, a shape and a contiguous buffer of the stored bytes, sub-byte
+/// types and bools one element per byte (how ml_dtypes holds them). Bools
+/// and sub-byte types are packed by the runtime as they stream out. Nothing
+/// is written at `path` unless every tensor is.
+#[pyfunction]
+#[pyo3(signature = (path, items, metadata=None))]
+pub(crate) fn write<'py>(
+    py: Python<'py>,
+    path: Option<std::path::PathBuf>,
+    items: &Bound<'py, PyAny>,
+    metadata: Option<BTreeMap<String, String>>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let metadata = metadata.unwrap_or_default();
+    match path {
+        Some(path) => {
+            let w = Writer::create(&path).map_err(err)?;
+            write_to(w, items, &metadata)?;
+            Ok(None)
+        }
+        None => {
+            let mut out = Vec::new();
+            write_to(Writer::new(&mut out).map_err(err)?, items, &metadata)?;
+            Ok(Some(PyBytes::new(py, &out)))
+        }
+    }
+}
+
+fn write_to<W: Write>(
+    mut w: Writer<W>,
+    items: &Bound<'_, PyAny>,
+    metadata: &BTreeMap<String, String>,
+) -> PyResult<()> {
+    for (k, v) in metadata {
+        w.set_metadata(k, v);
+    }
+    for item in items.try_iter()? {
+        let (name, source): (String, Bound<'_, PyAny>) = item?.extract()?;
+        if let Ok(parts) = source.cast::<PyTuple>() {
+            let (dtype, shape, buffer): (String, Vec<u64>, Bound<'_, PyAny>) = parts.extract()?;
+            let t = ElementType::from_name(&dtype).ok_or_else(|| {
+                PyValueError::new_err(format!("tensor {name:?}: unknown Hurray dtype {dtype:?}"))
+            })?;
+            let buf = PyBuffer::<u8>::get(&buffer)?;
+            if !buf.is_c_contiguous() {
+                return Err(PyValueError::new_err(format!(
+                    "tensor {name:?}: the buffer is not contiguous"
+                )));
+            }
+            let data: &[u8] = if buf.len_bytes() == 0 {
+                &[]
+            } else {
+                // SAFETY: the buffer protocol guarantees `len_bytes()` readable,
+                // contiguous bytes at `buf_ptr()` while `buf` holds the export
+                // (until it drops, after the write); the GIL stays held and no
+                // Python code runs meanwhile, so nothing writes to or frees them.
+                unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) }
+            };
+            add(&mut w, &name, t, &shape, data, t.bits() < 8)?;
+            drop(buf);
+        } else {
+            let imported = import(&name, &source)?;
+            add(
+                &mut w,
+                &name,
+                imported.element_type,
+                &imported.shape,
+                imported.bytes(),
+                imported.byte_bools,
+            )?;
+        }
+    }
+    w.finish().map_err(err)?;
+    Ok(())
+}
+
+/// Adds one dense tensor. `unpacked`: `data` holds one element per byte
+/// (bools, ml_dtypes' sub-byte types), which the runtime's packer packs a
+/// chunk at a time; otherwise `data` is the stored bytes.
+fn add<W: Write>(
+    w: &mut Writer<W>,
+    name: &str,
+    t: ElementType,
+    shape: &[u64],
+    data: &[u8],
+    unpacked: bool,
+) -> PyResult<()> {
+    let desc = TensorDescriptor::new(name, t, hurray::shape(shape));
+    let count = hurray::element_count(shape).known();
+    let expected = if unpacked {
+        count
+    } else {
+        count.and_then(|c| t.byte_len(c))
+    };
+    if expected != Some(data.len() as u64) {
+        return Err(PyValueError::new_err(format!(
+            "tensor {name:?}: {} {shape:?} needs {} bytes{}, the buffer has {}",
+            t.name(),
+            expected.map_or("more than 2^64".to_owned(), |e| e.to_string()),
+            if unpacked {
+                " (one element per byte)"
+            } else {
+                ""
+            },
+            data.len()
+        )));
+    }
+    if !unpacked || data.is_empty() {
+        return w.add_tensor(&desc, &[data]).map_err(err);
+    }
+    let bits = t.bits();
+    let mut tw = w.begin_tensor(&desc).map_err(err)?;
+    let mut packer = Packer::new(bits);
+    let (mut codes, mut packed) = (Vec::new(), Vec::new());
+    for chunk in data.chunks(1 << 20) {
+        codes.clear();
+        if t == ElementType::Bool {
+            // Any non-zero byte is True, as NumPy and torch read it.
+            codes.extend(chunk.iter().map(|b| u8::from(*b != 0)));
+        } else {
+            codes.extend_from_slice(chunk); // the packer keeps the low `bits` bits
+        }
+        packed.clear();
+        packer.push(&codes, &mut packed);
+        tw.write_all(&packed).map_err(err)?;
+    }
+    packed.clear();
+    packer.finish(&mut packed);
+    tw.write_all(&packed).map_err(err)?;
+    tw.finish().map_err(err)
+}

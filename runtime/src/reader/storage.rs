@@ -1,0 +1,109 @@
+//! Where a [`File`](super::File)'s bytes live: a shared read-only map, a
+//! private copy-on-write map, or an aligned copy in memory.
+
+use crate::aligned::AlignedBytes;
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::ptr::NonNull;
+
+/// How [`File::open_with`](super::File::open_with) maps a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MapMode {
+    /// A shared, read-only map. Exports carry DLPack's read-only flag; a
+    /// consumer that writes anyway faults.
+    #[default]
+    ReadOnly,
+    /// A private map (`MAP_PRIVATE`, readable and writable). Consumers of an
+    /// export may write: the first write to a page copies that page into
+    /// this process, so the file never changes and other readers never see
+    /// the write. The pages nobody writes stay shared with the page cache.
+    CopyOnWrite,
+}
+
+#[derive(Debug)]
+pub(super) enum Storage {
+    /// A read-only map, and the open file for `File::read_buffer`.
+    Mmap(memmap2::Mmap, std::fs::File),
+    /// A private, writable map, and the open file.
+    CopyOnWrite(CowMap, std::fs::File),
+    /// An in-memory copy, 64-byte aligned so typed views line up.
+    Owned(AlignedBytes),
+}
+
+/// A private map and a pointer to its first byte taken with write
+/// permission, which exports hand to consumers that may write.
+#[derive(Debug)]
+pub(super) struct CowMap {
+    map: memmap2::MmapMut,
+    base: NonNull<u8>,
+}
+
+// SAFETY: `base` points into `map`, which `CowMap` owns; `MmapMut` is Send
+// and Sync, and the pointer is only ever offset and handed to consumers of
+// an export, never dereferenced by this crate.
+unsafe impl Send for CowMap {}
+// SAFETY: as above; `&CowMap` reads the map only through `&[u8]`.
+unsafe impl Sync for CowMap {}
+
+impl Storage {
+    /// Maps the open file `file` (of `path`, for messages) as `mode` says.
+    pub(super) fn map(path: &Path, file: std::fs::File, mode: MapMode) -> Result<Storage> {
+        let fail = |e| Error::io("mapping", path, e);
+        match mode {
+            MapMode::ReadOnly => {
+                // SAFETY: the map is read-only and private to this process;
+                // the bytes are only ever read through `&[u8]`. Concurrent
+                // truncation by another process is the caveat documented on
+                // `File::open`.
+                let map = unsafe { memmap2::Mmap::map(&file) }.map_err(fail)?;
+                Ok(Storage::Mmap(map, file))
+            }
+            MapMode::CopyOnWrite => {
+                // SAFETY: as for the read-only map; in addition the map is
+                // MAP_PRIVATE, so writes through it (by consumers of an
+                // export) copy the touched page and never reach the file or
+                // another process.
+                let mut map =
+                    unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(fail)?;
+                let base = NonNull::new(map.as_mut_ptr()).ok_or_else(|| {
+                    fail(std::io::Error::other(
+                        "the map of a non-empty file is at NULL",
+                    ))
+                })?;
+                Ok(Storage::CopyOnWrite(CowMap { map, base }, file))
+            }
+        }
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Mmap(m, _) => m,
+            Storage::CopyOnWrite(c, _) => &c.map,
+            Storage::Owned(a) => a.as_slice(),
+        }
+    }
+
+    /// The open file behind a map (for `pread`); None for bytes in memory.
+    pub(super) fn file(&self) -> Option<&std::fs::File> {
+        match self {
+            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => Some(f),
+            Storage::Owned(_) => None,
+        }
+    }
+
+    /// A pointer to the first byte of `data` (a sub-slice of
+    /// [`bytes`](Self::bytes)) that a consumer may write through, if this
+    /// storage allows writes.
+    pub(super) fn writable_ptr(&self, data: &[u8]) -> Option<NonNull<u8>> {
+        let Storage::CopyOnWrite(c, _) = self else {
+            return None;
+        };
+        let offset = (data.as_ptr() as usize).checked_sub(c.map.as_ptr() as usize)?;
+        if offset.checked_add(data.len())? > c.map.len() {
+            return None;
+        }
+        // SAFETY: `offset + data.len() <= map.len()` (checked above), so the
+        // result stays inside the map `base` points to.
+        Some(unsafe { c.base.add(offset) })
+    }
+}

@@ -16,8 +16,13 @@
 #define HURRAY_DYNAMIC_DIM UINT64_MAX
 
 // `DLPACK_FLAG_BITMASK_READ_ONLY` of `DLManagedTensorVersioned.flags`: the
-// consumer must not write (always set by Hurray).
+// consumer must not write (set on every export of the C API but bools,
+// whose export is a copy).
 #define HURRAY_DLPACK_FLAG_READ_ONLY (1 << 0)
+
+// `DLPACK_FLAG_BITMASK_IS_COPIED`: the export is a copy the consumer owns
+// alone (bools: Hurray stores bits, DLPack consumers read one byte each).
+#define HURRAY_DLPACK_FLAG_IS_COPIED (1 << 1)
 
 // `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`: sub-byte elements are padded to a byte
 // each. Never set by Hurray: its sub-byte data is packed, LSB-first.
@@ -180,7 +185,9 @@ const char *hurray_version(void);
 
 // Exports the tensor as a DLPack 1.1 `DLManagedTensorVersioned` (CPU,
 // read-only flag set, packed sub-byte types, NULL data for an empty
-// tensor). The export keeps the file's bytes alive until the consumer
+// tensor). Bools are the exception: every DLPack consumer reads one byte
+// per bool, so they leave as `{kDLBool, 8}`, an unpacked copy flagged
+// `HURRAY_DLPACK_FLAG_IS_COPIED` (and not read-only). The export keeps the file's bytes alive until the consumer
 // calls `(*out)->deleter(*out)` — exactly once — even after
 // [`hurray_file_close`]. Dense and strided tensors with data only:
 // sparse and quantized tensors give `HURRAY_ERR_UNSUPPORTED`,

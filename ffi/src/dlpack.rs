@@ -6,8 +6,12 @@ use crate::tensor::*;
 use hurray::dlpack::{DLManagedTensorVersioned, ManagedTensor};
 
 /// `DLPACK_FLAG_BITMASK_READ_ONLY` of `DLManagedTensorVersioned.flags`: the
-/// consumer must not write (always set by Hurray).
+/// consumer must not write (set on every export of the C API but bools,
+/// whose export is a copy).
 pub const HURRAY_DLPACK_FLAG_READ_ONLY: u64 = 1 << 0;
+/// `DLPACK_FLAG_BITMASK_IS_COPIED`: the export is a copy the consumer owns
+/// alone (bools: Hurray stores bits, DLPack consumers read one byte each).
+pub const HURRAY_DLPACK_FLAG_IS_COPIED: u64 = 1 << 1;
 /// `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`: sub-byte elements are padded to a byte
 /// each. Never set by Hurray: its sub-byte data is packed, LSB-first.
 pub const HURRAY_DLPACK_FLAG_SUBBYTE_PADDED: u64 = 1 << 2;
@@ -24,6 +28,7 @@ pub const HURRAY_DLPACK_CPU: i32 = 1;
 const _: () = {
     use hurray::dlpack as owner;
     assert!(HURRAY_DLPACK_FLAG_READ_ONLY == owner::DLPACK_FLAG_BITMASK_READ_ONLY);
+    assert!(HURRAY_DLPACK_FLAG_IS_COPIED == owner::DLPACK_FLAG_BITMASK_IS_COPIED);
     assert!(HURRAY_DLPACK_FLAG_SUBBYTE_PADDED == owner::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED);
     assert!(HURRAY_DLPACK_MAJOR_VERSION == owner::DLPACK_MAJOR_VERSION);
     assert!(HURRAY_DLPACK_MINOR_VERSION == owner::DLPACK_MINOR_VERSION);
@@ -32,7 +37,9 @@ const _: () = {
 
 /// Exports the tensor as a DLPack 1.1 `DLManagedTensorVersioned` (CPU,
 /// read-only flag set, packed sub-byte types, NULL data for an empty
-/// tensor). The export keeps the file's bytes alive until the consumer
+/// tensor). Bools are the exception: every DLPack consumer reads one byte
+/// per bool, so they leave as `{kDLBool, 8}`, an unpacked copy flagged
+/// `HURRAY_DLPACK_FLAG_IS_COPIED` (and not read-only). The export keeps the file's bytes alive until the consumer
 /// calls `(*out)->deleter(*out)` — exactly once — even after
 /// [`hurray_file_close`]. Dense and strided tensors with data only:
 /// sparse and quantized tensors give `HURRAY_ERR_UNSUPPORTED`,

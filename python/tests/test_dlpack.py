@@ -2,18 +2,13 @@
 memory map, with the right dtype and shape, empty tensors included (ADR-007).
 
 The extension is built into the running virtualenv with `maturin develop`
-once per session (incremental: seconds when nothing changed), so the test
-always runs the current Rust code. Set HURRAY_PYEXT_PREBUILT=1 to use an
-already installed `hurray` instead (e.g. after `pip install ./pyext`).
+once per session (conftest.py's `hurray` fixture).
 """
 
 import collections.abc
 import gc
-import importlib
 import os
-import site
 import subprocess
-import sysconfig
 import sys
 from pathlib import Path
 
@@ -22,40 +17,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors"
-
-
-def _build_extension():
-    if os.environ.get("HURRAY_PYEXT_PREBUILT") == "1":
-        return
-    if sys.prefix == sys.base_prefix:
-        pytest.fail(
-            "building the extension needs a virtualenv (maturin develop); "
-            "run with .tools/py/bin/python or set HURRAY_PYEXT_PREBUILT=1 after `pip install ./pyext`"
-        )
-    maturin = Path(sys.executable).with_name("maturin")
-    if not maturin.exists():
-        pytest.fail(f"{maturin} not found: pip install -r python/requirements.txt")
-    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
-    result = subprocess.run(
-        [str(maturin), "develop", "--manifest-path", str(ROOT / "pyext" / "Cargo.toml")],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        pytest.fail(f"maturin develop failed:\n{result.stdout}\n{result.stderr}")
-    # maturin installs the mixed Rust/Python package through a .pth file, which
-    # Python only reads at start-up: read it now, or a first install in this
-    # process would not be importable.
-    site.addsitedir(sysconfig.get_paths()["purelib"])
-
-
-@pytest.fixture(scope="module")
-def hurray():
-    _build_extension()
-    importlib.invalidate_caches()
-    return importlib.import_module("hurray")
 
 
 @pytest.fixture

@@ -456,8 +456,16 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
         CHECK(s == HURRAY_OK && dl != NULL, "DLPack export: %s", hurray_status_name(s));
         if (dl) {
             CHECK(dl->version.major == HURRAY_DLPACK_MAJOR_VERSION, "DLPack major");
-            CHECK((dl->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, "read-only");
-            CHECK(dl->dl_tensor.dtype.code == want_dlcode && dl->dl_tensor.dtype.bits == want_dlbits &&
+            /* Bools (kDLBool) leave one byte each: an unpacked copy (of
+               nothing, for an empty tensor: NULL, read-only as the rest). */
+            bool byte_bools = want_dlcode == 6;
+            if (byte_bools && want_elements > 0) {
+                CHECK(dl->flags == HURRAY_DLPACK_FLAG_IS_COPIED, "bools: copied, flags %" PRIu64, dl->flags);
+            } else {
+                CHECK((dl->flags & HURRAY_DLPACK_FLAG_READ_ONLY) != 0, "read-only");
+            }
+            int dlbits = byte_bools ? 8 : want_dlbits;
+            CHECK(dl->dl_tensor.dtype.code == want_dlcode && dl->dl_tensor.dtype.bits == dlbits &&
                       dl->dl_tensor.dtype.lanes == 1,
                   "DLPack dtype %d/%d", dl->dl_tensor.dtype.code, dl->dl_tensor.dtype.bits);
             CHECK((size_t)dl->dl_tensor.ndim == want_rank, "DLPack ndim");
@@ -467,6 +475,13 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
             }
             if (want_elements == 0) {
                 CHECK(dl->dl_tensor.data == NULL, "empty tensor exports NULL (ADR-007)");
+            } else if (byte_bools) {
+                const uint8_t *bytes = dl->dl_tensor.data;
+                const uint8_t *bits = values;
+                CHECK(bytes != NULL && dl->dl_tensor.data != values, "bools: a copy");
+                for (uint64_t i = 0; bytes && i < want_elements; i++) {
+                    CHECK(bytes[i] == ((bits[i / 8] >> (i % 8)) & 1), "bool %" PRIu64 " unpacked", i);
+                }
             } else {
                 CHECK(dl->dl_tensor.data == values, "DLPack data is the values buffer");
             }

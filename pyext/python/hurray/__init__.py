@@ -24,6 +24,9 @@ from ._hurray import File, HurrayError, StoredBits, Tensor, __version__, open, o
 from ._safe_open import TensorSlice, safe_open
 from ._convert import write as _write
 
+# The framework modules import their framework only when called.
+from . import flax, jax, numpy, torch  # noqa: E402
+
 
 def save(path, tensors, metadata=None) -> None:
     """Writes ``tensors`` (a mapping name -> NumPy/torch/JAX array or
@@ -42,8 +45,12 @@ __all__ = [
     "Tensor",
     "TensorSlice",
     "__version__",
+    "flax",
+    "jax",
+    "numpy",
     "open",
     "open_bytes",
     "safe_open",
     "save",
+    "torch",
 ]

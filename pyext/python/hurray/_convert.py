@@ -150,8 +150,6 @@ def to_framework(tensor, framework: str, device: Any = "cpu", copy: Optional[boo
 def source(name: str, value):
     """What ``_hurray.write`` reads for one tensor: the object itself where
     it exports DLPack in a form Hurray stores, else ``(dtype, shape, bytes)``."""
-    import numpy as np
-
     module = type(value).__module__.split(".")[0]
     if module == "torch":
         # Exported in place; only a non-contiguous or lazy (conj/neg) tensor
@@ -161,7 +159,9 @@ def source(name: str, value):
             t = t.cpu()
         return t.resolve_conj().resolve_neg().contiguous()
     if module == "hurray":
-        return value
+        return value  # a tensor of another Hurray file: no NumPy needed
+    import numpy as np
+
     array = np.asarray(value, order="C")
     dtype = array.dtype
     if dtype.str in _BY_NUMPY:

@@ -1,0 +1,22 @@
+"""Type stubs of the ``hurray`` package."""
+
+import os
+from typing import Any, Dict, Mapping, Optional, Union
+
+from . import flax as flax
+from . import jax as jax
+from . import numpy as numpy
+from . import torch as torch
+from ._hurray import File as File
+from ._hurray import HurrayError as HurrayError
+from ._hurray import StoredBits as StoredBits
+from ._hurray import Tensor as Tensor
+from ._hurray import __version__ as __version__
+from ._hurray import open as open
+from ._hurray import open_bytes as open_bytes
+from ._safe_open import TensorSlice as TensorSlice
+from ._safe_open import safe_open as safe_open
+
+def save(
+    path: Union[str, os.PathLike], tensors: Mapping[str, Any], metadata: Optional[Dict[str, str]] = None
+) -> None: ...

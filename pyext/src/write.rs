@@ -4,7 +4,7 @@
 use crate::error::err;
 use crate::import::import;
 use hurray::pack::Packer;
-use hurray::{ElementType, TensorDescriptor, Writer};
+use hurray::{Durability, ElementType, TensorDescriptor, Writer};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -19,19 +19,26 @@ use std::io::Write;
 /// dtype name, a shape and a contiguous buffer of the stored bytes, sub-byte
 /// types and bools one element per byte (how ml_dtypes holds them). Bools
 /// and sub-byte types are packed by the runtime as they stream out. Nothing
-/// is written at `path` unless every tensor is.
+/// is written at `path` unless every tensor is. `durable=False` skips the
+/// fsyncs: still atomic for every reader, not flushed to the disk.
 #[pyfunction]
-#[pyo3(signature = (path, items, metadata=None))]
+#[pyo3(signature = (path, items, metadata=None, *, durable=true))]
 pub(crate) fn write<'py>(
     py: Python<'py>,
     path: Option<std::path::PathBuf>,
     items: &Bound<'py, PyAny>,
     metadata: Option<BTreeMap<String, String>>,
+    durable: bool,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let metadata = metadata.unwrap_or_default();
     match path {
         Some(path) => {
-            let w = Writer::create(&path).map_err(err)?;
+            let durability = if durable {
+                Durability::Synced
+            } else {
+                Durability::RenameOnly
+            };
+            let w = Writer::create_with(&path, durability).map_err(err)?;
             write_to(w, items, &metadata)?;
             Ok(None)
         }

@@ -4,7 +4,10 @@ What it measures (best of ``--repeat`` runs each, wall-clock seconds):
 
 1. ``save_file`` of torch tensors: ``safetensors.torch`` vs ``hurray.torch``.
    hurray's writer is atomic (temporary file, fsync, rename); safetensors
-   does not fsync. Reported as is, so hurray's number includes its fsync.
+   does not fsync. Reported both ways: hurray's default (durable, with its
+   fsync) and ``durable=False`` (atomic, no fsync, as safetensors), each set
+   against the physical limit measured in the same run: writing the same
+   tensor bytes to a new plain file, with and without fsync.
 2. ``load_file`` into NumPy (``safetensors.numpy`` vs ``hurray.numpy``),
    load only and load + touch.
 3. ``load_file`` into torch, load only and load + touch.
@@ -15,6 +18,8 @@ What it measures (best of ``--repeat`` runs each, wall-clock seconds):
 (memory-mapped) loads pay for the pages they map. The OS page cache cannot be
 dropped without root, so every file is written once and read fully once
 before its loads are timed: all load numbers are for a warm page cache.
+Every timed save starts from a clean slate: the destination removed and
+``os.sync()`` run (untimed), so no save pays for an earlier one's writeback.
 
 The state dict is a Llama-like stack (embedding [vocab, d]; per layer q/k/v/o
 [d, d] with f32 q/k/v biases, gate/up [4d, d], down [d, 4d], two f32 norms
@@ -26,7 +31,10 @@ float16 (same shapes and byte size), written to a second pair of files.
 Every loaded tensor is checked bit-identical between the two libraries (and
 against the source), so no number comes from a wrong result.
 
-Run (needs about 2x the size free in --dir; files are deleted at the end)::
+Run against a release build of the extension (``pip install ./pyext``, or
+``maturin develop --release -m pyext/Cargo.toml``; the tests' debug build is
+several times slower per call). It needs about 2x the size free in --dir;
+files are deleted at the end::
 
     python python/bench/bench_vs_safetensors.py [--size-mb N] [--repeat R] [--dir D]
 """
@@ -130,12 +138,15 @@ def assert_identical(a, b, what):
         assert equal(bits(x), bits(y)), f"{what}: {name}: bits differ"
 
 
-def best(fn, repeat):
+def best(fn, repeat, setup=None):
     """Best wall time of ``fn()`` over ``repeat`` runs, and the last result.
-    ``fn`` may return (result, {label: seconds}) to report sub-timings too."""
+    ``fn`` may return (result, {label: seconds}) to report sub-timings too;
+    ``setup()`` runs untimed before each run."""
     times, out = {}, None
     for _ in range(repeat):
         out = None
+        if setup is not None:
+            setup()
         gc.collect()
         t0 = time.perf_counter()
         out = fn()
@@ -193,8 +204,9 @@ def run(args, workdir):
     rows = []
     st_np, hu_np = os.path.join(workdir, "np.safetensors"), os.path.join(workdir, "np.hurray")
     arrays = to_numpy_dict(tensors)
-    st, _ = best(lambda: safetensors.numpy.save_file(arrays, st_np), args.repeat)
-    hu, _ = best(lambda: hurray.numpy.save_file(arrays, hu_np), args.repeat)
+    st, _ = best(lambda: safetensors.numpy.save_file(arrays, st_np), args.repeat,
+                 clean_slate(st_np))
+    hu, _ = best(lambda: hurray.numpy.save_file(arrays, hu_np), args.repeat, clean_slate(hu_np))
     rows.append(("save_file numpy f16 (hurray fsyncs)", st[""], hu[""], size))
     for path in (st_np, hu_np):
         warm(path)
@@ -205,9 +217,19 @@ def run(args, workdir):
         os.remove(path)
 
     st_pt, hu_pt = os.path.join(workdir, "pt.safetensors"), os.path.join(workdir, "pt.hurray")
-    st, _ = best(lambda: safetensors.torch.save_file(tensors, st_pt), args.repeat)
-    hu, _ = best(lambda: hurray.torch.save_file(tensors, hu_pt), args.repeat)
+    st, _ = best(lambda: safetensors.torch.save_file(tensors, st_pt), args.repeat,
+                 clean_slate(st_pt))
+    hu, _ = best(lambda: hurray.torch.save_file(tensors, hu_pt), args.repeat, clean_slate(hu_pt))
     rows.append(("save_file torch (hurray fsyncs)", st[""], hu[""], size))
+    nosync, _ = best(lambda: hurray.torch.save_file(tensors, hu_pt, durable=False), args.repeat,
+                     clean_slate(hu_pt))
+    rows.append(("save_file torch, durable=False (no fsync)", st[""], nosync[""], size))
+    raw = os.path.join(workdir, "raw.bin")
+    synced, _ = best(lambda: raw_write(tensors, raw, True), args.repeat, clean_slate(raw))
+    cached, _ = best(lambda: raw_write(tensors, raw, False), args.repeat, clean_slate(raw))
+    os.remove(raw)
+    limits = [("plain write + fsync vs durable save", synced[""], hu[""]),
+              ("plain write vs durable=False save", cached[""], nosync[""])]
     for path in (st_pt, hu_pt):
         warm(path)
     compare_loads(rows, "load_file torch", safetensors.torch.load_file, hurray.torch.load_file,
@@ -226,6 +248,38 @@ def run(args, workdir):
     case = f"get_slice emb[{SLICE[0]}:{SLICE[1]}] per call"
     rows.append((case, st["call"], hu["call"], hu_out.nbytes))
     print_table(rows)
+    print_limits(limits)
+
+
+def clean_slate(*paths):
+    """Before a timed save: no earlier file in the way, and no dirty pages
+    left by earlier writes (whose writeback would throttle this one)."""
+
+    def setup():
+        for path in paths:
+            if os.path.exists(path):
+                os.remove(path)
+        os.sync()
+
+    return setup
+
+
+def raw_write(tensors, path, sync):
+    """The physical limit of a save: the tensors' bytes to a new plain file
+    (new, as both libraries write a new temporary file and rename it)."""
+    with open(path, "wb") as f:
+        for t in tensors.values():
+            f.write(t.contiguous().view(-1).view(torch.uint8).numpy().data)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def print_limits(limits):
+    print(f"\n{'save against the physical limit':<42} {'limit s':>14} {'hurray s':>12} "
+          f"{'limit/hurray':>12}")
+    for case, limit, hu in limits:
+        print(f"{case:<42} {limit:>14.6f} {hu:>12.6f} {limit / hu:>12.2f}")
 
 
 def print_table(rows):

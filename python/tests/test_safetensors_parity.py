@@ -5,6 +5,7 @@
 """
 
 import importlib
+import os
 
 import numpy as np
 import pytest
@@ -194,3 +195,40 @@ def test_load_model_strict_reports_what_does_not_fit(hurray, tmp_path):
         hurray.torch.load_model(TinyLM(), path)
     missing, unexpected = hurray.torch.load_model(TinyLM(), path, strict=False)
     assert "proj.weight" in missing and "lm_head.weight" not in missing and unexpected == ["extra"]
+
+
+def _resident_bytes_of_map(address_range):
+    """Resident bytes of this process's mapping that holds `address_range`
+    (Linux /proc/self/smaps): the pages this process has touched."""
+    start, _ = address_range
+    resident, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= start < hi
+            elif inside and head == "Rss:":
+                resident += int(line.split()[1]) * 1024
+    return resident
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs Linux /proc")
+@pytest.mark.parametrize("framework", ["np", "pt"])
+def test_get_slice_reads_only_the_pages_of_the_slice(hurray, tmp_path, framework):
+    path = tmp_path / "big.hurray"
+    rows = np.arange(16384 * 1024, dtype=np.float32).reshape(16384, 1024)  # 64 MiB, 4 KiB rows
+    hurray.numpy.save_file({"t": rows}, path)  # durable: its pages are clean
+    with open(path, "rb") as fd:
+        os.posix_fadvise(fd.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)  # out of the page cache
+    with hurray.safe_open(path, framework=framework) as f:
+        span = f._file.address_range()
+        part = f.get_slice("t")[8000:8002]
+        np.testing.assert_array_equal(np.asarray(part), rows[8000:8002])
+        sliced = _resident_bytes_of_map(span)
+        # The control: reading the whole tensor makes all of it resident.
+        whole = f.get_tensor("t")
+        assert np.array_equal(np.asarray(whole), rows)
+        touched = _resident_bytes_of_map(span)
+    assert touched >= 60 << 20, f"the measure is blind: {touched} bytes after reading all 64 MiB"
+    assert sliced < 4 << 20, f"a 8 KiB slice left {sliced} bytes of the 64 MiB map resident"

@@ -5,6 +5,8 @@
 //! rename never crosses a file system); [`AtomicFile::commit`] fsyncs it,
 //! renames it over the destination and fsyncs the directory, so after a
 //! crash the destination is either the old file or the whole new one.
+//! [`Durability::RenameOnly`] skips the two fsyncs: readers still never see
+//! a partial file, but a power loss may leave one.
 //! Dropping an uncommitted `AtomicFile` removes the temporary file. The
 //! finished file has the mode any newly created file gets (0666 less the
 //! umask, as `touch` gives), not the 0600 of a private temporary file.
@@ -14,16 +16,39 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// What [`AtomicFile::commit`] guarantees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// fsync the file before the rename and the directory after it: after
+    /// any crash, power loss included, the destination is the old file or
+    /// the whole new one.
+    #[default]
+    Synced,
+    /// Rename only: every reader sees the old file or the whole new one,
+    /// and a crash of the writing process leaves no partial file, but after
+    /// a power loss the new file may be incomplete (the guarantee of
+    /// safetensors' and `torch.save`'s writers). Saves the time of flushing
+    /// the file to the disk (docs/performance.md).
+    RenameOnly,
+}
+
 /// A file being written to a temporary path, renamed into place on commit.
 #[derive(Debug)]
 pub struct AtomicFile {
     temp: tempfile::NamedTempFile,
     dest: PathBuf,
+    durability: Durability,
 }
 
 impl AtomicFile {
-    /// Starts writing `dest`. Nothing appears at `dest` until [`commit`](Self::commit).
+    /// Starts writing `dest`. Nothing appears at `dest` until
+    /// [`commit`](Self::commit), which makes it durable ([`Durability::Synced`]).
     pub fn create(dest: impl AsRef<Path>) -> Result<Self> {
+        AtomicFile::create_with(dest, Durability::Synced)
+    }
+
+    /// Starts writing `dest`, committed as `durability` says.
+    pub fn create_with(dest: impl AsRef<Path>, durability: Durability) -> Result<Self> {
         let dest = dest.as_ref().to_owned();
         let dir = parent_dir(&dest);
         let mut builder = tempfile::Builder::new();
@@ -37,7 +62,11 @@ impl AtomicFile {
         let temp = builder
             .tempfile_in(&dir)
             .map_err(|e| Error::io("creating a temporary file in", &dir, e))?;
-        Ok(AtomicFile { temp, dest })
+        Ok(AtomicFile {
+            temp,
+            dest,
+            durability,
+        })
     }
 
     /// The destination path.
@@ -62,18 +91,26 @@ impl AtomicFile {
             .map_err(|e| Error::io("reopening", self.temp.path(), e))
     }
 
-    /// Makes the file durable and puts it in place of the destination.
+    /// Makes the file durable (unless [`Durability::RenameOnly`]) and puts
+    /// it in place of the destination.
     pub fn commit(self) -> Result<()> {
-        let AtomicFile { temp, dest } = self;
-        temp.as_file()
-            .sync_all()
-            .map_err(|e| Error::io("syncing", temp.path(), e))?;
+        let AtomicFile {
+            temp,
+            dest,
+            durability,
+        } = self;
+        let synced = durability == Durability::Synced;
+        if synced {
+            temp.as_file()
+                .sync_all()
+                .map_err(|e| Error::io("syncing", temp.path(), e))?;
+        }
         let temp_path = temp.path().to_owned();
         temp.persist(&dest)
             .map_err(|e| Error::io("renaming", temp_path, e.error))?;
         // Make the rename itself durable: sync the directory entry.
         #[cfg(unix)]
-        {
+        if synced {
             let dir = parent_dir(&dest);
             File::open(&dir)
                 .and_then(|d| d.sync_all())

@@ -63,7 +63,7 @@ mod derive_support;
 mod tests;
 
 pub use aligned::AlignedBytes;
-pub use atomic::AtomicFile;
+pub use atomic::{AtomicFile, Durability};
 pub use buffer::{BufferRole, UnknownBufferRole};
 pub use count::{ElementCount, element_count, packed_len};
 #[doc(hidden)]

@@ -7,7 +7,7 @@
 //! and renamed over the destination by [`Writer::finish`], so a failed or
 //! killed writer never leaves a partial destination file.
 
-use crate::atomic::AtomicFile;
+use crate::atomic::{AtomicFile, Durability};
 use crate::buffer::BufferRole;
 use crate::descriptor::{Layout, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
@@ -52,7 +52,14 @@ impl Writer<std::fs::File> {
     /// Writes to `path` atomically: nothing appears at `path` until
     /// [`finish`](Writer::finish) succeeds.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
-        let atomic = AtomicFile::create(path)?;
+        Writer::create_with(path, Durability::Synced)
+    }
+
+    /// [`create`](Writer::create), committed as `durability` says: with
+    /// [`Durability::RenameOnly`] still atomic for every reader, but not
+    /// flushed to the disk.
+    pub fn create_with(path: impl AsRef<Path>, durability: Durability) -> Result<Self> {
+        let atomic = AtomicFile::create_with(path, durability)?;
         let file = atomic.reopen()?;
         let mut w = Writer::new_inner(file, Sink::Atomic(atomic))?;
         w.write_prefix()?;

@@ -28,12 +28,13 @@ from ._convert import write as _write
 from . import flax, jax, numpy, torch  # noqa: E402
 
 
-def save(path, tensors, metadata=None) -> None:
+def save(path, tensors, metadata=None, *, durable=True) -> None:
     """Writes ``tensors`` (a mapping name -> NumPy/torch/JAX array or
     anything ``numpy.asarray`` accepts) to ``path`` atomically. bools are
     packed to Hurray's 1-bit bools; dtypes without a Hurray counterpart
-    (object, datetime, big-endian ...) raise ValueError, writing nothing."""
-    _write(path, tensors, metadata)
+    (object, datetime, big-endian ...) raise ValueError, writing nothing.
+    ``durable=False`` skips the fsync (still atomic for every reader)."""
+    _write(path, tensors, metadata, durable)
 
 
 Mapping.register(File)

@@ -18,5 +18,9 @@ from ._safe_open import TensorSlice as TensorSlice
 from ._safe_open import safe_open as safe_open
 
 def save(
-    path: Union[str, os.PathLike], tensors: Mapping[str, Any], metadata: Optional[Dict[str, str]] = None
+    path: Union[str, os.PathLike],
+    tensors: Mapping[str, Any],
+    metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
 ) -> None: ...

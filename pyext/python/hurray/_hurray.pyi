@@ -90,5 +90,7 @@ def write(
     path: Optional[Union[str, os.PathLike]],
     items: Iterable[Tuple[str, Any]],
     metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
 ) -> Optional[bytes]: ...
 def element_types() -> List[Dict[str, Any]]: ...

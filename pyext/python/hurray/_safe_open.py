@@ -32,6 +32,8 @@ class safe_open:
         self._framework = framework
         self._device = device
         self._file = _hurray.open(str(filename), read_only=read_only)
+        # Whole-tensor views that slices index, made once per name.
+        self._views: Dict[str, Any] = {}
 
     def __enter__(self) -> "safe_open":
         return self
@@ -39,6 +41,7 @@ class safe_open:
     def __exit__(self, *exc) -> None:
         # Tensors already taken keep the map alive through their exports.
         self._file = None
+        self._views.clear()
 
     def _open(self):
         if self._file is None:
@@ -59,16 +62,29 @@ class safe_open:
 
     def get_slice(self, name: str) -> "TensorSlice":
         """A lazy handle: index it (``[a:b, i, ...]``) to read only that part."""
-        return TensorSlice(self._open()[name], self._framework, self._device)
+        return TensorSlice(self, self._open()[name])
+
+    def _view(self, tensor):
+        """The whole tensor as a zero-copy view (torch for "pt", else NumPy),
+        which slices index and copy; made once per name."""
+        view = self._views.get(tensor.name)
+        if view is None:
+            if self._framework in ("pt", "torch"):
+                view = _convert.to_torch(tensor)
+            else:
+                view = _convert.to_numpy(tensor)
+            self._views[tensor.name] = view
+        return view
 
 
 class TensorSlice:
     """A tensor not yet read; indexing it reads only the indexed bytes."""
 
-    def __init__(self, tensor, framework: str, device: Any):
+    def __init__(self, source: safe_open, tensor):
+        self._source = source
         self._tensor = tensor
-        self._framework = framework
-        self._device = device
+        self._framework = source._framework
+        self._device = source._device
 
     def get_shape(self) -> List[int]:
         return list(self._tensor.shape)
@@ -84,16 +100,15 @@ class TensorSlice:
         return shape[0]
 
     def __getitem__(self, index):
-        t = self._tensor
+        # A view of the map, indexed, then copied: only the pages of the
+        # slice are read.
+        full = self._source._view(self._tensor)
         if self._framework in ("pt", "torch"):
-            # A view of the map, indexed, then copied: only the pages of the
-            # slice are read.
-            full = _convert.to_torch(t)
             out = full[index].clone()
             return out if str(self._device) == "cpu" else out.to(self._device)
         import numpy as np
 
-        part = np.array(_convert.to_numpy(t)[index], copy=True)
+        part = np.array(full[index], copy=True)
         if self._framework in ("jax", "flax"):
             import jax.numpy as jnp
 

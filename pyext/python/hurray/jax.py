@@ -16,10 +16,14 @@ def save(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None) -> 
 
 
 def save_file(
-    tensors: Dict[str, Any], filename: Union[str, os.PathLike], metadata: Optional[Dict[str, str]] = None
+    tensors: Dict[str, Any],
+    filename: Union[str, os.PathLike],
+    metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
 ) -> None:
-    """Writes ``tensors`` to ``filename`` atomically."""
-    _convert.write(filename, tensors, metadata)
+    """Writes ``tensors`` to ``filename`` atomically (and, with ``durable``, flushed to the disk first)."""
+    _convert.write(filename, tensors, metadata, durable)
 
 
 def load(data: bytes) -> Dict[str, Any]:

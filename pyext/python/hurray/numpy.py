@@ -19,9 +19,15 @@ def save_file(
     tensors: Dict[str, "np.ndarray"],  # noqa: F821
     filename: Union[str, os.PathLike],
     metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
 ) -> None:
-    """Writes ``tensors`` to ``filename`` atomically, streaming each array from its own memory."""
-    _convert.write(filename, tensors, metadata)
+    """Writes ``tensors`` to ``filename`` atomically, streaming each array from its own memory.
+
+    The file appears whole or not at all. ``durable=True`` (the default)
+    also flushes it to the disk first (fsync), so a power loss cannot leave
+    a partial file; ``durable=False`` skips that, as safetensors does."""
+    _convert.write(filename, tensors, metadata, durable)
 
 
 def load(data: bytes) -> Dict[str, "np.ndarray"]:  # noqa: F821

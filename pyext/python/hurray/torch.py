@@ -20,9 +20,15 @@ def save_file(
     tensors: Dict[str, "torch.Tensor"],  # noqa: F821
     filename: Union[str, os.PathLike],
     metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
 ) -> None:
-    """Writes ``tensors`` to ``filename`` atomically, each streamed from its own memory (DLPack)."""
-    _convert.write(filename, tensors, metadata)
+    """Writes ``tensors`` to ``filename`` atomically, each streamed from its own memory (DLPack).
+
+    The file appears whole or not at all. ``durable=True`` (the default)
+    also flushes it to the disk first (fsync), so a power loss cannot leave
+    a partial file; ``durable=False`` skips that, as safetensors does."""
+    _convert.write(filename, tensors, metadata, durable)
 
 
 def load(data: bytes) -> Dict[str, "torch.Tensor"]:  # noqa: F821
@@ -78,11 +84,13 @@ def save_model(
     model: "torch.nn.Module",  # noqa: F821
     filename: Union[str, os.PathLike],
     metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
 ) -> None:
     """Saves ``model.state_dict()``, storing tied (shared) tensors once under
     one name, as safetensors does; :func:`load_model` ties them back."""
     state_dict, _ = _deduplicated(model)
-    save_file(state_dict, filename, metadata)
+    save_file(state_dict, filename, metadata, durable=durable)
 
 
 def load_model(

@@ -55,3 +55,16 @@ def test_pip_install_in_a_fresh_venv(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1].startswith("ok"), run.stdout
+
+
+def test_readme_python_quick_start_runs(hurray, tmp_path, monkeypatch):
+    """The README's Python quick start, as written, in an empty directory."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Using it from Python") :]
+    code = section[section.index("```python\n") + len("```python\n") :]
+    code = code[: code.index("```")]
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["row"].tolist() == [[1.0, 1.0, 1.0]]
+    assert scope["arrays"]["empty"].shape == (3, 0, 5)

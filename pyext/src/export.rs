@@ -7,7 +7,7 @@ use hurray::dlpack::{
     CopyMode, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_READ_ONLY,
     ExportOptions, KDL_CPU, ManagedTensor, export_legacy_with,
 };
-use pyo3::exceptions::PyBufferError;
+use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
@@ -17,16 +17,43 @@ const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 const LEGACY: &CStr = c"dltensor";
 const USED_LEGACY: &CStr = c"used_dltensor";
 
-/// DLPack's `copy` argument.
-pub(crate) fn copy_mode(copy: Option<bool>) -> CopyMode {
-    match copy {
-        None => CopyMode::IfNeeded,
-        Some(false) => CopyMode::Never,
-        Some(true) => CopyMode::Always,
+/// What a consumer asked of `__dlpack__`, checked.
+pub(crate) struct Request {
+    max_version: Option<(u32, u32)>,
+    copy: CopyMode,
+}
+
+impl Request {
+    /// Checks `__dlpack__`'s arguments: `stream` must be None (a CPU tensor),
+    /// `dl_device` the CPU if given; `copy` is DLPack's copy argument.
+    pub(crate) fn new(
+        stream: Option<Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Self> {
+        if stream.as_ref().is_some_and(|s| !s.is_none()) {
+            return Err(PyValueError::new_err(
+                "stream must be None for a CPU tensor",
+            ));
+        }
+        if let Some(d) = dl_device.filter(|d| *d != (KDL_CPU, 0)) {
+            return Err(PyBufferError::new_err(format!(
+                "hurray tensors live on the CPU (1, 0), not {d:?}"
+            )));
+        }
+        let copy = match copy {
+            None => CopyMode::IfNeeded,
+            Some(false) => CopyMode::Never,
+            Some(true) => CopyMode::Always,
+        };
+        Ok(Request { max_version, copy })
     }
 }
 
-/// The capsule a consumer asked for with `max_version`.
+/// The capsule a consumer asked for with `request` (versioned when its
+/// `max_version` is 1.0 or later); `as_stored_bits` exports the type as the
+/// unsigned integers of its width.
 ///
 /// The legacy form cannot say "read-only": a legacy consumer would write to
 /// a read-only map and crash the process, so that export is refused with
@@ -35,10 +62,14 @@ pub(crate) fn capsule_for<'py>(
     py: Python<'py>,
     file: &Arc<File>,
     name: &str,
-    options: ExportOptions,
-    max_version: Option<(u32, u32)>,
+    request: Request,
+    as_stored_bits: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if max_version.is_some_and(|(major, _)| major >= 1) {
+    let options = ExportOptions {
+        copy: request.copy,
+        as_stored_bits,
+    };
+    if request.max_version.is_some_and(|(major, _)| major >= 1) {
         let m =
             ManagedTensor::export_with(file.clone(), |f| f.tensor(name), options).map_err(err)?;
         // SAFETY: `m.into_raw()` is a live versioned export the capsule now owns.
@@ -87,12 +118,8 @@ impl StoredBits {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = (stream, dl_device);
-        let options = ExportOptions {
-            copy: copy_mode(copy),
-            as_stored_bits: true,
-        };
-        capsule_for(py, &self.file, &self.name, options, max_version)
+        let request = Request::new(stream, max_version, dl_device, copy)?;
+        capsule_for(py, &self.file, &self.name, request, true)
     }
 }
 

@@ -1,10 +1,10 @@
 //! `Tensor`: one tensor of an open file.
 
 use crate::error::err;
-use crate::export::{self, StoredBits, copy_mode};
-use hurray::dlpack::{ExportOptions, KDL_CPU};
+use crate::export::{self, StoredBits};
+use hurray::dlpack::KDL_CPU;
 use hurray::{Dim, File, Layout, TensorRef};
-use pyo3::exceptions::{PyBufferError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::sync::Arc;
@@ -172,21 +172,8 @@ impl PyTensor {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if stream.as_ref().is_some_and(|s| !s.is_none()) {
-            return Err(PyValueError::new_err(
-                "stream must be None for a CPU tensor",
-            ));
-        }
-        if let Some(d) = dl_device.filter(|d| *d != (KDL_CPU, 0)) {
-            return Err(PyBufferError::new_err(format!(
-                "hurray tensors live on the CPU (1, 0), not {d:?}"
-            )));
-        }
-        let options = ExportOptions {
-            copy: copy_mode(copy),
-            as_stored_bits: false,
-        };
-        export::capsule_for(py, &self.file, &self.name, options, max_version)
+        let request = export::Request::new(stream, max_version, dl_device, copy)?;
+        export::capsule_for(py, &self.file, &self.name, request, false)
     }
 
     /// The tensor as a NumPy array (`numpy.asarray(t)`), zero-copy where

@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Union
 
 from . import _convert, _hurray
+from ._save import save, save_file
 
 __all__ = ["save", "save_file", "load", "load_file"]
-
-
-def save(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None) -> bytes:
-    """The Hurray file of ``tensors`` (jax.Array) as bytes."""
-    return _convert.write(None, tensors, metadata)
-
-
-def save_file(
-    tensors: Dict[str, Any],
-    filename: Union[str, os.PathLike],
-    metadata: Optional[Dict[str, str]] = None,
-    *,
-    durable: bool = True,
-) -> None:
-    """Writes ``tensors`` to ``filename`` atomically (and, with ``durable``, flushed to the disk first)."""
-    _convert.write(filename, tensors, metadata, durable)
 
 
 def load(data: bytes) -> Dict[str, Any]:

@@ -4,40 +4,24 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from typing import Any, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
 from . import _convert, _hurray
+from ._save import save, save_file
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["save", "save_file", "load", "load_file", "save_model", "load_model"]
 
 
-def save(tensors: Dict[str, "torch.Tensor"], metadata: Optional[Dict[str, str]] = None) -> bytes:  # noqa: F821
-    """The Hurray file of ``tensors`` as bytes."""
-    return _convert.write(None, tensors, metadata)
-
-
-def save_file(
-    tensors: Dict[str, "torch.Tensor"],  # noqa: F821
-    filename: Union[str, os.PathLike],
-    metadata: Optional[Dict[str, str]] = None,
-    *,
-    durable: bool = True,
-) -> None:
-    """Writes ``tensors`` to ``filename`` atomically, each streamed from its own memory (DLPack).
-
-    The file appears whole or not at all. ``durable=True`` (the default)
-    also flushes it to the disk first (fsync), so a power loss cannot leave
-    a partial file; ``durable=False`` skips that, as safetensors does."""
-    _convert.write(filename, tensors, metadata, durable)
-
-
-def load(data: bytes) -> Dict[str, "torch.Tensor"]:  # noqa: F821
+def load(data: bytes) -> Dict[str, "torch.Tensor"]:
     """The tensors of a Hurray file held in ``data`` (writable copies)."""
     f = _hurray.open_bytes(data)
     return {name: _convert.to_torch(t, copy=True) for name, t in f.items()}
 
 
-def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:  # noqa: F821
+def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
     never reaches the file."""
@@ -81,7 +65,7 @@ def _deduplicated(model) -> Tuple[Dict[str, Any], Dict[str, str]]:
 
 
 def save_model(
-    model: "torch.nn.Module",  # noqa: F821
+    model: "torch.nn.Module",
     filename: Union[str, os.PathLike],
     metadata: Optional[Dict[str, str]] = None,
     *,
@@ -94,7 +78,7 @@ def save_model(
 
 
 def load_model(
-    model: "torch.nn.Module",  # noqa: F821
+    model: "torch.nn.Module",
     filename: Union[str, os.PathLike],
     strict: bool = True,
     device: Any = "cpu",

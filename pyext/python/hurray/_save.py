@@ -1,0 +1,29 @@
+"""The saving verbs every framework module shares: what they write is read
+from any framework's tensors (DLPack, or the buffer of an ml_dtypes array)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Mapping, Optional, Union
+
+from . import _convert
+
+
+def save(tensors: Mapping[str, Any], metadata: Optional[Dict[str, str]] = None) -> bytes:
+    """The Hurray file of ``tensors`` (name -> NumPy, torch or JAX array) as bytes."""
+    return _convert.write(None, tensors, metadata)
+
+
+def save_file(
+    tensors: Mapping[str, Any],
+    filename: Union[str, os.PathLike],
+    metadata: Optional[Dict[str, str]] = None,
+    *,
+    durable: bool = True,
+) -> None:
+    """Writes ``tensors`` to ``filename``, each streamed from its own memory.
+
+    The file appears whole or not at all. ``durable=True`` (the default)
+    also flushes it to the disk first (fsync), so a power loss cannot leave
+    a partial file; ``durable=False`` skips that, as safetensors does."""
+    _convert.write(filename, tensors, metadata, durable)

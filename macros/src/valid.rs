@@ -37,12 +37,6 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
         }
 
         if f.kind == Kind::Nested {
-            if f.optional {
-                cx.error_spanned_by(
-                    f.ty,
-                    "an optional nested struct is not supported: make its tensor fields `Option`s instead",
-                );
-            }
             for (key, tokens) in tensor_only_attrs(a) {
                 cx.error_spanned_by(
                     tokens,

@@ -178,6 +178,19 @@ fn fallback(input: &syn::DeriveInput, errors: syn::Error) -> TokenStream {
     quote!(#errors #out)
 }
 
+/// The `FieldOps` / `NestedOps` methods for a field, optional or not.
+fn method_names(optional: bool) -> (TokenStream, TokenStream, TokenStream) {
+    if optional {
+        (
+            quote!(describe_optional),
+            quote!(write_optional),
+            quote!(read_optional),
+        )
+    } else {
+        (quote!(describe), quote!(write), quote!(read))
+    }
+}
+
 fn expand(input: &Input<'_>) -> TokenStream {
     let frame = Frame::new(&krate(&input.attrs), input.ident, input.generics);
     let p = frame.p.clone();
@@ -205,14 +218,15 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     #build
                 }
             });
+            let (d, w, r) = method_names(f.optional);
             describe.push(quote! {
-                #ops #tf ().describe(&self.#field, prefix, #name, out)?;
+                #ops #tf ().#d(&self.#field, prefix, #name, out)?;
             });
             write.push(quote! {
-                #ops #tf ().write(&self.#field, prefix, #name, sink)?;
+                #ops #tf ().#w(&self.#field, prefix, #name, sink)?;
             });
             read.push(quote! {
-                #field: #ops #tf ().read(reader, prefix, #name)?,
+                #field: #ops #tf ().#r(reader, prefix, #name)?,
             });
             continue;
         }
@@ -243,15 +257,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #build
             }
         });
-        let (d, w, r) = if f.optional {
-            (
-                quote!(describe_optional),
-                quote!(write_optional),
-                quote!(read_optional),
-            )
-        } else {
-            (quote!(describe), quote!(write), quote!(read))
-        };
+        let (d, w, r) = method_names(f.optional);
         describe.push(quote! {
             #ops #tf ().#d(&self.#field, prefix, &#spec, out)?;
         });

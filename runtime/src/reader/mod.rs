@@ -426,6 +426,25 @@ impl<'a> Reader<'a> {
         Some(TensorRef::new(self.bytes, t, self.header.alignment()))
     }
 
+    /// Whether any tensor's name starts with `prefix`: O(log n), as names
+    /// are sorted (a nested struct's tensors share its `field.` prefix).
+    pub fn has_prefix(&self, prefix: &str) -> bool {
+        let Some(tensors) = self.header.tensors() else {
+            return false;
+        };
+        // The first name not below `prefix` is the only candidate.
+        let (mut lo, mut hi) = (0, tensors.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if tensors.get(mid).name() < prefix {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo < tensors.len() && tensors.get(lo).name().starts_with(prefix)
+    }
+
     /// The tensor named `name`, or [`Error::NotFound`].
     pub fn tensor(&self, name: &str) -> Result<TensorRef<'a>> {
         self.get(name).ok_or_else(|| Error::NotFound {

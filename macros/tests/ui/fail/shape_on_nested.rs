@@ -9,6 +9,7 @@ struct Inner<'a> {
 struct Outer<'a> {
     #[hurray(shape = [2], layout = "csr")]
     inner: Inner<'a>,
+    #[hurray(shape = [1])]
     maybe: Option<Inner<'a>>,
 }
 

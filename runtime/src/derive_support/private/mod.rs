@@ -239,4 +239,41 @@ impl<'a, T> NestedOps<'a, T> {
     pub fn read(self, reader: Reader<'a>, prefix: &str, name: &str) -> Result<T> {
         (self.read)(reader, &nested(prefix, name))
     }
+
+    pub fn describe_optional(
+        self,
+        value: &Option<T>,
+        prefix: &str,
+        name: &str,
+        out: &mut Vec<TensorDescriptor>,
+    ) -> Result<()> {
+        match value {
+            Some(v) => self.describe(v, prefix, name, out),
+            None => Ok(()),
+        }
+    }
+
+    pub fn write_optional(
+        self,
+        value: &Option<T>,
+        prefix: &str,
+        name: &str,
+        sink: &mut dyn TensorSink,
+    ) -> Result<()> {
+        match value {
+            Some(v) => self.write(v, prefix, name, sink),
+            None => Ok(()),
+        }
+    }
+
+    /// `None` when no tensor of the file is under the struct's prefix;
+    /// otherwise the struct, whose missing required tensors are errors
+    /// naming them (a partly present struct is not absent).
+    pub fn read_optional(self, reader: Reader<'a>, prefix: &str, name: &str) -> Result<Option<T>> {
+        let prefix = nested(prefix, name);
+        if !reader.has_prefix(&prefix) {
+            return Ok(None);
+        }
+        (self.read)(reader, &prefix).map(Some)
+    }
 }

@@ -16,6 +16,8 @@ pub(crate) enum Kind {
     Packed,
     /// `Compressed<'a, T, I>`.
     Compressed,
+    /// `Coo<'a, T, I>`.
+    Coo,
     /// `Quantized<'a, T, S>`.
     Quantized,
     /// `ndarray::ArrayView<'a, T, D>` and its aliases (`ArrayView2<'a, T>`, ...).
@@ -34,6 +36,7 @@ impl Kind {
             Kind::Vec => "a `Vec`",
             Kind::Packed => "a `Packed` field",
             Kind::Compressed => "a `Compressed` field",
+            Kind::Coo => "a `Coo` field",
             Kind::Quantized => "a `Quantized` field",
             Kind::NdView => "an ndarray view",
             Kind::NdArray => "an ndarray array",
@@ -45,8 +48,6 @@ impl Kind {
 /// One field of a `#[derive(Tensors)]` struct.
 pub(crate) struct Field<'a> {
     pub(crate) ident: &'a syn::Ident,
-    /// The field's whole type.
-    pub(crate) ty: &'a Type,
     /// The type inside `Option<...>`, or the whole type.
     pub(crate) inner: &'a Type,
     pub(crate) optional: bool,
@@ -74,7 +75,12 @@ impl Field<'_> {
     pub(crate) fn borrows(&self) -> bool {
         matches!(
             self.kind,
-            Kind::Slice | Kind::Packed | Kind::Compressed | Kind::Quantized | Kind::NdView
+            Kind::Slice
+                | Kind::Packed
+                | Kind::Compressed
+                | Kind::Coo
+                | Kind::Quantized
+                | Kind::NdView
         )
     }
 }
@@ -137,7 +143,6 @@ impl<'a> Input<'a> {
             match classify(inner) {
                 Ok((kind, lifetime)) => fields.push(Field {
                     ident,
-                    ty: &f.ty,
                     inner,
                     optional,
                     kind,
@@ -211,7 +216,7 @@ const NOT_TENSORS: &[&str] = &[
     "PhantomData",
 ];
 
-const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
+const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Coo<'a, T>`, `hurray::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
 
 fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
     match ty {
@@ -235,6 +240,7 @@ fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
                 "Vec" => Ok((Kind::Vec, None)),
                 "Packed" => Ok((Kind::Packed, lifetime)),
                 "Compressed" => Ok((Kind::Compressed, lifetime)),
+                "Coo" => Ok((Kind::Coo, lifetime)),
                 "Quantized" | "PackedQuantized" => Ok((Kind::Quantized, lifetime)),
                 n if n.starts_with("ArrayView") => Ok((Kind::NdView, lifetime)),
                 n if n == "Array" || is_array_alias(n) => Ok((Kind::NdArray, None)),

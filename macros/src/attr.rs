@@ -28,6 +28,19 @@ pub(crate) enum LayoutKind {
     Dense,
     Csr,
     Csc,
+    Coo,
+}
+
+impl LayoutKind {
+    /// The attribute's spelling.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LayoutKind::Dense => "dense",
+            LayoutKind::Csr => "csr",
+            LayoutKind::Csc => "csc",
+            LayoutKind::Coo => "coo",
+        }
+    }
 }
 
 /// `quantization = "..."`.
@@ -198,10 +211,11 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static
                         "dense" => Some(LayoutKind::Dense),
                         "csr" => Some(LayoutKind::Csr),
                         "csc" => Some(LayoutKind::Csc),
+                        "coo" => Some(LayoutKind::Coo),
                         other => {
                             cx.error_spanned_by(
                                 &s,
-                                format!("unknown layout `{other}`; expected \"dense\", \"csr\" or \"csc\""),
+                                format!("unknown layout `{other}`; expected \"dense\", \"csr\", \"csc\" or \"coo\""),
                             );
                             None
                         }

@@ -49,22 +49,35 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
             continue;
         }
 
-        // Layout.
-        match (&a.layout, f.kind) {
-            (Some(l), Kind::Compressed) if l.value == LayoutKind::Dense => cx.error_spanned_by(
-                &l.tokens,
-                "a `Compressed` field is stored as \"csr\" or \"csc\", not \"dense\"",
-            ),
-            (Some(l), k) if k != Kind::Compressed && l.value != LayoutKind::Dense => cx
-                .error_spanned_by(
-                    &l.tokens,
-                    format!(
+        // Layout: each sparse type has its own; dense types take only "dense".
+        if let Some(l) = &a.layout {
+            let fits = match f.kind {
+                Kind::Compressed => matches!(l.value, LayoutKind::Csr | LayoutKind::Csc),
+                Kind::Coo => l.value == LayoutKind::Coo,
+                _ => l.value == LayoutKind::Dense,
+            };
+            if !fits {
+                let message = match (f.kind, l.value) {
+                    (Kind::Compressed, v) => format!(
+                        "a `Compressed` field is stored as \"csr\" or \"csc\", not \"{}\"",
+                        v.name()
+                    ),
+                    (Kind::Coo, v) => {
+                        format!("a `Coo` field is stored as \"coo\", not \"{}\"", v.name())
+                    }
+                    (k, LayoutKind::Coo) => format!(
+                        "the \"coo\" layout needs a `hurray::Coo<'a, T>` field, but `{}` is {}",
+                        f.ident,
+                        k.describe()
+                    ),
+                    (k, _) => format!(
                         "a sparse layout needs a `hurray::Compressed<'a, T>` field, but `{}` is {}",
                         f.ident,
                         k.describe()
                     ),
-                ),
-            _ => {}
+                };
+                cx.error_spanned_by(&l.tokens, message);
+            }
         }
 
         // Shape and rank.

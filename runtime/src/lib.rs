@@ -69,8 +69,8 @@ pub use count::{ElementCount, element_count, packed_len};
 #[doc(hidden)]
 pub use derive_support::private as __private;
 pub use derive_support::{
-    Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized, Quantized,
-    SparseIndex, StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
+    Bool, Compressed, Coo, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized,
+    Quantized, SparseIndex, StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
 };
 pub use descriptor::{
     Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,

@@ -106,31 +106,8 @@ impl<'a> TensorRef<'a> {
             index_type,
             self.buffer(BufferRole::Indices).unwrap_or(&[]),
         )?;
+        check_coo_indices(self.name(), &dims, indices, canonical)?;
         let rank = dims.len();
-        for i in 0..indices.len() {
-            let v = indices.get(i);
-            let bound = dims[i % rank];
-            if v < 0 || v as u64 >= bound {
-                return Err(self.bad_index("indices", i, v, "coordinate outside its dimension"));
-            }
-        }
-        if canonical {
-            // The producer's claim is checked, not trusted: every coordinate
-            // row is lexicographically greater than the previous one.
-            for row in 1..nnz as usize {
-                let earlier = (0..rank).map(|d| indices.get((row - 1) * rank + d));
-                let this = (0..rank).map(|d| indices.get(row * rank + d));
-                if this.cmp(earlier) != std::cmp::Ordering::Greater {
-                    let at = row * rank;
-                    return Err(self.bad_index(
-                        "indices",
-                        at,
-                        indices.get(at),
-                        "canonical COO coordinates must be sorted and unique",
-                    ));
-                }
-            }
-        }
         Ok(CooView {
             nnz,
             rank,
@@ -329,6 +306,59 @@ impl<'a> PackedView<'a> {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = i16> + '_ {
         (0..self.len as usize).map(|i| self.get(i as u64).unwrap_or(0))
     }
+}
+
+/// Checks COO coordinates (`nnz x rank`, row-major) against `dims`: each
+/// within its dimension and, when the tensor claims to be `canonical`,
+/// rows sorted and unique. The one check of the reader's view and of the
+/// derive's COO fields before they are written.
+pub(crate) fn check_coo_indices(
+    tensor: &str,
+    dims: &[u64],
+    indices: Indices<'_>,
+    canonical: bool,
+) -> Result<()> {
+    let bad = |position: usize, value: i64, reason: &'static str| Error::InvalidSparseIndex {
+        tensor: tensor.to_owned(),
+        buffer: "indices",
+        position: position as u64,
+        value,
+        reason,
+    };
+    let rank = dims.len();
+    if rank == 0 && !indices.is_empty() {
+        return Err(bad(0, indices.get(0), "a rank-0 tensor has no coordinates"));
+    }
+    for i in 0..indices.len() {
+        let v = indices.get(i);
+        let bound = dims[i % rank];
+        if v < 0 || v as u64 >= bound {
+            return Err(bad(i, v, "coordinate outside its dimension"));
+        }
+    }
+    if canonical && let Some(at) = first_unsorted_coo_row(indices, rank) {
+        // The producer's claim is checked, not trusted.
+        return Err(bad(
+            at * rank,
+            indices.get(at * rank),
+            "canonical COO coordinates must be sorted and unique",
+        ));
+    }
+    Ok(())
+}
+
+/// The first coordinate row that is not lexicographically greater than the
+/// one before it (so the rows are not sorted and unique), if any.
+pub(crate) fn first_unsorted_coo_row(indices: Indices<'_>, rank: usize) -> Option<usize> {
+    if rank == 0 {
+        return None;
+    }
+    let rows = indices.len() / rank;
+    (1..rows).find(|&row| {
+        let earlier = (0..rank).map(|d| indices.get((row - 1) * rank + d));
+        let this = (0..rank).map(|d| indices.get(row * rank + d));
+        this.cmp(earlier) != std::cmp::Ordering::Greater
+    })
 }
 
 /// Sparse index (or pointer) data, in its stored width.

@@ -242,6 +242,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
             Some(LayoutKind::Csc) => quote!(#p::LayoutKind::Csc),
             Some(LayoutKind::Csr) => quote!(#p::LayoutKind::Csr),
             _ if f.kind == Kind::Compressed => quote!(#p::LayoutKind::Csr),
+            _ if f.kind == Kind::Coo => quote!(#p::LayoutKind::Coo),
             _ => quote!(#p::LayoutKind::Dense),
         };
         let quant = quant_spec(&p, &f.attrs);

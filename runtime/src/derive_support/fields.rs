@@ -1,6 +1,6 @@
 //! The tensor field types a derived struct may hold beyond slices and
-//! vectors: packed sub-byte data, compressed sparse matrices, quantized
-//! tensors (see the table in the parent module).
+//! vectors: packed sub-byte data, compressed sparse matrices, COO tensors,
+//! quantized tensors (see the table in the parent module).
 
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -160,6 +160,8 @@ impl<'a, P: PackedElement> Packed<'a, P> {
 pub trait SparseIndex: Element + super::private::Sealed {
     #[doc(hidden)]
     fn from_indices(indices: Indices<'_>) -> Option<&'_ [Self]>;
+    #[doc(hidden)]
+    fn as_indices(slice: &[Self]) -> Indices<'_>;
 }
 
 impl super::private::Sealed for i32 {}
@@ -172,6 +174,9 @@ impl SparseIndex for i32 {
             Indices::I64(_) => None,
         }
     }
+    fn as_indices(slice: &[Self]) -> Indices<'_> {
+        Indices::I32(slice)
+    }
 }
 
 impl SparseIndex for i64 {
@@ -180,6 +185,9 @@ impl SparseIndex for i64 {
             Indices::I64(s) => Some(s),
             Indices::I32(_) => None,
         }
+    }
+    fn as_indices(slice: &[Self]) -> Indices<'_> {
+        Indices::I64(slice)
     }
 }
 
@@ -214,6 +222,51 @@ impl<'a, T: Element, I: SparseIndex> Compressed<'a, T, I> {
     pub fn nnz(&self) -> u64 {
         self.values.len() as u64
     }
+}
+
+/// A COO (coordinate list) sparse tensor of any rank: `indices` holds the
+/// `nnz x rank` coordinates, row-major, `values` the `nnz` values.
+///
+/// `canonical` says whether the coordinate rows are sorted and unique. On
+/// load it is the file's flag, which the reader checks rather than trusts;
+/// on save it is ignored and recomputed from the coordinates, so a file
+/// never claims an order its coordinates do not have.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coo<'a, T: Element, I: SparseIndex = i64> {
+    /// The dense shape.
+    pub shape: Vec<u64>,
+    pub indices: Cow<'a, [I]>,
+    pub values: Cow<'a, [T]>,
+    pub canonical: bool,
+}
+
+impl<'a, T: Element, I: SparseIndex> Coo<'a, T, I> {
+    /// A tensor from its parts (checked when written and when read);
+    /// `canonical` is computed from the coordinates.
+    pub fn new(
+        shape: Vec<u64>,
+        indices: impl Into<Cow<'a, [I]>>,
+        values: impl Into<Cow<'a, [T]>>,
+    ) -> Self {
+        let indices = indices.into();
+        let canonical = is_sorted_unique::<I>(&indices, shape.len());
+        Coo {
+            shape,
+            indices,
+            values: values.into(),
+            canonical,
+        }
+    }
+
+    /// Number of stored elements.
+    pub fn nnz(&self) -> u64 {
+        self.values.len() as u64
+    }
+}
+
+/// Whether `rank`-wide coordinate rows are sorted and unique.
+pub(crate) fn is_sorted_unique<I: SparseIndex>(indices: &[I], rank: usize) -> bool {
+    crate::views::first_unsorted_coo_row(I::as_indices(indices), rank).is_none()
 }
 
 /// A dense quantized tensor: stored values, their scales and, for asymmetric

@@ -11,6 +11,7 @@
 //! | `Vec<T>` | the same | copied |
 //! | [`Packed<'a, P>`] | packed sub-byte (`P`: [`Int4`], [`UInt4`], [`Int2`], [`UInt2`], [`Bool`], [`Float4E2M1FN`]) | borrowed |
 //! | [`Compressed<'a, T, I>`] | CSR (default) or CSC, rank 2, `I` = `i32` or `i64` | borrowed |
+//! | [`Coo<'a, T, I>`] | COO of any rank, canonical when its coordinates are sorted and unique | borrowed |
 //! | [`Quantized<'a, T, S>`] | dense storage `T` with scales `S` and optional zero points | borrowed |
 //! | `ndarray::ArrayView<'a, T, D>` (feature `ndarray`) | dense, the array's shape | borrowed |
 //! | `ndarray::Array<T, D>` (feature `ndarray`) | dense, the array's shape | copied |
@@ -22,8 +23,8 @@ mod fields;
 pub mod private;
 
 pub use fields::{
-    Bool, Compressed, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized, Quantized,
-    SparseIndex, UInt2, UInt4,
+    Bool, Compressed, Coo, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized,
+    Quantized, SparseIndex, UInt2, UInt4,
 };
 
 use crate::ElementType;
@@ -42,7 +43,7 @@ use std::path::Path;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a struct of tensors",
     label = "a field of this type is read as a nested struct of tensors",
-    note = "derive `hurray::Tensors` for `{Self}`, or use a tensor field type (`&'a [T]`, `Vec<T>`, `Packed`, `Compressed`, `Quantized`)"
+    note = "derive `hurray::Tensors` for `{Self}`, or use a tensor field type (`&'a [T]`, `Vec<T>`, `Packed`, `Compressed`, `Coo`, `Quantized`)"
 )]
 pub trait TensorSet<'a>: Sized {
     /// Appends the descriptor of every tensor, names prefixed by `prefix`.

@@ -140,6 +140,59 @@ impl<'a, T: Element, I: SparseIndex> TensorField<'a> for Compressed<'a, T, I> {
     }
 }
 
+impl<'a, T: Element, I: SparseIndex> TensorField<'a> for Coo<'a, T, I> {
+    fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
+        let shape: Vec<Dim> = self.shape.iter().map(|&d| Dim::Fixed(d)).collect();
+        check_declared(name, spec, &shape)?;
+        // Recomputed, never taken from the value: the flag is a promise the
+        // reader checks.
+        let canonical = is_sorted_unique::<I>(&self.indices, self.shape.len());
+        crate::views::check_coo_indices(name, &self.shape, I::as_indices(&self.indices), false)?;
+        let layout = Layout::Coo {
+            nnz: self.nnz(),
+            index_type: I::TYPE,
+            canonical,
+        };
+        Ok(TensorDescriptor::new(name, T::TYPE, shape).with_layout(layout))
+    }
+    fn buffers(&self) -> Vec<&[u8]> {
+        vec![
+            bytemuck::cast_slice(&self.indices),
+            bytemuck::cast_slice(&self.values),
+        ]
+    }
+    fn load(t: TensorRef<'a>, spec: &FieldSpec) -> Result<Self> {
+        // Any rank unless the field declares a shape.
+        check(&t, spec, T::TYPE, t.shape().rank())?;
+        let view = t.coo()?;
+        let canonical = matches!(
+            t.layout(),
+            Layout::Coo {
+                canonical: true,
+                ..
+            }
+        );
+        let indices = I::from_indices(view.indices).ok_or_else(|| Error::TypeMismatch {
+            tensor: t.name().to_owned(),
+            requested: I::TYPE,
+            found: match view.indices {
+                Indices::I32(_) => ElementType::Int32,
+                Indices::I64(_) => ElementType::Int64,
+            },
+        })?;
+        Ok(Coo {
+            shape: t.shape().to_wire(),
+            indices: Cow::Borrowed(indices),
+            values: Cow::Borrowed(view.values_as::<T>().map_err(|_| Error::TypeMismatch {
+                tensor: t.name().to_owned(),
+                requested: T::TYPE,
+                found: t.element_type(),
+            })?),
+            canonical,
+        })
+    }
+}
+
 impl<'a, T: Element, S: Element> TensorField<'a> for Quantized<'a, T, S> {
     fn descriptor(&self, name: &str, spec: &FieldSpec) -> Result<TensorDescriptor> {
         let shape = infer_shape(name, spec, self.values.len() as u64)?;

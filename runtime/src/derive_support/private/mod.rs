@@ -37,6 +37,7 @@ pub enum LayoutKind {
     Dense,
     Csr,
     Csc,
+    Coo,
 }
 
 /// The quantization a field declares.
@@ -61,7 +62,7 @@ pub struct FieldSpec {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tensor field type",
     label = "not a tensor field type",
-    note = "tensor fields are `&'a [T]` or `Vec<T>` with `T: hurray::Element`, `Packed`, `Compressed` or `Quantized`"
+    note = "tensor fields are `&'a [T]` or `Vec<T>` with `T: hurray::Element`, `Packed`, `Compressed`, `Coo` or `Quantized`"
 )]
 pub trait TensorField<'a>: Sized {
     /// The descriptor of this value, named `name`.

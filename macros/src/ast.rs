@@ -26,6 +26,10 @@ pub(crate) enum Kind {
     NdArray,
     /// Another struct deriving `Tensors`.
     Nested,
+    /// `#[hurray(metadata)]`: the file's metadata, a `BTreeMap<String, String>`.
+    FileMetadata,
+    /// `#[hurray(metadata_of = "field")]`: a tensor field's metadata.
+    TensorMetadata,
 }
 
 impl Kind {
@@ -41,6 +45,8 @@ impl Kind {
             Kind::NdView => "an ndarray view",
             Kind::NdArray => "an ndarray array",
             Kind::Nested => "a nested struct",
+            Kind::FileMetadata => "the file's metadata",
+            Kind::TensorMetadata => "a tensor's metadata",
         }
     }
 }
@@ -69,6 +75,11 @@ impl Field<'_> {
                 s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
             }
         }
+    }
+
+    /// Whether the field holds metadata rather than a tensor.
+    pub(crate) fn is_metadata(&self) -> bool {
+        matches!(self.kind, Kind::FileMetadata | Kind::TensorMetadata)
     }
 
     /// Whether the field borrows from the file.
@@ -140,6 +151,31 @@ impl<'a> Input<'a> {
                 Some(inner) => (inner, true),
                 None => (&f.ty, false),
             };
+            // A metadata field is one by its attribute; its type is checked
+            // by the compiler against what the generated code assigns.
+            let metadata_kind = match (&attrs.file_metadata, &attrs.metadata_of) {
+                (Some(_), _) => Some(Kind::FileMetadata),
+                (None, Some(_)) => Some(Kind::TensorMetadata),
+                (None, None) => None,
+            };
+            if let Some(kind) = metadata_kind {
+                if optional {
+                    cx.error_spanned_by(
+                        &f.ty,
+                        "a metadata field is a `BTreeMap<String, String>` (empty when there is none), not an `Option`",
+                    );
+                }
+                fields.push(Field {
+                    ident,
+                    inner,
+                    optional: false,
+                    kind,
+                    lifetime: None,
+                    type_rank: None,
+                    attrs,
+                });
+                continue;
+            }
             match classify(inner) {
                 Ok((kind, lifetime)) => fields.push(Field {
                     ident,

@@ -69,6 +69,14 @@ impl Scheme {
     }
 }
 
+/// One `key = "value"` of `metadata(...)`.
+#[derive(Clone)]
+pub(crate) struct MetadataEntry {
+    pub(crate) key: String,
+    pub(crate) value: String,
+    pub(crate) tokens: TokenStream,
+}
+
 /// A value with the tokens it came from.
 #[derive(Clone)]
 pub(crate) struct Spanned<T> {
@@ -102,6 +110,12 @@ pub(crate) struct Attrs {
     pub(crate) expressed: Option<Spanned<&'static str>>,
     /// Scale type variant (`#[derive(Descriptor)]` only).
     pub(crate) scale: Option<Spanned<&'static str>>,
+    /// `metadata(key = "value", ...)`: declared entries, in order.
+    pub(crate) metadata: Vec<MetadataEntry>,
+    /// A bare `metadata`: the field holds the file's metadata at run time.
+    pub(crate) file_metadata: Option<TokenStream>,
+    /// `metadata_of = "field"`: the field holds that tensor field's metadata.
+    pub(crate) metadata_of: Option<Spanned<String>>,
     /// Every accepted key that was written, valid value or not, so a bad
     /// value is not reported a second time as a missing key.
     pub(crate) seen: Vec<&'static str>,
@@ -115,7 +129,7 @@ impl Attrs {
 }
 
 /// Keys accepted on a `#[derive(Tensors)]` struct.
-pub(crate) const TENSORS_CONTAINER: &[&str] = &["crate"];
+pub(crate) const TENSORS_CONTAINER: &[&str] = &["crate", "metadata"];
 /// Keys accepted on a `#[derive(Tensors)]` field.
 pub(crate) const TENSORS_FIELD: &[&str] = &[
     "rename",
@@ -125,6 +139,8 @@ pub(crate) const TENSORS_FIELD: &[&str] = &[
     "axis",
     "block_size",
     "expressed",
+    "metadata",
+    "metadata_of",
 ];
 /// Keys accepted on a `#[derive(Element)]` type.
 pub(crate) const ELEMENT_CONTAINER: &[&str] = &["crate"];
@@ -265,6 +281,42 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static
                         cx.error_spanned_by(&n, "`block_size` must be at least 1");
                     }
                     out.block_size = Some(Spanned::new(v, &n));
+                }
+                "metadata" if meta.input.peek(syn::token::Paren) => {
+                    dup(cx, !out.metadata.is_empty());
+                    meta.parse_nested_meta(|entry| {
+                        let Some(ident) = entry.path.get_ident() else {
+                            let path = &entry.path;
+                            cx.error_spanned_by(path, "a metadata key is an identifier (`key = \"value\"`)");
+                            return Ok(());
+                        };
+                        let key = ident.to_string();
+                        let key = key.strip_prefix("r#").unwrap_or(&key).to_owned();
+                        let value: LitStr = entry.value()?.parse()?;
+                        if out.metadata.iter().any(|e| e.key == key) {
+                            cx.error_spanned_by(ident, format!("metadata key `{key}` is given twice"));
+                        }
+                        out.metadata.push(MetadataEntry {
+                            key,
+                            value: value.value(),
+                            tokens: quote!(#ident = #value),
+                        });
+                        Ok(())
+                    })?;
+                }
+                "metadata" => {
+                    dup(cx, out.file_metadata.is_some());
+                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                        return Err(meta.error(
+                            "expected `metadata` (a field holding the file's metadata) or `metadata(key = \"value\", ...)`",
+                        ));
+                    }
+                    out.file_metadata = Some(quote!(#path));
+                }
+                "metadata_of" => {
+                    let s: LitStr = meta.value()?.parse()?;
+                    dup(cx, out.metadata_of.is_some());
+                    out.metadata_of = Some(Spanned::new(s.value(), &s));
                 }
                 _ => unreachable!("every allowed key is handled"),
             }

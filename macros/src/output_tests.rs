@@ -88,6 +88,27 @@ fn tensors_owned_generic_with_crate_path() {
 }
 
 #[test]
+fn tensors_optional_nested_coo_and_metadata() {
+    check(
+        "tensors_sparse_metadata",
+        expand::tensors::derive,
+        r#"
+        #[hurray(metadata(format = "hurray"))]
+        struct Graph<'a> {
+            #[hurray(layout = "coo", metadata(role = "edges"))]
+            edges: Coo<'a, f32, i32>,
+            #[hurray(metadata_of = "edges")]
+            edges_meta: BTreeMap<String, String>,
+            #[hurray(rename = "adapter")]
+            lora: Option<Adapter<'a>>,
+            #[hurray(metadata)]
+            file: BTreeMap<String, String>,
+        }
+        "#,
+    );
+}
+
+#[test]
 fn tensors_error_keeps_a_stub() {
     check(
         "tensors_error",

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 /// Validates a `#[derive(Tensors)]` input.
 pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
     let lifetime = struct_lifetime(cx, input.generics, "Tensors", true);
+    metadata_fields(cx, input);
     let mut names: BTreeMap<String, &syn::Ident> = BTreeMap::new();
-    for f in &input.fields {
+    for f in input.fields.iter().filter(|f| !f.is_metadata()) {
         let a = &f.attrs;
         let name = f.name();
         match names.get(&name) {
@@ -137,6 +138,93 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
                 ),
                 _ => {}
             }
+        }
+    }
+}
+
+/// Checks the metadata fields (`#[hurray(metadata)]`, `metadata_of`): at most
+/// one for the file and one per tensor field, each naming a tensor field of
+/// this struct, with no tensor attribute; and that declared entries
+/// (`metadata(...)`) sit on tensor fields.
+fn metadata_fields(cx: &mut Ctxt, input: &Input<'_>) {
+    let mut file_field: Option<&syn::Ident> = None;
+    let mut targets: BTreeMap<String, &syn::Ident> = BTreeMap::new();
+    for f in &input.fields {
+        let a = &f.attrs;
+        if !f.is_metadata() {
+            if f.kind == Kind::Nested
+                && let Some(first) = a.metadata.first()
+            {
+                cx.error_spanned_by(
+                    &first.tokens,
+                    format!(
+                        "`metadata(...)` declares a tensor's metadata, but `{}` is a nested struct (declare it on that struct's fields, or on the struct for the file)",
+                        f.ident
+                    ),
+                );
+            }
+            continue;
+        }
+        let mut stray: Vec<(&str, proc_macro2::TokenStream)> = tensor_only_attrs(a);
+        if let Some(r) = &a.rename {
+            stray.push(("rename", r.tokens.clone()));
+        }
+        if let Some(first) = a.metadata.first() {
+            stray.push(("metadata(...)", first.tokens.clone()));
+        }
+        for (key, tokens) in stray {
+            cx.error_spanned_by(
+                tokens,
+                format!(
+                    "`{key}` applies to tensor fields, but `{}` holds metadata",
+                    f.ident
+                ),
+            );
+        }
+        match (&a.file_metadata, &a.metadata_of) {
+            (Some(_), Some(of)) => cx.error_spanned_by(
+                &of.tokens,
+                "a field holds either the file's metadata (`metadata`) or a tensor's (`metadata_of`), not both",
+            ),
+            (Some(tokens), None) => {
+                if let Some(first) = file_field {
+                    cx.error_spanned_by(
+                        tokens,
+                        format!("the file's metadata is already held by field `{first}`"),
+                    );
+                }
+                file_field.get_or_insert(f.ident);
+            }
+            (None, Some(of)) => {
+                let target = input
+                    .fields
+                    .iter()
+                    .find(|t| t.ident.to_string().trim_start_matches("r#") == of.value);
+                match target {
+                    None => cx.error_spanned_by(
+                        &of.tokens,
+                        format!("no field `{}` in `{}`", of.value, input.ident),
+                    ),
+                    Some(t) if t.kind == Kind::Nested || t.is_metadata() => cx.error_spanned_by(
+                        &of.tokens,
+                        format!(
+                            "`{}` is {}, not a tensor field: only a tensor has metadata of its own",
+                            of.value,
+                            t.kind.describe()
+                        ),
+                    ),
+                    Some(_) => {
+                        if let Some(first) = targets.get(&of.value) {
+                            cx.error_spanned_by(
+                                &of.tokens,
+                                format!("the metadata of `{}` is already held by field `{first}`", of.value),
+                            );
+                        }
+                        targets.entry(of.value.clone()).or_insert(f.ident);
+                    }
+                }
+            }
+            (None, None) => unreachable!("a metadata field has one of the two attributes"),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Property: any value of a derived struct survives save and load unchanged,
-//! empty tensors, odd sub-byte lengths and empty sparse matrices included.
+//! empty tensors, odd sub-byte lengths, empty sparse matrices, absent
+//! optional structs and any metadata included.
 
-use hurray::{Compressed, File, Int4, Packed, Tensors, UInt2};
+use hurray::{Compressed, Coo, File, Int4, Packed, Tensors, UInt2};
 use proptest::prelude::*;
+use std::collections::BTreeMap;
 
 #[derive(Tensors, Debug, PartialEq)]
 struct Inner<'a> {
@@ -18,6 +20,31 @@ struct Everything<'a> {
     sparse: Compressed<'a, f64, i32>,
     owned: Vec<u16>,
     inner: Inner<'a>,
+    maybe: Option<Inner<'a>>,
+    points: Coo<'a, f64>,
+    #[hurray(metadata_of = "dense")]
+    dense_meta: BTreeMap<String, String>,
+    #[hurray(metadata)]
+    file_meta: BTreeMap<String, String>,
+}
+
+/// The same matrix as COO coordinates (sorted: canonical).
+fn coo(rows: usize, cols: usize, dense: &[f64]) -> Coo<'static, f64> {
+    let (mut indices, mut values) = (vec![], vec![]);
+    for r in 0..rows {
+        for c in 0..cols {
+            let v = dense[r * cols + c];
+            if v != 0.0 {
+                indices.extend([r as i64, c as i64]);
+                values.push(v);
+            }
+        }
+    }
+    Coo::new(vec![rows as u64, cols as u64], indices, values)
+}
+
+fn metadata() -> impl Strategy<Value = BTreeMap<String, String>> {
+    prop::collection::btree_map("[a-z][a-z0-9._]{0,8}", ".{0,12}", 0..4)
 }
 
 /// A CSR matrix from a dense one (row-major, 0.0 = not stored). An empty
@@ -60,6 +87,9 @@ proptest! {
         (rows, cols, m) in matrix(),
         owned in prop::collection::vec(any::<u16>(), 0..10),
         pairs in prop::collection::vec(any::<i32>(), 0..6).prop_map(|mut v| { v.truncate(v.len() / 2 * 2); v }),
+        maybe in prop::option::of(prop::collection::vec(any::<i32>(), 1..3).prop_map(|v| [v.clone(), v].concat())),
+        dense_meta in metadata(),
+        file_meta in metadata(),
     ) {
         let value = Everything {
             dense: &dense,
@@ -68,7 +98,12 @@ proptest! {
             sparse: csr(rows, cols, &m),
             owned,
             inner: Inner { pairs: &pairs },
+            maybe: maybe.as_deref().map(|pairs| Inner { pairs }),
+            points: coo(rows, cols, &m),
+            dense_meta,
+            file_meta,
         };
+        prop_assert!(value.points.canonical);
         let mut bytes = Vec::new();
         value.write_to(&mut bytes).unwrap();
         let file = File::from_bytes(&bytes).unwrap();

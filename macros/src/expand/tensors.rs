@@ -178,6 +178,37 @@ fn fallback(input: &syn::DeriveInput, errors: syn::Error) -> TokenStream {
     quote!(#errors #out)
 }
 
+/// `&[("key", "value"), ...]` of a field's `metadata(...)`.
+fn static_metadata(attrs: &crate::attr::Attrs) -> TokenStream {
+    let entries = attrs.metadata.iter().map(|e| {
+        let (k, v) = (&e.key, &e.value);
+        quote!((#k, #v))
+    });
+    quote!(&[#(#entries),*])
+}
+
+/// How a metadata field is filled on load: the file's metadata, or that of
+/// the tensor its `metadata_of` names, collected into the field's map type.
+fn read_metadata(p: &TokenStream, f: &crate::ast::Field<'_>, input: &Input<'_>) -> TokenStream {
+    let field = f.ident;
+    let span = f.inner.span();
+    match &f.attrs.metadata_of {
+        Some(of) => {
+            let name = input
+                .fields
+                .iter()
+                .find(|t| t.ident.to_string().trim_start_matches("r#") == of.value)
+                .map_or_else(|| of.value.clone(), |t| t.name());
+            quote_spanned! {span=>
+                #field: #p::IntoIterator::into_iter(#p::read_tensor_metadata(reader, prefix, #name)).collect(),
+            }
+        }
+        None => quote_spanned! {span=>
+            #field: #p::IntoIterator::into_iter(#p::read_file_metadata(reader)).collect(),
+        },
+    }
+}
+
 /// The `FieldOps` / `NestedOps` methods for a field, optional or not.
 fn method_names(optional: bool) -> (TokenStream, TokenStream, TokenStream) {
     if optional {
@@ -206,6 +237,10 @@ fn expand(input: &Input<'_>) -> TokenStream {
     for (i, f) in input.fields.iter().enumerate() {
         let field = f.ident;
         let name = f.name();
+        if f.is_metadata() {
+            read.push(read_metadata(&p, f, input));
+            continue;
+        }
         // One function per field builds its operations: the only place the
         // field type's bound is required, so a bad type is reported once,
         // at the type (the turbofish carries its span).
@@ -246,6 +281,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
             _ => quote!(#p::LayoutKind::Dense),
         };
         let quant = quant_spec(&p, &f.attrs);
+        let metadata = static_metadata(&f.attrs);
         let build = quote_spanned!(inner.span()=> #p::field_ops::<#lt, #inner>());
         specs.push(quote! {
             const #spec: #p::FieldSpec = #p::FieldSpec {
@@ -253,20 +289,57 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 shape: #shape,
                 layout: #layout,
                 quantization: #quant,
+                metadata: #metadata,
             };
             fn #ops #fn_generics () -> #p::FieldOps<#lt, #inner> #where_clause {
                 #build
             }
         });
         let (d, w, r) = method_names(f.optional);
+        // The runtime metadata of a `metadata_of` field naming this one.
+        let extra = match input.fields.iter().find(|m| {
+            m.attrs
+                .metadata_of
+                .as_ref()
+                .is_some_and(|of| of.value == f.ident.to_string().trim_start_matches("r#"))
+        }) {
+            Some(m) => {
+                let holder = m.ident;
+                quote_spanned!(m.inner.span()=> #p::Option::Some(&#p::metadata_map(&self.#holder)))
+            }
+            None => quote!(#p::Option::None),
+        };
         describe.push(quote! {
-            #ops #tf ().#d(&self.#field, prefix, &#spec, out)?;
+            #ops #tf ().#d(&self.#field, prefix, &#spec, #extra, out)?;
         });
         write.push(quote! {
-            #ops #tf ().#w(&self.#field, prefix, &#spec, sink)?;
+            #ops #tf ().#w(&self.#field, prefix, &#spec, #extra, sink)?;
         });
         read.push(quote! {
             #field: #ops #tf ().#r(reader, prefix, &#spec)?,
+        });
+    }
+
+    // File metadata after the fields, so an outer struct's entries win over
+    // a nested one's: the declared entries, then the run-time field's.
+    let declared = input.attrs.metadata.iter().map(|e| {
+        let (k, v) = (&e.key, &e.value);
+        quote!((#k, #v))
+    });
+    if !input.attrs.metadata.is_empty() {
+        write.push(quote! {
+            #p::write_file_metadata(sink, [#(#declared),*])?;
+        });
+    }
+    if let Some(m) = input.fields.iter().find(|f| f.kind == Kind::FileMetadata) {
+        let holder = m.ident;
+        write.push(quote_spanned! {m.inner.span()=>
+            #p::write_file_metadata(
+                sink,
+                #p::metadata_map(&self.#holder)
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )?;
         });
     }
 

@@ -10,6 +10,7 @@ const _: () = {
         ),
         layout: ::hurray::__private::LayoutKind::Dense,
         quantization: ::hurray::__private::Option::None,
+        metadata: &[],
     };
     fn __ops_0<'a>() -> ::hurray::__private::FieldOps<'a, &'a [f32]> {
         ::hurray::__private::field_ops::<'a, &'a [f32]>()
@@ -21,6 +22,7 @@ const _: () = {
         ),
         layout: ::hurray::__private::LayoutKind::Dense,
         quantization: ::hurray::__private::Option::None,
+        metadata: &[],
     };
     fn __ops_1<'a>() -> ::hurray::__private::FieldOps<'a, Packed<'a, Int4>> {
         ::hurray::__private::field_ops::<'a, Packed<'a, Int4>>()
@@ -30,6 +32,7 @@ const _: () = {
         shape: ::hurray::__private::Option::None,
         layout: ::hurray::__private::LayoutKind::Csc,
         quantization: ::hurray::__private::Option::None,
+        metadata: &[],
     };
     fn __ops_2<'a>() -> ::hurray::__private::FieldOps<'a, Compressed<'a, f32, i32>> {
         ::hurray::__private::field_ops::<'a, Compressed<'a, f32, i32>>()
@@ -45,6 +48,7 @@ const _: () = {
             },
             expressed_type: ::hurray::__private::ElementType::BFloat16,
         }),
+        metadata: &[],
     };
     fn __ops_3<'a>() -> ::hurray::__private::FieldOps<'a, Quantized<'a, i8>> {
         ::hurray::__private::field_ops::<'a, Quantized<'a, i8>>()
@@ -57,6 +61,7 @@ const _: () = {
         shape: ::hurray::__private::Option::None,
         layout: ::hurray::__private::LayoutKind::Dense,
         quantization: ::hurray::__private::Option::None,
+        metadata: &[],
     };
     fn __ops_5<'a>() -> ::hurray::__private::FieldOps<'a, &'a [u8]> {
         ::hurray::__private::field_ops::<'a, &'a [u8]>()
@@ -68,12 +73,47 @@ const _: () = {
             prefix: &::hurray::__private::str,
             out: &mut ::hurray::__private::Vec<::hurray::__private::TensorDescriptor>,
         ) -> ::hurray::__private::Result<()> {
-            __ops_0::<'a>().describe(&self.empty, prefix, &__SPEC_0, out)?;
-            __ops_1::<'a>().describe(&self.nibbles, prefix, &__SPEC_1, out)?;
-            __ops_2::<'a>().describe(&self.sparse, prefix, &__SPEC_2, out)?;
-            __ops_3::<'a>().describe(&self.quant, prefix, &__SPEC_3, out)?;
+            __ops_0::<'a>()
+                .describe(
+                    &self.empty,
+                    prefix,
+                    &__SPEC_0,
+                    ::hurray::__private::Option::None,
+                    out,
+                )?;
+            __ops_1::<'a>()
+                .describe(
+                    &self.nibbles,
+                    prefix,
+                    &__SPEC_1,
+                    ::hurray::__private::Option::None,
+                    out,
+                )?;
+            __ops_2::<'a>()
+                .describe(
+                    &self.sparse,
+                    prefix,
+                    &__SPEC_2,
+                    ::hurray::__private::Option::None,
+                    out,
+                )?;
+            __ops_3::<'a>()
+                .describe(
+                    &self.quant,
+                    prefix,
+                    &__SPEC_3,
+                    ::hurray::__private::Option::None,
+                    out,
+                )?;
             __ops_4::<'a>().describe(&self.encoder, prefix, "encoder", out)?;
-            __ops_5::<'a>().describe_optional(&self.mask, prefix, &__SPEC_5, out)?;
+            __ops_5::<'a>()
+                .describe_optional(
+                    &self.mask,
+                    prefix,
+                    &__SPEC_5,
+                    ::hurray::__private::Option::None,
+                    out,
+                )?;
             ::hurray::__private::Result::Ok(())
         }
         fn write_tensors(
@@ -81,12 +121,47 @@ const _: () = {
             prefix: &::hurray::__private::str,
             sink: &mut dyn ::hurray::__private::TensorSink,
         ) -> ::hurray::__private::Result<()> {
-            __ops_0::<'a>().write(&self.empty, prefix, &__SPEC_0, sink)?;
-            __ops_1::<'a>().write(&self.nibbles, prefix, &__SPEC_1, sink)?;
-            __ops_2::<'a>().write(&self.sparse, prefix, &__SPEC_2, sink)?;
-            __ops_3::<'a>().write(&self.quant, prefix, &__SPEC_3, sink)?;
+            __ops_0::<'a>()
+                .write(
+                    &self.empty,
+                    prefix,
+                    &__SPEC_0,
+                    ::hurray::__private::Option::None,
+                    sink,
+                )?;
+            __ops_1::<'a>()
+                .write(
+                    &self.nibbles,
+                    prefix,
+                    &__SPEC_1,
+                    ::hurray::__private::Option::None,
+                    sink,
+                )?;
+            __ops_2::<'a>()
+                .write(
+                    &self.sparse,
+                    prefix,
+                    &__SPEC_2,
+                    ::hurray::__private::Option::None,
+                    sink,
+                )?;
+            __ops_3::<'a>()
+                .write(
+                    &self.quant,
+                    prefix,
+                    &__SPEC_3,
+                    ::hurray::__private::Option::None,
+                    sink,
+                )?;
             __ops_4::<'a>().write(&self.encoder, prefix, "encoder", sink)?;
-            __ops_5::<'a>().write_optional(&self.mask, prefix, &__SPEC_5, sink)?;
+            __ops_5::<'a>()
+                .write_optional(
+                    &self.mask,
+                    prefix,
+                    &__SPEC_5,
+                    ::hurray::__private::Option::None,
+                    sink,
+                )?;
             ::hurray::__private::Result::Ok(())
         }
         fn read_tensors(

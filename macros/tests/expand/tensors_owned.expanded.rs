@@ -9,6 +9,7 @@ const _: () = {
         ),
         layout: crate::facade::__private::LayoutKind::Dense,
         quantization: crate::facade::__private::Option::None,
+        metadata: &[],
     };
     fn __ops_0<'__hurray, T>() -> crate::facade::__private::FieldOps<'__hurray, Vec<T>>
     where
@@ -21,6 +22,7 @@ const _: () = {
         shape: crate::facade::__private::Option::None,
         layout: crate::facade::__private::LayoutKind::Dense,
         quantization: crate::facade::__private::Option::None,
+        metadata: &[],
     };
     fn __ops_1<'__hurray, T>() -> crate::facade::__private::FieldOps<'__hurray, Vec<f64>>
     where
@@ -40,9 +42,22 @@ const _: () = {
                 crate::facade::__private::TensorDescriptor,
             >,
         ) -> crate::facade::__private::Result<()> {
-            __ops_0::<'__hurray, T>().describe(&self.grid, prefix, &__SPEC_0, out)?;
+            __ops_0::<'__hurray, T>()
+                .describe(
+                    &self.grid,
+                    prefix,
+                    &__SPEC_0,
+                    crate::facade::__private::Option::None,
+                    out,
+                )?;
             __ops_1::<'__hurray, T>()
-                .describe_optional(&self.r#type, prefix, &__SPEC_1, out)?;
+                .describe_optional(
+                    &self.r#type,
+                    prefix,
+                    &__SPEC_1,
+                    crate::facade::__private::Option::None,
+                    out,
+                )?;
             crate::facade::__private::Result::Ok(())
         }
         fn write_tensors(
@@ -50,9 +65,22 @@ const _: () = {
             prefix: &crate::facade::__private::str,
             sink: &mut dyn crate::facade::__private::TensorSink,
         ) -> crate::facade::__private::Result<()> {
-            __ops_0::<'__hurray, T>().write(&self.grid, prefix, &__SPEC_0, sink)?;
+            __ops_0::<'__hurray, T>()
+                .write(
+                    &self.grid,
+                    prefix,
+                    &__SPEC_0,
+                    crate::facade::__private::Option::None,
+                    sink,
+                )?;
             __ops_1::<'__hurray, T>()
-                .write_optional(&self.r#type, prefix, &__SPEC_1, sink)?;
+                .write_optional(
+                    &self.r#type,
+                    prefix,
+                    &__SPEC_1,
+                    crate::facade::__private::Option::None,
+                    sink,
+                )?;
             crate::facade::__private::Result::Ok(())
         }
         fn read_tensors(

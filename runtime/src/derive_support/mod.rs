@@ -88,11 +88,19 @@ pub trait TensorSet<'a>: Sized {
 pub trait TensorSink {
     /// Adds one tensor: its descriptor and the bytes of every buffer it needs.
     fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()>;
+
+    /// Sets a file-wide metadata entry (a later value for the same key wins).
+    fn set_metadata(&mut self, key: &str, value: &str) -> Result<()>;
 }
 
 impl<W: Write> TensorSink for Writer<W> {
     fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
         Writer::add_tensor(self, desc, buffers)
+    }
+
+    fn set_metadata(&mut self, key: &str, value: &str) -> Result<()> {
+        Writer::set_metadata(self, key, value);
+        Ok(())
     }
 }
 

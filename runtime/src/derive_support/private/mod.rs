@@ -18,16 +18,22 @@ pub use crate::{
 pub use check::{check, infer_shape};
 pub use impls::{assert_same_size, static_descriptor};
 pub use std::{
+    collections::BTreeMap,
     convert::AsRef,
     io::Write,
+    iter::{IntoIterator, Iterator},
     option::Option,
     path::Path,
     primitive::{str, u64},
+    string::String,
     vec::Vec,
 };
 
 use crate::reader::TensorRef;
 use std::fmt;
+
+/// Metadata entries a derived struct declares with `#[hurray(metadata(...))]`.
+pub type StaticMetadata = &'static [(&'static str, &'static str)];
 
 pub trait Sealed {}
 
@@ -56,6 +62,8 @@ pub struct FieldSpec {
     pub shape: Option<&'static [Dim]>,
     pub layout: LayoutKind,
     pub quantization: Option<QuantSpec>,
+    /// The tensor's declared metadata (`#[hurray(metadata(key = "value"))]`).
+    pub metadata: StaticMetadata,
 }
 
 /// A type a derived struct's field may have.
@@ -121,14 +129,35 @@ pub fn field_ops<'a, F: TensorField<'a>>() -> FieldOps<'a, F> {
 }
 
 impl<'a, F> FieldOps<'a, F> {
+    /// The field's descriptor with its metadata: the declared entries, then
+    /// the runtime ones of its `metadata_of` field (`extra`), which win.
+    fn full_descriptor(
+        self,
+        value: &F,
+        prefix: &str,
+        spec: &FieldSpec,
+        extra: Option<&BTreeMap<String, String>>,
+    ) -> Result<TensorDescriptor> {
+        let mut desc = (self.descriptor)(value, &join(prefix, spec.name), spec)?;
+        for (k, v) in spec.metadata {
+            desc.metadata.insert((*k).to_owned(), (*v).to_owned());
+        }
+        if let Some(extra) = extra {
+            desc.metadata
+                .extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        Ok(desc)
+    }
+
     pub fn describe(
         self,
         value: &F,
         prefix: &str,
         spec: &FieldSpec,
+        extra: Option<&BTreeMap<String, String>>,
         out: &mut Vec<TensorDescriptor>,
     ) -> Result<()> {
-        out.push((self.descriptor)(value, &join(prefix, spec.name), spec)?);
+        out.push(self.full_descriptor(value, prefix, spec, extra)?);
         Ok(())
     }
 
@@ -137,10 +166,11 @@ impl<'a, F> FieldOps<'a, F> {
         value: &Option<F>,
         prefix: &str,
         spec: &FieldSpec,
+        extra: Option<&BTreeMap<String, String>>,
         out: &mut Vec<TensorDescriptor>,
     ) -> Result<()> {
         match value {
-            Some(v) => self.describe(v, prefix, spec, out),
+            Some(v) => self.describe(v, prefix, spec, extra, out),
             None => Ok(()),
         }
     }
@@ -150,9 +180,10 @@ impl<'a, F> FieldOps<'a, F> {
         value: &F,
         prefix: &str,
         spec: &FieldSpec,
+        extra: Option<&BTreeMap<String, String>>,
         sink: &mut dyn TensorSink,
     ) -> Result<()> {
-        let desc = (self.descriptor)(value, &join(prefix, spec.name), spec)?;
+        let desc = self.full_descriptor(value, prefix, spec, extra)?;
         sink.add_tensor(&desc, &(self.buffers)(value))
     }
 
@@ -161,10 +192,11 @@ impl<'a, F> FieldOps<'a, F> {
         value: &Option<F>,
         prefix: &str,
         spec: &FieldSpec,
+        extra: Option<&BTreeMap<String, String>>,
         sink: &mut dyn TensorSink,
     ) -> Result<()> {
         match value {
-            Some(v) => self.write(v, prefix, spec, sink),
+            Some(v) => self.write(v, prefix, spec, extra, sink),
             None => Ok(()),
         }
     }
@@ -277,4 +309,53 @@ impl<'a, T> NestedOps<'a, T> {
         }
         (self.read)(reader, &prefix).map(Some)
     }
+}
+
+/// Writes file metadata entries: a struct's declared ones, then its
+/// `#[hurray(metadata)]` field's.
+pub fn write_file_metadata<'k>(
+    sink: &mut dyn TensorSink,
+    entries: impl IntoIterator<Item = (&'k str, &'k str)>,
+) -> Result<()> {
+    for (k, v) in entries {
+        sink.set_metadata(k, v)?;
+    }
+    Ok(())
+}
+
+/// A metadata field's entries (a `BTreeMap<String, String>`, a `HashMap`,
+/// ...) as the sorted map descriptors hold.
+pub fn metadata_map<'m>(
+    entries: impl IntoIterator<Item = (&'m String, &'m String)>,
+) -> BTreeMap<String, String> {
+    entries
+        .into_iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The file's metadata, for a `#[hurray(metadata)]` field.
+pub fn read_file_metadata(reader: Reader<'_>) -> BTreeMap<String, String> {
+    reader
+        .metadata()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// The metadata of tensor `prefix` + `name`, for a `#[hurray(metadata_of)]`
+/// field; empty when the tensor is absent (its own field reports a missing
+/// required tensor).
+pub fn read_tensor_metadata(
+    reader: Reader<'_>,
+    prefix: &str,
+    name: &str,
+) -> BTreeMap<String, String> {
+    reader
+        .get(&join(prefix, name))
+        .map(|t| {
+            t.metadata()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
 }

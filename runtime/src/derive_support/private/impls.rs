@@ -116,28 +116,36 @@ impl<'a, T: Element, I: SparseIndex> TensorField<'a> for Compressed<'a, T, I> {
             LayoutKind::Csc => t.csc()?,
             _ => t.csr()?,
         };
-        let wrong_index = || Error::TypeMismatch {
-            tensor: t.name().to_owned(),
-            requested: I::TYPE,
-            found: match view.pointers {
-                Indices::I32(_) => ElementType::Int32,
-                Indices::I64(_) => ElementType::Int64,
-            },
-        };
-        let pointers = I::from_indices(view.pointers).ok_or_else(wrong_index)?;
-        let indices = I::from_indices(view.indices).ok_or_else(wrong_index)?;
         let dims = t.shape().to_wire();
         Ok(Compressed {
             shape: [dims[0], dims[1]],
-            pointers: Cow::Borrowed(pointers),
-            indices: Cow::Borrowed(indices),
-            values: Cow::Borrowed(view.values_as::<T>().map_err(|_| Error::TypeMismatch {
-                tensor: t.name().to_owned(),
-                requested: T::TYPE,
-                found: t.element_type(),
-            })?),
+            // Pointers and indices share the tensor's index type.
+            pointers: Cow::Borrowed(typed_indices(&t, view.pointers)?),
+            indices: Cow::Borrowed(typed_indices(&t, view.indices)?),
+            values: Cow::Borrowed(typed_values(&t, view.values_as::<T>())?),
         })
     }
+}
+
+/// A sparse view's indices as `I`, or a mismatch naming the stored width.
+fn typed_indices<'v, I: SparseIndex>(t: &TensorRef<'_>, indices: Indices<'v>) -> Result<&'v [I]> {
+    I::from_indices(indices).ok_or_else(|| Error::TypeMismatch {
+        tensor: t.name().to_owned(),
+        requested: I::TYPE,
+        found: match indices {
+            Indices::I32(_) => ElementType::Int32,
+            Indices::I64(_) => ElementType::Int64,
+        },
+    })
+}
+
+/// A sparse view's values as `T`, or a mismatch naming the stored type.
+fn typed_values<'v, T: Element>(t: &TensorRef<'_>, values: Result<&'v [T]>) -> Result<&'v [T]> {
+    values.map_err(|_| Error::TypeMismatch {
+        tensor: t.name().to_owned(),
+        requested: T::TYPE,
+        found: t.element_type(),
+    })
 }
 
 impl<'a, T: Element, I: SparseIndex> TensorField<'a> for Coo<'a, T, I> {
@@ -172,22 +180,10 @@ impl<'a, T: Element, I: SparseIndex> TensorField<'a> for Coo<'a, T, I> {
                 ..
             }
         );
-        let indices = I::from_indices(view.indices).ok_or_else(|| Error::TypeMismatch {
-            tensor: t.name().to_owned(),
-            requested: I::TYPE,
-            found: match view.indices {
-                Indices::I32(_) => ElementType::Int32,
-                Indices::I64(_) => ElementType::Int64,
-            },
-        })?;
         Ok(Coo {
             shape: t.shape().to_wire(),
-            indices: Cow::Borrowed(indices),
-            values: Cow::Borrowed(view.values_as::<T>().map_err(|_| Error::TypeMismatch {
-                tensor: t.name().to_owned(),
-                requested: T::TYPE,
-                found: t.element_type(),
-            })?),
+            indices: Cow::Borrowed(typed_indices(&t, view.indices)?),
+            values: Cow::Borrowed(typed_values(&t, view.values_as::<T>())?),
             canonical,
         })
     }

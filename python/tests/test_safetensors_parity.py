@@ -232,3 +232,46 @@ def test_get_slice_reads_only_the_pages_of_the_slice(hurray, tmp_path, framework
         touched = _resident_bytes_of_map(span)
     assert touched >= 60 << 20, f"the measure is blind: {touched} bytes after reading all 64 MiB"
     assert sliced < 4 << 20, f"a 8 KiB slice left {sliced} bytes of the 64 MiB map resident"
+
+
+def test_a_real_transformers_gpt2_round_trips_like_safetensors(hurray, tmp_path, monkeypatch):
+    """A GPT-2 of the real `transformers` (tied `lm_head`/`wte`), built from a
+    config (nothing downloaded): save_model / load_model give what
+    safetensors gives, the same logits, and training goes on."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(
+        n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=16, bos_token_id=0, eos_token_id=0
+    )
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(config)
+    assert model.lm_head.weight is model.transformer.wte.weight
+    hurray.torch.save_model(model, tmp_path / "gpt2.hurray")
+    saved = (tmp_path / "gpt2.hurray").read_bytes()
+    safetensors.torch.save_model(model, tmp_path / "gpt2.safetensors")
+    with hurray.safe_open(tmp_path / "gpt2.hurray", framework="pt") as f:
+        ours = sorted(f.keys())
+    with safetensors.safe_open(tmp_path / "gpt2.safetensors", framework="pt") as f:
+        theirs = sorted(f.keys())
+    assert ours == theirs  # the same tied name dropped
+
+    loaded = transformers.GPT2LMHeadModel(config)
+    missing, unexpected = hurray.torch.load_model(loaded, tmp_path / "gpt2.hurray")
+    assert (list(missing), list(unexpected)) == ([], [])
+    assert loaded.lm_head.weight is loaded.transformer.wte.weight
+    ids = torch.randint(0, 100, (2, 8))
+    model.eval(), loaded.eval()
+    assert torch.equal(model(ids).logits, loaded(ids).logits)
+
+    # Zero-copy state dict straight from the file, then an optimizer step.
+    fresh = transformers.GPT2LMHeadModel(config)
+    state = hurray.torch.load_file(tmp_path / "gpt2.hurray")
+    fresh.load_state_dict(state, strict=False, assign=True)
+    fresh.tie_weights()
+    fresh.train()
+    opt = torch.optim.AdamW(fresh.parameters(), lr=1e-3)
+    fresh(ids, labels=ids).loss.backward()
+    opt.step()
+    # The step wrote into the mapped pages, never into the file.
+    assert not torch.equal(fresh.transformer.wte.weight, model.transformer.wte.weight)
+    assert (tmp_path / "gpt2.hurray").read_bytes() == saved

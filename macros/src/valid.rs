@@ -147,6 +147,12 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
 /// this struct, with no tensor attribute; and that declared entries
 /// (`metadata(...)`) sit on tensor fields.
 fn metadata_fields(cx: &mut Ctxt, input: &Input<'_>) {
+    if let Some(tokens) = &input.attrs.file_metadata {
+        cx.error_spanned_by(
+            tokens,
+            "on the struct, `metadata` declares file metadata: `metadata(key = \"value\", ...)`; a field holds the file's metadata at run time with a bare `#[hurray(metadata)]`",
+        );
+    }
     let mut file_field: Option<&syn::Ident> = None;
     let mut targets: BTreeMap<String, &syn::Ident> = BTreeMap::new();
     for f in &input.fields {

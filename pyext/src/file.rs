@@ -27,7 +27,13 @@ pub(crate) fn open(path: std::path::PathBuf, read_only: bool) -> PyResult<PyFile
     } else {
         MapMode::CopyOnWrite
     };
-    let file = File::open_with(&path, mode).map_err(err)?;
+    // SAFETY (`open_with`'s contract): this extension reads tensor bytes only
+    // when Python asks (`tobytes`, `unpacked`, a save that reads a Hurray
+    // tensor), never behind a consumer's back, and each read copies the bytes
+    // out at once; exports are the consumers' to write. Python code that
+    // writes through an import from one thread while another asks for the
+    // same bytes races as it would on any shared NumPy buffer.
+    let file = unsafe { File::open_with(&path, mode) }.map_err(err)?;
     Ok(PyFile {
         file: Arc::new(file),
         source: path.display().to_string(),

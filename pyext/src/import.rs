@@ -1,7 +1,10 @@
 //! Reading a tensor another runtime exported with DLPack (PyTorch, JAX,
 //! NumPy, a Hurray tensor), in place, to write it without a copy.
 
-use hurray::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLTensor, KDL_CPU};
+use hurray::dlpack::{
+    DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
+    DLTensor, KDL_CPU,
+};
 use hurray::{ElementType, pack};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -20,8 +23,9 @@ pub(crate) struct Imported<'py> {
     _capsule: Bound<'py, PyAny>,
     pub(crate) element_type: ElementType,
     pub(crate) shape: Vec<u64>,
-    /// Bools one byte each (to be packed), as the producer holds them.
-    pub(crate) byte_bools: bool,
+    /// Elements one byte each (to be packed): bools as array libraries hold
+    /// them, or sub-byte types the producer flags as padded.
+    pub(crate) unpacked: bool,
     data: *const u8,
     len: usize,
 }
@@ -59,6 +63,7 @@ pub(crate) fn import<'py>(name: &str, obj: &Bound<'py, PyAny>) -> PyResult<Impor
     let versioned = unsafe { pyo3::ffi::PyCapsule_IsValid(raw, VERSIONED.as_ptr()) } == 1;
     // SAFETY: as above.
     let legacy = unsafe { pyo3::ffi::PyCapsule_IsValid(raw, LEGACY.as_ptr()) } == 1;
+    let mut padded = false;
     let t: &DLTensor = if versioned {
         // SAFETY: a valid capsule of that name holds a non-null pointer to a
         // live `DLManagedTensorVersioned` (DLPack's contract), alive while
@@ -66,7 +71,15 @@ pub(crate) fn import<'py>(name: &str, obj: &Bound<'py, PyAny>) -> PyResult<Impor
         let m = unsafe { pyo3::ffi::PyCapsule_GetPointer(raw, VERSIONED.as_ptr()) }
             .cast::<DLManagedTensorVersioned>();
         // SAFETY: as above.
-        unsafe { &(*m).dl_tensor }
+        let m = unsafe { &*m };
+        if m.version.major != 1 {
+            return Err(bad(format!(
+                "DLPack {}.{} is not a version this build reads (1.x)",
+                m.version.major, m.version.minor
+            )));
+        }
+        padded = m.flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0;
+        &m.dl_tensor
     } else if legacy {
         // SAFETY: as above, for the legacy struct.
         let m = unsafe { pyo3::ffi::PyCapsule_GetPointer(raw, LEGACY.as_ptr()) }
@@ -131,7 +144,10 @@ pub(crate) fn import<'py>(name: &str, obj: &Bound<'py, PyAny>) -> PyResult<Impor
             )));
         }
     }
-    let bits = if byte_bools { 8 } else { element_type.bits() };
+    // One element per byte: bools as array libraries hold them, or sub-byte
+    // elements the producer padded to bytes.
+    let unpacked = byte_bools || (padded && element_type.bits() < 8);
+    let bits = if unpacked { 8 } else { element_type.bits() };
     let len = pack::packed_len(count, bits)
         .and_then(|l| usize::try_from(l).ok())
         .ok_or_else(|| bad(format!("shape {shape:?} has too many bytes")))?;
@@ -143,7 +159,7 @@ pub(crate) fn import<'py>(name: &str, obj: &Bound<'py, PyAny>) -> PyResult<Impor
         _capsule: capsule,
         element_type,
         shape,
-        byte_bools,
+        unpacked,
         data,
         len,
     })

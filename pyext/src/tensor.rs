@@ -114,10 +114,12 @@ impl PyTensor {
 
     /// A dense sub-byte tensor's elements one per byte, a copy: the raw codes
     /// (how `ml_dtypes` holds int4, float4_e2m1fn, ...), or with
-    /// `sign_extend=True` a signed type's values as int8 bytes.
+    /// `sign_extend=True` a signed type's values as int8 bytes. Quantized
+    /// tensors are refused, as by DLPack: their codes are not their values.
     #[pyo3(signature = (*, sign_extend=false))]
     fn unpacked<'py>(&self, py: Python<'py>, sign_extend: bool) -> PyResult<Bound<'py, PyBytes>> {
         let t = self.tensor()?;
+        hurray::dlpack::refuse_quantized(&t).map_err(err)?;
         let bits = t.element_type().bits();
         if bits >= 8 || t.layout() != Layout::Dense {
             return Err(PyValueError::new_err(format!(

@@ -90,7 +90,7 @@ fn write_to<W: Write>(
                 imported.element_type,
                 &imported.shape,
                 imported.bytes(),
-                imported.byte_bools,
+                imported.unpacked,
             )?;
         }
     }

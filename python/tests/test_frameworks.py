@@ -270,7 +270,7 @@ def test_sub_byte_without_ml_dtypes_says_what_to_install(hurray, every_type):
         "except TypeError as e:\n    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert "install ml_dtypes" in out.stdout, out.stderr
+    assert "install ml_dtypes (pip install ml_dtypes) to read it as ml_dtypes.bfloat16" in out.stdout, out.stderr
 
 
 def test_save_refuses_what_hurray_cannot_store(hurray, tmp_path):
@@ -283,3 +283,21 @@ def test_save_refuses_what_hurray_cannot_store(hurray, tmp_path):
         hurray.numpy.save_file({"ok": np.ones(2)}, out, metadata={"k": 1})
     assert not out.exists()
     assert os.listdir(tmp_path) == []  # no temporary file left behind
+
+
+def test_quantized_tensors_never_reach_a_framework_as_their_codes(hurray):
+    # int4 weights with per-block scales: their stored codes are not their
+    # values, so no road hands them out (DLPack refuses, and so does unpacking).
+    from conftest import ROOT
+
+    f = hurray.open(ROOT / "tests" / "vectors" / "quant_per_block.hurray")
+    for name in ("i4", "u4"):
+        assert f[name].quantized
+        with pytest.raises(hurray.HurrayError, match="quantization"):
+            f[name].unpacked()
+        for convert in (hurray._convert.to_numpy, hurray._convert.to_torch, hurray._convert.to_jax):
+            with pytest.raises(hurray.HurrayError, match="quantization"):
+                convert(f[name])
+    g = hurray.open(ROOT / "tests" / "vectors" / "quant_per_tensor.hurray")
+    with pytest.raises(hurray.HurrayError, match="quantization"):
+        np.from_dlpack(g["q"])

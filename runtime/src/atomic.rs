@@ -27,8 +27,8 @@ pub enum Durability {
     /// Rename only: every reader sees the old file or the whole new one,
     /// and a crash of the writing process leaves no partial file, but after
     /// a power loss the new file may be incomplete (the guarantee of
-    /// safetensors' and `torch.save`'s writers). Saves the time of flushing
-    /// the file to the disk (docs/performance.md).
+    /// safetensors' writer). Saves the time of flushing the file to the disk
+    /// (docs/performance.md).
     RenameOnly,
 }
 

@@ -49,7 +49,7 @@ def _ml_dtypes(facts: _Facts, name: str):
     except ImportError:
         raise TypeError(
             f"tensor {name!r} is {facts.name}, which NumPy lacks; install ml_dtypes "
-            "(pip install ml_dtypes) to read it as ml_dtypes.{facts.ml_dtypes}"
+            f"(pip install ml_dtypes) to read it as ml_dtypes.{facts.ml_dtypes}"
         ) from None
     return getattr(ml_dtypes, facts.ml_dtypes)
 

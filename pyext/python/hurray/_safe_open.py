@@ -65,14 +65,26 @@ class safe_open:
         return TensorSlice(self, self._open()[name])
 
     def _view(self, tensor):
-        """The whole tensor as a zero-copy view (torch for "pt", else NumPy),
-        which slices index and copy; made once per name."""
+        """The whole tensor for slices to index and copy: a zero-copy view of
+        the map where one exists (kept, made once per name), else an
+        unpacked copy (bools, sub-byte types; not kept)."""
         view = self._views.get(tensor.name)
-        if view is None:
-            if self._framework in ("pt", "torch"):
-                view = _convert.to_torch(tensor)
+        if view is not None:
+            return view
+        facts = _convert.BY_NAME[tensor.dtype]
+        in_place = facts.bits >= 8 and facts.cls != "bool"
+        if self._framework in ("pt", "torch"):
+            if in_place:
+                # Zero-copy even over a read-only map: only the slice's copy
+                # ever leaves this object, so nothing writes through it.
+                import torch
+
+                view = torch.from_dlpack(tensor)
             else:
-                view = _convert.to_numpy(tensor)
+                view = _convert.to_torch(tensor)
+        else:
+            view = _convert.to_numpy(tensor)
+        if in_place:
             self._views[tensor.name] = view
         return view
 

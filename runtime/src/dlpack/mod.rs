@@ -194,19 +194,28 @@ fn to_i64(tensor: &TensorRef<'_>, field: &'static str, v: u64) -> Result<i64> {
     })
 }
 
+/// Refuses a quantized tensor: DLPack (and any array library) has no place
+/// for its scales and zero points, and its stored integers are not its
+/// values. Every export of stored values (DLPack here, the Python package's
+/// unpacked sub-byte codes) asks this first.
+pub fn refuse_quantized(t: &TensorRef<'_>) -> Result<()> {
+    if t.quantization().is_none() {
+        return Ok(());
+    }
+    Err(Error::InvalidField {
+        tensor: t.name().to_owned(),
+        field: "quantization".into(),
+        value: "present".into(),
+        reason: "DLPack cannot carry scales and zero points; export refused rather than \
+                 handing out the stored integers as if they were the values"
+            .into(),
+    })
+}
+
 fn parts(file: &File, t: &TensorRef<'_>, options: ExportOptions) -> Result<Parts> {
     // Refuses descriptor-only tensors (NoData) and sparse layouts (LayoutMismatch).
     let bytes = t.data()?;
-    if t.quantization().is_some() {
-        return Err(Error::InvalidField {
-            tensor: t.name().to_owned(),
-            field: "quantization".into(),
-            value: "present".into(),
-            reason: "DLPack cannot carry scales and zero points; export refused rather than \
-                     handing out the stored integers as if they were the values"
-                .into(),
-        });
-    }
+    refuse_quantized(t)?;
     let shape = t
         .shape()
         .to_wire()

@@ -48,14 +48,25 @@ impl File {
     /// The map is shared and read-only; see [`File::open_with`] for a
     /// copy-on-write map whose exports consumers may write to.
     pub fn open(path: impl AsRef<Path>) -> Result<File> {
-        File::open_with(path, MapMode::ReadOnly)
+        // SAFETY: a read-only map: no export lets a consumer write to it.
+        unsafe { File::open_with(path, MapMode::ReadOnly) }
     }
 
     /// Memory-maps and verifies the file at `path` as `mode` says: shared and
     /// read-only (as [`File::open`]), or private and copy-on-write, so that
     /// consumers of [`dlpack`](crate::dlpack) exports may write to what they
     /// imported without changing the file.
-    pub fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<File> {
+    ///
+    /// # Safety
+    /// With [`MapMode::CopyOnWrite`], exports tell their consumers they may
+    /// write to this file's bytes. While a consumer writes to a tensor's
+    /// bytes, nothing may use a reference to those bytes obtained from this
+    /// `File` (`bytes`, `TensorRef::data`, typed views, derived structs):
+    /// Rust assumes the memory behind a `&[u8]` does not change. The caller
+    /// keeps the two apart (the Python package reads tensor bytes only on an
+    /// explicit request, such as `tobytes`, while exports are for the
+    /// consumers' own use). [`MapMode::ReadOnly`] asks nothing.
+    pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<File> {
         let path = path.as_ref();
         let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
         let meta = file

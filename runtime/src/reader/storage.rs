@@ -38,11 +38,14 @@ pub(super) struct CowMap {
     base: NonNull<u8>,
 }
 
-// SAFETY: `base` points into `map`, which `CowMap` owns; `MmapMut` is Send
-// and Sync, and the pointer is only ever offset and handed to consumers of
-// an export, never dereferenced by this crate.
+// SAFETY: `base` points into `map`, which `CowMap` owns and which moves
+// with it (the mapping itself never moves); `MmapMut` is Send and Sync. This
+// crate only offsets `base` and hands the result to consumers of an export;
+// that their writes never overlap a reference this crate hands out is the
+// contract of `File::open_with`, whoever holds the `CowMap`.
 unsafe impl Send for CowMap {}
-// SAFETY: as above; `&CowMap` reads the map only through `&[u8]`.
+// SAFETY: as above: `&CowMap` reads the map through `&[u8]` only, under the
+// same contract.
 unsafe impl Sync for CowMap {}
 
 impl Storage {
@@ -51,18 +54,18 @@ impl Storage {
         let fail = |e| Error::io("mapping", path, e);
         match mode {
             MapMode::ReadOnly => {
-                // SAFETY: the map is read-only and private to this process;
-                // the bytes are only ever read through `&[u8]`. Concurrent
-                // truncation by another process is the caveat documented on
-                // `File::open`.
+                // SAFETY: the map is read-only (PROT_READ): nothing in this
+                // process can write to it, and the bytes are only read through
+                // `&[u8]`. Concurrent truncation by another process is the
+                // caveat documented on `File::open`.
                 let map = unsafe { memmap2::Mmap::map(&file) }.map_err(fail)?;
                 Ok(Storage::Mmap(map, file))
             }
             MapMode::CopyOnWrite => {
-                // SAFETY: as for the read-only map; in addition the map is
-                // MAP_PRIVATE, so writes through it (by consumers of an
-                // export) copy the touched page and never reach the file or
-                // another process.
+                // SAFETY: as for the read-only map, truncation included. The
+                // map is MAP_PRIVATE: writes through it (by consumers of an
+                // export, under `File::open_with`'s contract) copy the touched
+                // page and never reach the file or another process.
                 let mut map =
                     unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(fail)?;
                 let base = NonNull::new(map.as_mut_ptr()).ok_or_else(|| {

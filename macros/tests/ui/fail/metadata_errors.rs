@@ -27,6 +27,12 @@ struct Model<'a> {
 }
 
 #[derive(Tensors)]
+#[hurray(metadata)]
+struct BareOnTheStruct<'a> {
+    w: &'a [f32],
+}
+
+#[derive(Tensors)]
 struct NotAMap<'a> {
     w: &'a [f32],
     #[hurray(metadata_of = "w")]

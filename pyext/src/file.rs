@@ -27,7 +27,7 @@ pub(crate) fn open(path: std::path::PathBuf, read_only: bool) -> PyResult<PyFile
     } else {
         MapMode::CopyOnWrite
     };
-    // SAFETY (`open_with`'s contract): this extension reads tensor bytes only
+    // SAFETY: `open_with`'s contract: this extension reads tensor bytes only
     // when Python asks (`tobytes`, `unpacked`, a save that reads a Hurray
     // tensor), never behind a consumer's back, and each read copies the bytes
     // out at once; exports are the consumers' to write. Python code that

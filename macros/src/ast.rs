@@ -70,11 +70,14 @@ impl Field<'_> {
     pub(crate) fn name(&self) -> String {
         match &self.attrs.rename {
             Some(r) => r.value.clone(),
-            None => {
-                let s = self.ident.to_string();
-                s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
-            }
+            None => self.field_name(),
         }
+    }
+
+    /// The field's own name, without `r#` (what `metadata_of` names).
+    pub(crate) fn field_name(&self) -> String {
+        let s = self.ident.to_string();
+        s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
     }
 
     /// Whether the field holds metadata rather than a tensor.
@@ -105,6 +108,22 @@ pub(crate) struct Input<'a> {
 }
 
 impl<'a> Input<'a> {
+    /// The field called `name` (without `r#`), as `metadata_of` names one.
+    pub(crate) fn field(&self, name: &str) -> Option<&Field<'a>> {
+        self.fields.iter().find(|f| f.field_name() == name)
+    }
+
+    /// The field holding the run-time metadata of field `target`, if any.
+    pub(crate) fn metadata_holder(&self, target: &Field<'_>) -> Option<&Field<'a>> {
+        let name = target.field_name();
+        self.fields.iter().find(|m| {
+            m.attrs
+                .metadata_of
+                .as_ref()
+                .is_some_and(|of| of.value == name)
+        })
+    }
+
     /// Parses a struct with named fields; other shapes are errors.
     pub(crate) fn from_syn(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Option<Self> {
         let attrs = attr::parse(cx, &input.attrs, attr::TENSORS_CONTAINER);

@@ -202,11 +202,7 @@ fn metadata_fields(cx: &mut Ctxt, input: &Input<'_>) {
                 file_field.get_or_insert(f.ident);
             }
             (None, Some(of)) => {
-                let target = input
-                    .fields
-                    .iter()
-                    .find(|t| t.ident.to_string().trim_start_matches("r#") == of.value);
-                match target {
+                match input.field(&of.value) {
                     None => cx.error_spanned_by(
                         &of.tokens,
                         format!("no field `{}` in `{}`", of.value, input.ident),

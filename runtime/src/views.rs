@@ -202,13 +202,7 @@ impl<'a> TensorRef<'a> {
         value: i64,
         reason: &'static str,
     ) -> Error {
-        Error::InvalidSparseIndex {
-            tensor: self.name().to_owned(),
-            buffer,
-            position: position as u64,
-            value,
-            reason,
-        }
+        bad_index(self.name(), buffer, position, value, reason)
     }
 
     /// A quantized view: the stored values with their scales and zero points.
@@ -308,6 +302,23 @@ impl<'a> PackedView<'a> {
     }
 }
 
+/// The error for a sparse index or pointer at `position` of `buffer`.
+fn bad_index(
+    tensor: &str,
+    buffer: &'static str,
+    position: usize,
+    value: i64,
+    reason: &'static str,
+) -> Error {
+    Error::InvalidSparseIndex {
+        tensor: tensor.to_owned(),
+        buffer,
+        position: position as u64,
+        value,
+        reason,
+    }
+}
+
 /// Checks COO coordinates (`nnz x rank`, row-major) against `dims`: each
 /// within its dimension and, when the tensor claims to be `canonical`,
 /// rows sorted and unique. The one check of the reader's view and of the
@@ -318,13 +329,7 @@ pub(crate) fn check_coo_indices(
     indices: Indices<'_>,
     canonical: bool,
 ) -> Result<()> {
-    let bad = |position: usize, value: i64, reason: &'static str| Error::InvalidSparseIndex {
-        tensor: tensor.to_owned(),
-        buffer: "indices",
-        position: position as u64,
-        value,
-        reason,
-    };
+    let bad = |position, value, reason| bad_index(tensor, "indices", position, value, reason);
     let rank = dims.len();
     if rank == 0 && !indices.is_empty() {
         return Err(bad(0, indices.get(0), "a rank-0 tensor has no coordinates"));

@@ -97,11 +97,7 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
             ..dense
         });
     }
-    let metadata = file
-        .reader()
-        .metadata()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let metadata = file.reader().metadata().to_map();
     Ok(Source {
         entries,
         metadata,

@@ -195,9 +195,7 @@ fn read_metadata(p: &TokenStream, f: &crate::ast::Field<'_>, input: &Input<'_>) 
     match &f.attrs.metadata_of {
         Some(of) => {
             let name = input
-                .fields
-                .iter()
-                .find(|t| t.ident.to_string().trim_start_matches("r#") == of.value)
+                .field(&of.value)
                 .map_or_else(|| of.value.clone(), |t| t.name());
             quote_spanned! {span=>
                 #field: #p::IntoIterator::into_iter(#p::read_tensor_metadata(reader, prefix, #name)).collect(),
@@ -297,12 +295,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         });
         let (d, w, r) = method_names(f.optional);
         // The runtime metadata of a `metadata_of` field naming this one.
-        let extra = match input.fields.iter().find(|m| {
-            m.attrs
-                .metadata_of
-                .as_ref()
-                .is_some_and(|of| of.value == f.ident.to_string().trim_start_matches("r#"))
-        }) {
+        let extra = match input.metadata_holder(f) {
             Some(m) => {
                 let holder = m.ident;
                 quote_spanned!(m.inner.span()=> #p::Option::Some(&#p::metadata_map(&self.#holder)))
@@ -334,12 +327,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
     if let Some(m) = input.fields.iter().find(|f| f.kind == Kind::FileMetadata) {
         let holder = m.ident;
         write.push(quote_spanned! {m.inner.span()=>
-            #p::write_file_metadata(
-                sink,
-                #p::metadata_map(&self.#holder)
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str())),
-            )?;
+            #p::write_file_metadata(sink, &self.#holder)?;
         });
     }
 

@@ -49,12 +49,7 @@ const _: () = {
                 )?;
             __ops_2::<'a>().write_optional(&self.lora, prefix, "adapter", sink)?;
             ::hurray::__private::write_file_metadata(sink, [("format", "hurray")])?;
-            ::hurray::__private::write_file_metadata(
-                sink,
-                ::hurray::__private::metadata_map(&self.file)
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str())),
-            )?;
+            ::hurray::__private::write_file_metadata(sink, &self.file)?;
             ::hurray::__private::Result::Ok(())
         }
         fn read_tensors(

@@ -57,6 +57,13 @@ impl std::fmt::Debug for Metadata<'_> {
     }
 }
 
+impl Metadata<'_> {
+    /// The entries as an owned map (as descriptors hold them).
+    pub fn to_map(self) -> std::collections::BTreeMap<String, String> {
+        self.map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    }
+}
+
 impl<'a> Iterator for Metadata<'a> {
     type Item = (&'a str, &'a str);
     fn next(&mut self) -> Option<Self::Item> {
@@ -238,10 +245,7 @@ impl<'a> TensorRef<'a> {
             quantization: self.quantization(),
             descriptor_only: self.is_descriptor_only(),
             alignment: (self.t.alignment() != 0).then_some(self.t.alignment()),
-            metadata: self
-                .metadata()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect(),
+            metadata: self.metadata().to_map(),
         }
     }
 

@@ -311,14 +311,14 @@ impl<'a, T> NestedOps<'a, T> {
     }
 }
 
-/// Writes file metadata entries: a struct's declared ones, then its
-/// `#[hurray(metadata)]` field's.
-pub fn write_file_metadata<'k>(
+/// Writes file metadata entries: a struct's declared ones, or its
+/// `#[hurray(metadata)]` field's (any map of strings).
+pub fn write_file_metadata<K: AsRef<str>, V: AsRef<str>>(
     sink: &mut dyn TensorSink,
-    entries: impl IntoIterator<Item = (&'k str, &'k str)>,
+    entries: impl IntoIterator<Item = (K, V)>,
 ) -> Result<()> {
     for (k, v) in entries {
-        sink.set_metadata(k, v)?;
+        sink.set_metadata(k.as_ref(), v.as_ref())?;
     }
     Ok(())
 }
@@ -336,10 +336,7 @@ pub fn metadata_map<'m>(
 
 /// The file's metadata, for a `#[hurray(metadata)]` field.
 pub fn read_file_metadata(reader: Reader<'_>) -> BTreeMap<String, String> {
-    reader
-        .metadata()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
+    reader.metadata().to_map()
 }
 
 /// The metadata of tensor `prefix` + `name`, for a `#[hurray(metadata_of)]`
@@ -352,10 +349,6 @@ pub fn read_tensor_metadata(
 ) -> BTreeMap<String, String> {
     reader
         .get(&join(prefix, name))
-        .map(|t| {
-            t.metadata()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect()
-        })
+        .map(|t| t.metadata().to_map())
         .unwrap_or_default()
 }

@@ -290,6 +290,8 @@ fn what_a_format_cannot_hold_is_a_clear_error() {
                 zero_point_type: None,
                 storage_min: -127,
                 storage_max: 127,
+                tensor_scale: 1.0,
+                offset_type: None,
             },
         ),
         &[&[1, 2], &0.5f32.to_le_bytes(), &[]],

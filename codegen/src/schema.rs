@@ -24,6 +24,69 @@ pub struct ElementTypeFacts {
     pub safetensors: Option<String>,
     pub ml_dtypes: Option<String>,
     pub class: String,
+    /// Bit layout of a float type (`hurray_float`); `None` for other classes.
+    pub float: Option<FloatFacts>,
+}
+
+/// The bit layout of a float element type, from its `hurray_float` attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FloatFacts {
+    pub exponent_bits: u32,
+    pub mantissa_bits: u32,
+    pub bias: i32,
+    /// One of [`FLOAT_SPECIALS`].
+    pub specials: String,
+}
+
+/// The values `specials=` may take (schema comment of `hurray_float`).
+pub const FLOAT_SPECIALS: &[&str] = &["ieee", "fn", "fnuz", "finite", "fnu"];
+
+impl FloatFacts {
+    /// Parses `exponent=E mantissa=M bias=B specials=S` (every key once, in any order).
+    fn parse(variant: &str, text: &str, bits: u32) -> Result<FloatFacts> {
+        let mut fields = std::collections::BTreeMap::new();
+        for part in text.split_whitespace() {
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                anyhow!("ElementType.{variant}: hurray_float part {part:?} is not key=value")
+            })?;
+            if fields.insert(k, v).is_some() {
+                bail!("ElementType.{variant}: hurray_float repeats {k}");
+            }
+        }
+        let mut take = |k: &str| {
+            fields
+                .remove(k)
+                .ok_or_else(|| anyhow!("ElementType.{variant}: hurray_float lacks {k}="))
+        };
+        let number = |k: &str, v: &str| -> Result<i64> {
+            v.parse()
+                .map_err(|_| anyhow!("ElementType.{variant}: hurray_float {k}={v:?} is not a number"))
+        };
+        let e = take("exponent")?;
+        let m = take("mantissa")?;
+        let b = take("bias")?;
+        let specials = take("specials")?.to_owned();
+        if let Some(k) = fields.keys().next() {
+            bail!("ElementType.{variant}: hurray_float has unknown key {k:?}");
+        }
+        if !FLOAT_SPECIALS.contains(&specials.as_str()) {
+            bail!("ElementType.{variant}: unknown hurray_float specials {specials:?}");
+        }
+        let facts = FloatFacts {
+            exponent_bits: u32::try_from(number("exponent", e)?)?,
+            mantissa_bits: u32::try_from(number("mantissa", m)?)?,
+            bias: i32::try_from(number("bias", b)?)?,
+            specials,
+        };
+        let sign = u32::from(facts.specials != "fnu");
+        if sign + facts.exponent_bits + facts.mantissa_bits != bits {
+            bail!(
+                "ElementType.{variant}: hurray_float describes {} bits, hurray_bits says {bits}",
+                sign + facts.exponent_bits + facts.mantissa_bits
+            );
+        }
+        Ok(facts)
+    }
 }
 
 /// The element-type facts of a binary schema (`flatc --schema -b`), in value
@@ -60,6 +123,13 @@ pub fn element_types(bfbs: &[u8]) -> Result<Vec<ElementTypeFacts>> {
         if !["bool", "int", "uint", "float", "complex"].contains(&class.as_str()) {
             bail!("ElementType.{}: unknown hurray_class {class:?}", v.name());
         }
+        let bits = u32::try_from(num("hurray_bits")?)?;
+        let float = match (class.as_str(), attr("hurray_float")) {
+            ("float", Some(text)) => Some(FloatFacts::parse(v.name(), &text, bits)?),
+            ("float", None) => bail!("ElementType.{} lacks attribute hurray_float", v.name()),
+            (_, Some(_)) => bail!("ElementType.{}: hurray_float on a {class} type", v.name()),
+            (_, None) => None,
+        };
         out.push(ElementTypeFacts {
             variant: v.name().to_owned(),
             value,
@@ -67,7 +137,7 @@ pub fn element_types(bfbs: &[u8]) -> Result<Vec<ElementTypeFacts>> {
                 .documentation()
                 .map(|d| d.iter().map(|l| l.trim().to_owned()).collect())
                 .unwrap_or_default(),
-            bits: u32::try_from(num("hurray_bits")?)?,
+            bits,
             name: need("hurray_name")?,
             mlir: need("hurray_mlir")?,
             dlpack_code: u8::try_from(num("hurray_dlpack_code")?)?,
@@ -76,6 +146,7 @@ pub fn element_types(bfbs: &[u8]) -> Result<Vec<ElementTypeFacts>> {
             safetensors: attr("hurray_safetensors"),
             ml_dtypes: attr("hurray_ml_dtypes"),
             class,
+            float,
         });
     }
     out.sort_by_key(|f| f.value);

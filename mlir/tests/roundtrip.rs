@@ -103,6 +103,8 @@ fn sample_file() -> Vec<u8> {
             zero_point_type: Some(ElementType::Int8),
             storage_min: -127,
             storage_max: 127,
+            tensor_scale: 1.0,
+            offset_type: None,
         });
     w.add_tensor(
         &q,
@@ -124,6 +126,8 @@ fn sample_file() -> Vec<u8> {
             zero_point_type: None,
             storage_min: 0,
             storage_max: 15,
+            tensor_scale: 1.0,
+            offset_type: None,
         });
     w.add_tensor(
         &qb,
@@ -143,6 +147,8 @@ fn sample_file() -> Vec<u8> {
             zero_point_type: Some(ElementType::Int32),
             storage_min: -128,
             storage_max: 127,
+            tensor_scale: 1.0,
+            offset_type: None,
         });
     w.add_tensor(&qe, &[&[], &[], &[]]).unwrap();
     w.finish().unwrap();

@@ -7,9 +7,11 @@ from flatbuffers.compat import import_numpy
 np = import_numpy()
 
 # The type of one stored element. Sub-byte types (Bool, Int2, UInt2, Int4,
-# UInt4, Float4E2M1FN) are packed LSB-first: element i of a buffer lives in
-# byte (i * bits) / 8 at bit offset (i * bits) % 8. A buffer of n elements
-# has exactly ceil(n * bits / 8) bytes; unused high bits of the last byte are 0.
+# UInt4, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN) are packed LSB-first: a
+# buffer is a stream of bits counted from the least significant bit of byte
+# 0, and element i occupies bits [i * bits, (i + 1) * bits) of it, low bit
+# first (a 6-bit element may span two bytes). A buffer of n elements has
+# exactly ceil(n * bits / 8) bytes; unused high bits of the last byte are 0.
 class ElementType(object):
     # Never valid in a file: the value a missing field reads as.
     Invalid = 0
@@ -57,6 +59,30 @@ class ElementType(object):
     Complex64 = 21
     # Complex number of two binary64 (real, imaginary), little-endian.
     Complex128 = 22
+    # Added in 1.2. 8-bit power of two, 8 exponent bits, no sign, no mantissa
+    # (OCP MX E8M0, the microscaling block scale): 2^(code - 127), 0xff is NaN.
+    Float8E8M0FNU = 23
+    # Added in 1.2. 8-bit float, 4 exponent bits, 3 mantissa bits, bias 8,
+    # finite, no negative zero: 0x80 is NaN (Graphcore/AMD FP8).
+    Float8E4M3FNUZ = 24
+    # Added in 1.2. 8-bit float, 5 exponent bits, 2 mantissa bits, bias 16,
+    # finite, no negative zero: 0x80 is NaN.
+    Float8E5M2FNUZ = 25
+    # Added in 1.2. 8-bit IEEE-like float, 3 exponent bits, 4 mantissa bits,
+    # bias 3, with infinities and NaNs.
+    Float8E3M4 = 26
+    # Added in 1.2. 8-bit IEEE-like float, 4 exponent bits, 3 mantissa bits,
+    # bias 7, with infinities and NaNs.
+    Float8E4M3 = 27
+    # Added in 1.2. 8-bit float, 4 exponent bits, 3 mantissa bits, bias 11,
+    # finite, no negative zero: 0x80 is NaN.
+    Float8E4M3B11FNUZ = 28
+    # Added in 1.2. 6-bit float, 2 exponent bits, 3 mantissa bits, bias 1,
+    # no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
+    Float6E2M3FN = 29
+    # Added in 1.2. 6-bit float, 3 exponent bits, 2 mantissa bits, bias 3,
+    # no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
+    Float6E3M2FN = 30
 
 
 # How a tensor's elements are arranged in its buffers. New layouts are
@@ -394,7 +420,9 @@ class Quantization(object):
             return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
         return 0
 
-    # Element type of the scales: Float16, BFloat16, Float32 or Float64.
+    # Element type of the scales: Float16, BFloat16, Float32 or Float64; since
+    # 1.2 also Float8E8M0FNU (OCP microscaling: MXFP4, MXFP6, MXFP8, MXINT8)
+    # and Float8E4M3FN (NVFP4's block scales).
     # Quantization
     def ScaleType(self):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
@@ -468,8 +496,44 @@ class Quantization(object):
             return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
         return 0
 
+    # Added in 1.2. One more factor for every element, on top of the scales:
+    # NVFP4's per-tensor f32 scale over its e4m3 block scales, or MXINT8's
+    # implied 2^-6. With it, and with `offsets`, expressed =
+    # (stored - zero_point) * scale * tensor_scale + offset. Finite. A file
+    # in which a tensor's `tensor_scale` is not 1 sets footer flag bit 0
+    # (docs/spec/buffer-protocol.md section 7), so that a reader that would
+    # ignore this field refuses the file instead of misreading it.
+    # Quantization
+    def TensorScale(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 1.0
+
+    # Added in 1.2. Element type of the additive offsets (a block's minimum,
+    # as GGUF's Q4_1 stores it): Float16, BFloat16, Float32 or Float64;
+    # `Invalid` means no offsets. A file that has them sets footer flag bit 0.
+    # Quantization
+    def OffsetType(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
+    # Added in 1.2. The offsets, in the data region, as many as the scales;
+    # length 0 when `offset_type` is `Invalid`.
+    # Quantization
+    def Offsets(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(28))
+        if o != 0:
+            x = o + self._tab.Pos
+            obj = Buffer()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
 def QuantizationStart(builder):
-    builder.StartObject(10)
+    builder.StartObject(13)
 
 def QuantizationAddScheme(builder, scheme):
     builder.PrependUint8Slot(0, scheme, 0)
@@ -500,6 +564,15 @@ def QuantizationAddStorageMin(builder, storageMin):
 
 def QuantizationAddStorageMax(builder, storageMax):
     builder.PrependInt64Slot(9, storageMax, 0)
+
+def QuantizationAddTensorScale(builder, tensorScale):
+    builder.PrependFloat64Slot(10, tensorScale, 1.0)
+
+def QuantizationAddOffsetType(builder, offsetType):
+    builder.PrependUint8Slot(11, offsetType, 0)
+
+def QuantizationAddOffsets(builder, offsets):
+    builder.PrependStructSlot(12, flatbuffers.number_types.UOffsetTFlags.py_type(offsets), 0)
 
 def QuantizationEnd(builder):
     return builder.EndObject()

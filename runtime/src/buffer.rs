@@ -6,7 +6,8 @@ use std::str::FromStr;
 
 /// The role of one buffer of a tensor. A tensor's buffers are, in wire
 /// order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
-/// then, when quantized, its scales and zero points.
+/// then, when quantized, its scales, zero points and (format 1.2, when the
+/// quantization has them) offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BufferRole {
     /// CSR/CSC: `major + 1` offsets into `indices`.
@@ -19,16 +20,19 @@ pub enum BufferRole {
     Scales,
     /// Quantization zero points.
     ZeroPoints,
+    /// Quantization offsets, added after scaling (format 1.2).
+    Offsets,
 }
 
 impl BufferRole {
     /// Every role, in the order the names sort in the documentation.
-    pub const ALL: [BufferRole; 5] = [
+    pub const ALL: [BufferRole; 6] = [
         BufferRole::Pointers,
         BufferRole::Indices,
         BufferRole::Values,
         BufferRole::Scales,
         BufferRole::ZeroPoints,
+        BufferRole::Offsets,
     ];
 
     /// The name used in errors, the C API, JSON and the schema's comments.
@@ -39,6 +43,7 @@ impl BufferRole {
             BufferRole::Values => "values",
             BufferRole::Scales => "scales",
             BufferRole::ZeroPoints => "zero_points",
+            BufferRole::Offsets => "offsets",
         }
     }
 
@@ -50,6 +55,7 @@ impl BufferRole {
             BufferRole::Values => c"values",
             BufferRole::Scales => c"scales",
             BufferRole::ZeroPoints => c"zero_points",
+            BufferRole::Offsets => c"offsets",
         }
     }
 
@@ -60,7 +66,10 @@ impl BufferRole {
 
     /// Whether the buffer belongs to the quantization rather than the layout.
     pub const fn is_quantization(self) -> bool {
-        matches!(self, BufferRole::Scales | BufferRole::ZeroPoints)
+        matches!(
+            self,
+            BufferRole::Scales | BufferRole::ZeroPoints | BufferRole::Offsets
+        )
     }
 }
 
@@ -72,7 +81,7 @@ impl fmt::Display for BufferRole {
 
 /// The error of parsing an unknown buffer role name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a buffer role (pointers, indices, values, scales, zero_points)")]
+#[error("{0:?} is not a buffer role (pointers, indices, values, scales, zero_points, offsets)")]
 pub struct UnknownBufferRole(pub String);
 
 impl FromStr for BufferRole {

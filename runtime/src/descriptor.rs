@@ -219,31 +219,106 @@ impl fmt::Display for QuantizationKind {
     }
 }
 
-/// Affine quantization: `expressed = (stored - zero_point) * scale`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Affine quantization: `expressed = (stored - zero_point) * scale`, and
+/// since format 1.2 `* tensor_scale + offset` (evaluated in f64, in that
+/// order).
+#[derive(Debug, Clone)]
 pub struct Quantization {
     pub scheme: QuantizationScheme,
     /// The type values stand for once dequantized.
     pub expressed_type: ElementType,
-    /// Type of the scales: f16, bf16, f32 or f64.
+    /// Type of the scales: one of [`Quantization::SCALE_TYPES`].
     pub scale_type: ElementType,
     /// Type of the zero points; `None` for symmetric quantization.
     pub zero_point_type: Option<ElementType>,
     /// Stored value range the producer uses (informational); `(0, 0)` when unset.
     pub storage_min: i64,
     pub storage_max: i64,
+    /// One more factor for every element (format 1.2): NVFP4's per-tensor
+    /// scale, MXINT8's implied 2^-6. 1.0 when unused. Finite.
+    pub tensor_scale: f64,
+    /// Type of the additive offsets (format 1.2; GGUF Q4_1's block minimum),
+    /// one of [`Quantization::OFFSET_TYPES`]; `None` when there are none.
+    pub offset_type: Option<ElementType>,
 }
 
 impl Quantization {
-    /// The types scales (and expressed values) may have: the floats of at
-    /// least 16 bits. The verifier, the derive attributes and the lowering
+    /// A quantization with no zero points, no tensor scale and no offsets
+    /// (the caller sets those fields it needs).
+    pub fn new(
+        scheme: QuantizationScheme,
+        expressed_type: ElementType,
+        scale_type: ElementType,
+    ) -> Self {
+        Quantization {
+            scheme,
+            expressed_type,
+            scale_type,
+            zero_point_type: None,
+            storage_min: 0,
+            storage_max: 0,
+            tensor_scale: 1.0,
+            offset_type: None,
+        }
+    }
+
+    /// The types scales may have: the floats of at least 16 bits, and (since
+    /// format 1.2) the 8-bit block scales of microscaling: E8M0 (OCP MX) and
+    /// E4M3FN (NVFP4). The verifier, the derive attributes and the lowering
     /// all check against this list.
     pub const SCALE_TYPES: &'static [ElementType] = &[
         ElementType::Float16,
         ElementType::BFloat16,
         ElementType::Float32,
         ElementType::Float64,
+        ElementType::Float8E8M0FNU,
+        ElementType::Float8E4M3FN,
     ];
+
+    /// The types offsets may have (format 1.2): the floats of at least 16 bits.
+    pub const OFFSET_TYPES: &'static [ElementType] = &[
+        ElementType::Float16,
+        ElementType::BFloat16,
+        ElementType::Float32,
+        ElementType::Float64,
+    ];
+
+    /// Whether this quantization uses a field a 1.1 reader would ignore (a
+    /// tensor scale other than 1, offsets), so that its file must set
+    /// [`FLAG_EXTENDED_QUANTIZATION`](crate::format::FLAG_EXTENDED_QUANTIZATION).
+    pub fn is_extended(&self) -> bool {
+        self.params().is_extended()
+    }
+}
+
+// `tensor_scale` is compared and hashed by its bits, so that a descriptor
+// equals itself (a NaN never passes the verifier anyway).
+impl PartialEq for Quantization {
+    fn eq(&self, other: &Self) -> bool {
+        self.scheme == other.scheme
+            && self.expressed_type == other.expressed_type
+            && self.scale_type == other.scale_type
+            && self.zero_point_type == other.zero_point_type
+            && self.storage_min == other.storage_min
+            && self.storage_max == other.storage_max
+            && self.tensor_scale.to_bits() == other.tensor_scale.to_bits()
+            && self.offset_type == other.offset_type
+    }
+}
+
+impl Eq for Quantization {}
+
+impl std::hash::Hash for Quantization {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.scheme.hash(state);
+        self.expressed_type.hash(state);
+        self.scale_type.hash(state);
+        self.zero_point_type.hash(state);
+        self.storage_min.hash(state);
+        self.storage_max.hash(state);
+        self.tensor_scale.to_bits().hash(state);
+        self.offset_type.hash(state);
+    }
 }
 
 impl Quantization {
@@ -255,6 +330,8 @@ impl Quantization {
             expressed_type: self.expressed_type.to_wire(),
             scale_type: self.scale_type.to_wire(),
             zero_point_type: self.zero_point_type.map_or(0, ElementType::to_wire),
+            tensor_scale: self.tensor_scale,
+            offset_type: self.offset_type.map_or(0, ElementType::to_wire),
         }
     }
 }
@@ -339,7 +416,8 @@ impl TensorDescriptor {
     }
 
     /// Checks the descriptor and returns the byte length of every buffer it
-    /// needs, in on-wire order (layout buffers, then scales and zero points).
+    /// needs, in on-wire order (layout buffers, then scales, zero points and
+    /// offsets).
     pub fn buffer_plan(&self) -> Result<Plan> {
         if let Some(i) = self
             .shape

@@ -9,7 +9,13 @@ pub const FOOTER_MAGIC: [u8; 8] = *b"HRRY_END";
 /// Major format version this crate reads and writes. A reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor format version this crate writes. A reader accepts any minor of its major.
-pub const VERSION_MINOR: u16 = 1;
+pub const VERSION_MINOR: u16 = 2;
+/// Footer flag bit 0 (format 1.2): some tensor's quantization has a tensor
+/// scale other than 1 or offsets, fields a 1.1 reader would ignore; the flag
+/// makes such a reader refuse the file instead of misreading its values.
+pub const FLAG_EXTENDED_QUANTIZATION: u64 = 1;
+/// Every footer flag this crate understands; a reader refuses any other.
+pub const KNOWN_FLAGS: u64 = FLAG_EXTENDED_QUANTIZATION;
 /// Length of the prefix; the data region starts right after it.
 pub const PREFIX_LEN: u64 = 64;
 /// Length of the footer.
@@ -35,6 +41,7 @@ pub(crate) fn prefix() -> [u8; PREFIX_LEN as usize] {
 pub(crate) struct Footer {
     pub(crate) header_offset: u64,
     pub(crate) header_length: u64,
+    pub(crate) flags: u64,
 }
 
 impl Footer {
@@ -42,7 +49,7 @@ impl Footer {
         let mut f = [0u8; FOOTER_LEN as usize];
         f[0..8].copy_from_slice(&self.header_offset.to_le_bytes());
         f[8..16].copy_from_slice(&self.header_length.to_le_bytes());
-        // 16..24: reserved flags, zero in version 1.0.
+        f[16..24].copy_from_slice(&self.flags.to_le_bytes());
         f[24..32].copy_from_slice(&FOOTER_MAGIC);
         f
     }

@@ -77,7 +77,7 @@ pub use descriptor::{
 };
 pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
 pub use error::{Error, Result};
-pub use generated::element_type::{ElementClass, ElementType};
+pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatSpecials};
 /// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};

@@ -1,7 +1,8 @@
-//! Sub-byte packing, the format's one rule for 1-, 2- and 4-bit elements:
+//! Sub-byte packing, the format's one rule for 1-, 2-, 4- and 6-bit elements:
 //! element `i` occupies bits `[i*bits, (i+1)*bits)` of the buffer, counted
-//! from the least significant bit of byte 0 (LSB-first), and the unused high
-//! bits of the last byte are zero.
+//! from the least significant bit of byte 0 (LSB-first; a 6-bit element may
+//! span two bytes, its low bits in the first), and the unused high bits of
+//! the last byte are zero. This is DLPack's "little bit-endian" packing.
 //!
 //! Writers that produce codes one chunk at a time (a lowering that streams a
 //! constant, a converter that reads unpacked bytes) use [`Packer`]; readers
@@ -13,8 +14,8 @@ use crate::{ElementClass, ElementType};
 /// The mask of a `bits`-wide code.
 fn mask(bits: u32) -> u8 {
     debug_assert!(
-        matches!(bits, 1 | 2 | 4 | 8),
-        "packed widths are 1, 2, 4 or 8"
+        matches!(bits, 1 | 2 | 4 | 6 | 8),
+        "packed widths are 1, 2, 4, 6 or 8"
     );
     ((1u16 << bits) - 1) as u8
 }
@@ -30,7 +31,7 @@ pub struct Packer {
 }
 
 impl Packer {
-    /// A packer of `bits`-wide codes (1, 2 or 4; 8 copies bytes as they are).
+    /// A packer of `bits`-wide codes (1, 2, 4 or 6; 8 copies bytes as they are).
     pub fn new(bits: u32) -> Self {
         Packer {
             bits,
@@ -83,6 +84,19 @@ impl Packer {
                 }));
                 rest
             }
+            6 => {
+                // Four 6-bit codes make three whole bytes.
+                let groups = codes.chunks_exact(4);
+                let rest = groups.remainder();
+                out.extend(groups.flat_map(|g| {
+                    let w = u32::from(g[0] & 63)
+                        | u32::from(g[1] & 63) << 6
+                        | u32::from(g[2] & 63) << 12
+                        | u32::from(g[3] & 63) << 18;
+                    [w as u8, (w >> 8) as u8, (w >> 16) as u8]
+                }));
+                rest
+            }
             _ => {
                 out.extend_from_slice(codes);
                 &[]
@@ -95,12 +109,16 @@ impl Packer {
     }
 
     fn push_one(&mut self, code: u8, out: &mut Vec<u8>) {
-        self.partial |= code << self.used;
+        // The code's bits that fit in the partial byte; a 6-bit code may
+        // carry over into the next one.
+        let stream = u16::from(self.partial) | (u16::from(code) << self.used);
         self.used += self.bits;
-        if self.used == 8 {
-            out.push(self.partial);
-            self.partial = 0;
-            self.used = 0;
+        if self.used >= 8 {
+            out.push(stream as u8);
+            self.used -= 8;
+            self.partial = (stream >> 8) as u8;
+        } else {
+            self.partial = stream as u8;
         }
     }
 
@@ -134,8 +152,14 @@ pub fn pack_codes(codes: impl IntoIterator<Item = u8>, bits: u32) -> Vec<u8> {
 /// The code of element `i` of packed `bytes`, or `None` past the end.
 pub fn code_at(bytes: &[u8], bits: u32, i: u64) -> Option<u8> {
     let bit = i.checked_mul(u64::from(bits))?;
-    let byte = *bytes.get(usize::try_from(bit / 8).ok()?)?;
-    Some((byte >> (bit % 8)) & mask(bits))
+    let at = usize::try_from(bit / 8).ok()?;
+    let shift = bit % 8;
+    if shift + u64::from(bits) <= 8 {
+        return Some((*bytes.get(at)? >> shift) & mask(bits));
+    }
+    // A code that spans two bytes (6-bit types): both must be present.
+    let pair = u16::from(*bytes.get(at)?) | (u16::from(*bytes.get(at.checked_add(1)?)?) << 8);
+    Some((pair >> shift) as u8 & mask(bits))
 }
 
 /// The first `count` codes of packed `bytes` (fewer if the bytes run out).
@@ -175,6 +199,33 @@ pub fn clear_padding(bytes: &mut [u8], bits: u32, count: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn six_bit_codes_span_bytes_lsb_first() {
+        // 0b000001, 0b111111, 0b101010 -> bits (LSB first) 100000 111111 010101
+        let packed = pack_codes([0x01, 0x3f, 0x2a], 6);
+        assert_eq!(packed, vec![0xc1, 0xaf, 0x02]);
+        assert_eq!(code_at(&packed, 6, 0), Some(0x01));
+        assert_eq!(code_at(&packed, 6, 1), Some(0x3f));
+        assert_eq!(code_at(&packed, 6, 2), Some(0x2a));
+        assert_eq!(code_at(&packed, 6, 3), Some(0)); // the zero padding
+        assert_eq!(code_at(&packed, 6, 4), None);
+        // Any chunking gives the bytes of one whole push, and round-trips.
+        let codes: Vec<u8> = (0..203u32).map(|i| (i * 37 % 64) as u8).collect();
+        let whole = pack_codes(codes.iter().copied(), 6);
+        assert_eq!(whole.len(), (203 * 6usize).div_ceil(8));
+        for split in [1, 2, 3, 5, 7, 100] {
+            let mut p = Packer::new(6);
+            let mut out = Vec::new();
+            for c in codes.chunks(split) {
+                p.push(c, &mut out);
+            }
+            p.finish(&mut out);
+            assert_eq!(out, whole, "chunks of {split}");
+        }
+        let back: Vec<u8> = unpack_codes(&whole, 6, 203).collect();
+        assert_eq!(back, codes);
+    }
 
     #[test]
     fn packs_lsb_first_and_zero_pads() {

@@ -65,6 +65,19 @@ pub(crate) struct QuantParams {
     pub(crate) zero_point_type: u8,
     pub(crate) axis: u32,
     pub(crate) block_size: u64,
+    /// Format 1.2: 1.0 when unused.
+    pub(crate) tensor_scale: f64,
+    /// Format 1.2: 0 (`Invalid`) when there are no offsets.
+    pub(crate) offset_type: u8,
+}
+
+impl QuantParams {
+    /// Whether the quantization uses a 1.2 field that a 1.1 reader would
+    /// silently ignore: the file must then set the footer flag that makes
+    /// such readers refuse it.
+    pub(crate) fn is_extended(&self) -> bool {
+        self.tensor_scale != 1.0 || self.offset_type != 0
+    }
 }
 
 /// The buffers each layout needs, in wire order.
@@ -90,21 +103,37 @@ pub struct Plan {
     /// Expected byte length of the scales and the zero points (0 without quantization).
     pub scales: u64,
     pub zero_points: u64,
+    /// Expected byte length of the offsets, when the quantization has them
+    /// (format 1.2); `None` otherwise, and then the tensor has no such buffer.
+    pub offsets: Option<u64>,
     /// Number of logical elements; `None` when a dimension is dynamic.
     pub elements: Option<u64>,
 }
 
 impl Plan {
     /// Every buffer of the tensor with its expected length, in wire order:
-    /// the layout's, then `scales` and `zero_points` when quantized. This is
-    /// the list a writer is given and a reader checks.
+    /// the layout's, then `scales` and `zero_points` when quantized, then
+    /// `offsets` when the quantization has them. This is the list a writer is
+    /// given and a reader checks.
     pub fn buffers(&self) -> Vec<(BufferRole, u64)> {
         let mut v: Vec<_> = self.roles.iter().copied().zip(self.lengths).collect();
         if self.quantized {
             v.push((BufferRole::Scales, self.scales));
             v.push((BufferRole::ZeroPoints, self.zero_points));
         }
+        if let Some(offsets) = self.offsets {
+            v.push((BufferRole::Offsets, offsets));
+        }
         v
+    }
+
+    /// How many of [`buffers`](Self::buffers) belong to the quantization.
+    pub fn quantization_buffers(&self) -> usize {
+        if self.quantized {
+            2 + usize::from(self.offsets.is_some())
+        } else {
+            0
+        }
     }
 
     /// The expected length of the buffer of `role`, if the tensor has one.
@@ -112,6 +141,7 @@ impl Plan {
         match role {
             BufferRole::Scales => self.quantized.then_some(self.scales),
             BufferRole::ZeroPoints => self.quantized.then_some(self.zero_points),
+            BufferRole::Offsets => self.offsets,
             _ => {
                 let i = self.roles.iter().position(|r| *r == role)?;
                 Some(self.lengths[i])
@@ -121,13 +151,14 @@ impl Plan {
 
     /// Total bytes of all buffers.
     pub fn total(&self) -> u64 {
-        self.lengths.iter().sum::<u64>() + self.scales + self.zero_points
+        self.lengths.iter().sum::<u64>() + self.scales + self.zero_points + self.offsets.unwrap_or(0)
     }
 }
 
 const INDEX_TYPES: &[ElementType] = &[ElementType::Int32, ElementType::Int64];
 use crate::Quantization;
 const SCALE_TYPES: &[ElementType] = Quantization::SCALE_TYPES;
+const OFFSET_TYPES: &[ElementType] = Quantization::OFFSET_TYPES;
 
 fn element_type(tensor: &str, field: &'static str, v: u8) -> Result<ElementType> {
     ElementType::from_wire(v).ok_or_else(|| Error::InvalidElementType {
@@ -232,9 +263,9 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         elements,
     };
     let (layout_name, roles, mut lengths) = layout_lengths(&facts, et, layout)?;
-    let (mut scales, mut zero_points) = match quant {
+    let (mut scales, mut zero_points, mut offsets) = match quant {
         Some(q) => quant_lengths(&facts, et, q)?,
-        None => (0, 0),
+        None => (0, 0, None),
     };
     if descriptor_only || facts.empty {
         // A descriptor-only tensor has no data at all; an empty tensor's
@@ -243,6 +274,7 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         lengths = [0; 3];
         scales = 0;
         zero_points = 0;
+        offsets = offsets.map(|_| 0);
     }
     Ok(Plan {
         layout: layout_name,
@@ -251,6 +283,7 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         quantized: quant.is_some(),
         scales,
         zero_points,
+        offsets,
         elements,
     })
 }
@@ -392,7 +425,7 @@ fn quant_lengths<D: Seq<u64> + ?Sized>(
     f: &ShapeFacts<'_, D>,
     et: ElementType,
     q: QuantParams,
-) -> Result<(u64, u64)> {
+) -> Result<(u64, u64, Option<u64>)> {
     let (name, rank) = (f.name, f.rank);
     if matches!(et.class(), ElementClass::Bool | ElementClass::Complex) {
         return Err(invalid(
@@ -429,6 +462,18 @@ fn quant_lengths<D: Seq<u64> + ?Sized>(
             }
             Some(t)
         }
+    };
+    if !q.tensor_scale.is_finite() {
+        return Err(invalid(
+            name,
+            "quantization.tensor_scale",
+            q.tensor_scale,
+            "the tensor scale is a finite number",
+        ));
+    }
+    let offset_type = match q.offset_type {
+        0 => None,
+        v => Some(one_of(name, "quantization.offset_type", v, OFFSET_TYPES)?),
     };
     let kind = match QuantizationKind::from_wire(q.scheme) {
         Some(k) => k,
@@ -495,7 +540,11 @@ fn quant_lengths<D: Seq<u64> + ?Sized>(
         Some(t) => f.bytes(count, t, "zero_points")?,
         None => 0,
     };
-    Ok((scales, zero_points))
+    let offsets = match offset_type {
+        Some(t) => Some(f.bytes(count, t, "offsets")?),
+        None => None,
+    };
+    Ok((scales, zero_points, offsets))
 }
 
 fn check_nnz(name: &str, nnz: u64, elements: Option<u64>) -> Result<()> {

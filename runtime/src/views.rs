@@ -226,6 +226,7 @@ impl<'a> TensorRef<'a> {
             },
             scales: self.buffer(BufferRole::Scales).unwrap_or(&[]),
             zero_points: self.buffer(BufferRole::ZeroPoints).unwrap_or(&[]),
+            offsets: self.buffer(BufferRole::Offsets).unwrap_or(&[]),
             quantization,
             dims: self.dims_u64(),
         })
@@ -454,41 +455,29 @@ struct PackedOrWide<'a> {
 }
 
 impl PackedOrWide<'_> {
-    /// Element `i` as a number (integers exact; small floats decoded).
+    /// Element `i` as a number (integers exact; floats decoded exactly).
     fn get(&self, i: u64) -> f64 {
         let t = self.element_type;
         let bits = t.bits();
-        if bits < 8 {
-            let code = pack::code_at(self.bytes, bits, i).unwrap_or(0);
-            return match t.class() {
-                ElementClass::Float => minifloat::f4e2m1fn_to_f64(code),
-                _ => f64::from(pack::int_value(t, code)),
-            };
-        }
-        let n = (bits / 8) as usize;
-        let at = i as usize * n;
-        let b = &self.bytes[at..at + n];
-        let mut w = [0u8; 8];
-        w[..n].copy_from_slice(b);
-        let raw = u64::from_le_bytes(w);
-        match (t.class(), bits) {
-            (ElementClass::SignedInt, _) => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
-            (ElementClass::Float, 16) if t == ElementType::BFloat16 => {
-                half::bf16::from_bits(raw as u16).to_f64()
-            }
-            (ElementClass::Float, 16) => half::f16::from_bits(raw as u16).to_f64(),
-            (ElementClass::Float, 32) => f64::from(f32::from_bits(raw as u32)),
-            (ElementClass::Float, 64) => f64::from_bits(raw),
-            (ElementClass::Float, 8) if t == ElementType::Float8E5M2 => {
-                minifloat::f8e5m2_to_f64(raw as u8)
-            }
-            (ElementClass::Float, 8) => minifloat::f8e4m3fn_to_f64(raw as u8),
+        let raw = if bits < 8 || bits % 8 != 0 {
+            u64::from(pack::code_at(self.bytes, bits, i).unwrap_or(0))
+        } else {
+            let n = (bits / 8) as usize;
+            let at = i as usize * n;
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&self.bytes[at..at + n]);
+            u64::from_le_bytes(w)
+        };
+        match t.class() {
+            ElementClass::SignedInt => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
+            ElementClass::Float => minifloat::to_f64(t, raw).unwrap_or(f64::NAN),
             _ => raw as f64,
         }
     }
 }
 
-/// A dense quantized tensor: stored values plus their scales and zero points.
+/// A dense quantized tensor: stored values plus their scales, zero points
+/// and offsets.
 #[derive(Debug, Clone)]
 pub struct QuantizedView<'a> {
     stored: PackedOrWide<'a>,
@@ -496,6 +485,8 @@ pub struct QuantizedView<'a> {
     pub scales: &'a [u8],
     /// The zero points' bytes (empty for symmetric quantization).
     pub zero_points: &'a [u8],
+    /// The offsets' bytes, in `quantization.offset_type` (empty without offsets).
+    pub offsets: &'a [u8],
     pub quantization: crate::Quantization,
     dims: Vec<u64>,
 }
@@ -506,7 +497,11 @@ impl QuantizedView<'_> {
         self.stored.bytes
     }
 
-    /// Dequantizes every element: `(stored - zero_point) * scale`, as f32.
+    /// Dequantizes every element: `(stored - zero_point) * scale *
+    /// tensor_scale + offset`, evaluated in f64 in that order and rounded
+    /// once to f32. Every factor is decoded exactly (an E8M0 scale is a
+    /// power of two, a NaN E8M0 scale makes its block NaN, as the OCP MX
+    /// specification says).
     pub fn dequantize(&self) -> Vec<f32> {
         // The runtime's count (ADR-007: a 0 dimension first, so an empty
         // `[2^40, 2^40, 0]` is 0, not an overflow). A non-empty count is
@@ -522,6 +517,10 @@ impl QuantizedView<'_> {
         };
         let zps = q.zero_point_type.map(|t| PackedOrWide {
             bytes: self.zero_points,
+            element_type: t,
+        });
+        let offsets = q.offset_type.map(|t| PackedOrWide {
+            bytes: self.offsets,
             element_type: t,
         });
         // Per-axis scales are indexed by the axis coordinate alone; per-block
@@ -551,7 +550,8 @@ impl QuantizedView<'_> {
                     }
                 };
                 let zp = zps.as_ref().map_or(0.0, |z| z.get(s));
-                ((self.stored.get(i) - zp) * scales.get(s)) as f32
+                let offset = offsets.as_ref().map_or(0.0, |o| o.get(s));
+                ((self.stored.get(i) - zp) * scales.get(s) * q.tensor_scale + offset) as f32
             })
             .collect()
     }

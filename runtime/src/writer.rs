@@ -23,7 +23,8 @@ const ZEROS: [u8; 4096] = [0; 4096];
 #[derive(Debug)]
 struct Written {
     desc: TensorDescriptor,
-    /// (offset, length) of each buffer: layout buffers, then scales and zero points.
+    /// (offset, length) of each buffer: layout buffers, then scales, zero
+    /// points and offsets.
     buffers: Vec<(u64, u64)>,
 }
 
@@ -236,9 +237,20 @@ impl<W: Write> Writer<W> {
         let header = self.build_header();
         let header_offset = self.pos;
         self.raw_write(&header)?;
+        let extended = self.written.iter().any(|w| {
+            w.desc
+                .quantization
+                .as_ref()
+                .is_some_and(crate::Quantization::is_extended)
+        });
         let footer = Footer {
             header_offset,
             header_length: header.len() as u64,
+            flags: if extended {
+                format::FLAG_EXTENDED_QUANTIZATION
+            } else {
+                0
+            },
         };
         self.raw_write(&footer.encode())?;
         let len = self.pos;
@@ -371,12 +383,13 @@ fn build_tensor<'b>(
             (fb::Layout::Csc, Some(t.as_union_value()))
         }
     };
-    // Layout buffers come first, then scales and zero points; a descriptor-only
-    // tensor has none at all.
-    let n_layout = w
-        .buffers
-        .len()
-        .saturating_sub(if d.quantization.is_some() { 2 } else { 0 });
+    // Layout buffers come first, then scales, zero points and (when the
+    // quantization has them) offsets; a descriptor-only tensor has none at all.
+    let quantization_buffers = match &d.quantization {
+        Some(q) => 2 + usize::from(q.offset_type.is_some()),
+        None => 0,
+    };
+    let n_layout = w.buffers.len().saturating_sub(quantization_buffers);
     let buffers: Vec<fb::Buffer> = w.buffers[..n_layout]
         .iter()
         .map(|&(o, l)| fb::Buffer::new(o, l))
@@ -390,11 +403,9 @@ fn build_tensor<'b>(
                 (fb::QuantizationScheme::PerBlock, axis, block_size)
             }
         };
-        let scales = w.buffers.get(n_layout).map(|&(o, l)| fb::Buffer::new(o, l));
-        let zero_points = w
-            .buffers
-            .get(n_layout + 1)
-            .map(|&(o, l)| fb::Buffer::new(o, l));
+        let at = |i: usize| w.buffers.get(n_layout + i).map(|&(o, l)| fb::Buffer::new(o, l));
+        let (scales, zero_points) = (at(0), at(1));
+        let offsets = q.offset_type.and_then(|_| at(2));
         fb::Quantization::create(
             fbb,
             &fb::QuantizationArgs {
@@ -408,6 +419,9 @@ fn build_tensor<'b>(
                 zero_points: zero_points.as_ref(),
                 storage_min: q.storage_min,
                 storage_max: q.storage_max,
+                tensor_scale: q.tensor_scale,
+                offset_type: fb::ElementType(q.offset_type.map_or(0, |t| t.to_wire())),
+                offsets: offsets.as_ref(),
             },
         )
     });

@@ -44,6 +44,8 @@ fn dense_case() -> impl Strategy<Value = (TensorDescriptor, Vec<Vec<u8>>)> {
                     zero_point_type: Some(ElementType::Int8),
                     storage_min: -8,
                     storage_max: 7,
+                    tensor_scale: 1.0,
+                    offset_type: None,
                 });
             }
             let b = if d.descriptor_only {

@@ -168,6 +168,8 @@ fn adr007_empty_tensors() {
             zero_point_type: Some(ElementType::Int8),
             storage_min: -128,
             storage_max: 127,
+            tensor_scale: 1.0,
+            offset_type: None,
         });
     // Found by `mutations_never_panic`: dequantize multiplied the whole
     // shape, overflowing on huge dimensions beside a 0 (ADR-007: zero first).
@@ -376,6 +378,8 @@ fn quantization_schemes_dequantize() {
         zero_point_type: zp,
         storage_min: 0,
         storage_max: 0,
+        tensor_scale: 1.0,
+        offset_type: None,
     };
     let per_tensor = TensorDescriptor::new("pt", ElementType::Int8, shape(&[4]))
         .with_quantization(q(QuantizationScheme::PerTensor, Some(ElementType::Int8)));

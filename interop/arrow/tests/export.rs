@@ -89,6 +89,8 @@ fn write(dir: &std::path::Path) -> Arc<File> {
                 zero_point_type: None,
                 storage_min: 0,
                 storage_max: 0,
+                tensor_scale: 1.0,
+                offset_type: None,
             },
         ),
         &[&[1, 2], &0.5f32.to_le_bytes(), &[]],

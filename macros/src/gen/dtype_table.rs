@@ -26,4 +26,12 @@ pub(crate) const TABLE: &[(&str, &str, Class)] = &[
     ("f4e2m1fn", "Float4E2M1FN", Class::Float),
     ("c64", "Complex64", Class::Complex),
     ("c128", "Complex128", Class::Complex),
+    ("f8e8m0fnu", "Float8E8M0FNU", Class::Float),
+    ("f8e4m3fnuz", "Float8E4M3FNUZ", Class::Float),
+    ("f8e5m2fnuz", "Float8E5M2FNUZ", Class::Float),
+    ("f8e3m4", "Float8E3M4", Class::Float),
+    ("f8e4m3", "Float8E4M3", Class::Float),
+    ("f8e4m3b11fnuz", "Float8E4M3B11FNUZ", Class::Float),
+    ("f6e2m3fn", "Float6E2M3FN", Class::Float),
+    ("f6e3m2fn", "Float6E3M2FN", Class::Float),
 ];

@@ -24,6 +24,14 @@
 //   f4E2M1FN       f4e2m1fn
 //   complex<f32>   c64
 //   complex<f64>   c128
+//   f8E8M0FNU      f8e8m0fnu
+//   f8E4M3FNUZ     f8e4m3fnuz
+//   f8E5M2FNUZ     f8e5m2fnuz
+//   f8E3M4         f8e3m4
+//   f8E4M3         f8e4m3
+//   f8E4M3B11FNUZ  f8e4m3b11fnuz
+//   f6E2M3FN       f6e2m3fn
+//   f6E3M2FN       f6e3m2fn
 // Layouts: dense, coo, csr, csc.
 // Quantization schemes (in `quantization.scheme`): per_tensor, per_axis, per_block.
 irdl.dialect @hurray {
@@ -68,7 +76,15 @@ irdl.dialect @hurray {
     %t_f4e2m1fn = irdl.is f4E2M1FN
     %t_c64 = irdl.is complex<f32>
     %t_c128 = irdl.is complex<f64>
-    %element_type = irdl.any_of(%t_bool, %t_i2, %t_u2, %t_i4, %t_u4, %t_i8, %t_u8, %t_i16, %t_u16, %t_i32, %t_u32, %t_i64, %t_u64, %t_f16, %t_bf16, %t_f32, %t_f64, %t_f8e4m3fn, %t_f8e5m2, %t_f4e2m1fn, %t_c64, %t_c128)
+    %t_f8e8m0fnu = irdl.is f8E8M0FNU
+    %t_f8e4m3fnuz = irdl.is f8E4M3FNUZ
+    %t_f8e5m2fnuz = irdl.is f8E5M2FNUZ
+    %t_f8e3m4 = irdl.is f8E3M4
+    %t_f8e4m3 = irdl.is f8E4M3
+    %t_f8e4m3b11fnuz = irdl.is f8E4M3B11FNUZ
+    %t_f6e2m3fn = irdl.is f6E2M3FN
+    %t_f6e3m2fn = irdl.is f6E3M2FN
+    %element_type = irdl.any_of(%t_bool, %t_i2, %t_u2, %t_i4, %t_u4, %t_i8, %t_u8, %t_i16, %t_u16, %t_i32, %t_u32, %t_i64, %t_u64, %t_f16, %t_bf16, %t_f32, %t_f64, %t_f8e4m3fn, %t_f8e5m2, %t_f4e2m1fn, %t_c64, %t_c128, %t_f8e8m0fnu, %t_f8e4m3fnuz, %t_f8e5m2fnuz, %t_f8e3m4, %t_f8e4m3, %t_f8e4m3b11fnuz, %t_f6e2m3fn, %t_f6e3m2fn)
     %shape = irdl.base "#builtin.dense_array"
     %l_dense = irdl.is "dense"
     %l_coo = irdl.is "coo"

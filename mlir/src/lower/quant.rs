@@ -95,6 +95,8 @@ impl<'c> Collector<'c> {
             zero_point_type: (!symmetric).then_some(ElementType::Int64),
             storage_min: q.storage_min,
             storage_max: q.storage_max,
+            tensor_scale: 1.0,
+            offset_type: None,
         };
         let scale_bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
         let zp_bytes: Vec<u8> = if symmetric {

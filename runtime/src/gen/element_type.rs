@@ -8,6 +8,33 @@ pub enum ElementClass {
     Float,
     Complex,
 }
+/// Which codes of a float format are not plain finite numbers
+/// (the schema's `hurray_float` `specials=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FloatSpecials {
+    /// `ieee`: the all-ones exponent holds the infinities (mantissa 0) and NaNs.
+    Ieee,
+    /// `fn`: no infinities; only the all-ones exponent and mantissa is NaN.
+    FiniteNan,
+    /// `fnuz`: no infinities, no negative zero; its code (sign bit alone) is the one NaN.
+    FiniteNanUnsignedZero,
+    /// `finite`: every code is a finite number.
+    Finite,
+    /// `fnu`: no sign bit and no mantissa, a power of two per code (no
+    /// zero, no subnormals); all ones is NaN.
+    UnsignedPowerOfTwo,
+}
+/// The bit layout of a binary floating-point element type: from the
+/// most significant bit, a sign bit (except `UnsignedPowerOfTwo`),
+/// `exponent_bits`, then `mantissa_bits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FloatFormat {
+    pub exponent_bits: u32,
+    pub mantissa_bits: u32,
+    /// The exponent bias: a normal code is 2^(exponent - bias) * 1.mantissa.
+    pub bias: i32,
+    pub specials: FloatSpecials,
+}
 /// The type of one stored element, with the facts the schema declares for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -57,10 +84,34 @@ pub enum ElementType {
     Complex64 = 21,
     /// Complex number of two binary64 (real, imaginary), little-endian.
     Complex128 = 22,
+    /// Added in 1.2. 8-bit power of two, 8 exponent bits, no sign, no mantissa
+    /// (OCP MX E8M0, the microscaling block scale): 2^(code - 127), 0xff is NaN.
+    Float8E8M0FNU = 23,
+    /// Added in 1.2. 8-bit float, 4 exponent bits, 3 mantissa bits, bias 8,
+    /// finite, no negative zero: 0x80 is NaN (Graphcore/AMD FP8).
+    Float8E4M3FNUZ = 24,
+    /// Added in 1.2. 8-bit float, 5 exponent bits, 2 mantissa bits, bias 16,
+    /// finite, no negative zero: 0x80 is NaN.
+    Float8E5M2FNUZ = 25,
+    /// Added in 1.2. 8-bit IEEE-like float, 3 exponent bits, 4 mantissa bits,
+    /// bias 3, with infinities and NaNs.
+    Float8E3M4 = 26,
+    /// Added in 1.2. 8-bit IEEE-like float, 4 exponent bits, 3 mantissa bits,
+    /// bias 7, with infinities and NaNs.
+    Float8E4M3 = 27,
+    /// Added in 1.2. 8-bit float, 4 exponent bits, 3 mantissa bits, bias 11,
+    /// finite, no negative zero: 0x80 is NaN.
+    Float8E4M3B11FNUZ = 28,
+    /// Added in 1.2. 6-bit float, 2 exponent bits, 3 mantissa bits, bias 1,
+    /// no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
+    Float6E2M3FN = 29,
+    /// Added in 1.2. 6-bit float, 3 exponent bits, 2 mantissa bits, bias 3,
+    /// no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
+    Float6E3M2FN = 30,
 }
 impl ElementType {
     /// Every element type, in wire-value order.
-    pub const ALL: [ElementType; 22usize] = [
+    pub const ALL: [ElementType; 30usize] = [
         ElementType::Bool,
         ElementType::Int2,
         ElementType::UInt2,
@@ -83,6 +134,14 @@ impl ElementType {
         ElementType::Float4E2M1FN,
         ElementType::Complex64,
         ElementType::Complex128,
+        ElementType::Float8E8M0FNU,
+        ElementType::Float8E4M3FNUZ,
+        ElementType::Float8E5M2FNUZ,
+        ElementType::Float8E3M4,
+        ElementType::Float8E4M3,
+        ElementType::Float8E4M3B11FNUZ,
+        ElementType::Float6E2M3FN,
+        ElementType::Float6E3M2FN,
     ];
     /// Storage width of one element in bits.
     pub const fn bits(self) -> u32 {
@@ -109,6 +168,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => 4,
             ElementType::Complex64 => 64,
             ElementType::Complex128 => 128,
+            ElementType::Float8E8M0FNU => 8,
+            ElementType::Float8E4M3FNUZ => 8,
+            ElementType::Float8E5M2FNUZ => 8,
+            ElementType::Float8E3M4 => 8,
+            ElementType::Float8E4M3 => 8,
+            ElementType::Float8E4M3B11FNUZ => 8,
+            ElementType::Float6E2M3FN => 6,
+            ElementType::Float6E3M2FN => 6,
         }
     }
     /// Canonical short name (`f32`, `i4`, `f8e4m3fn`, ...).
@@ -136,6 +203,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => "f4e2m1fn",
             ElementType::Complex64 => "c64",
             ElementType::Complex128 => "c128",
+            ElementType::Float8E8M0FNU => "f8e8m0fnu",
+            ElementType::Float8E4M3FNUZ => "f8e4m3fnuz",
+            ElementType::Float8E5M2FNUZ => "f8e5m2fnuz",
+            ElementType::Float8E3M4 => "f8e3m4",
+            ElementType::Float8E4M3 => "f8e4m3",
+            ElementType::Float8E4M3B11FNUZ => "f8e4m3b11fnuz",
+            ElementType::Float6E2M3FN => "f6e2m3fn",
+            ElementType::Float6E3M2FN => "f6e3m2fn",
         }
     }
     /// Parses a canonical short name.
@@ -163,6 +238,14 @@ impl ElementType {
             "f4e2m1fn" => Some(ElementType::Float4E2M1FN),
             "c64" => Some(ElementType::Complex64),
             "c128" => Some(ElementType::Complex128),
+            "f8e8m0fnu" => Some(ElementType::Float8E8M0FNU),
+            "f8e4m3fnuz" => Some(ElementType::Float8E4M3FNUZ),
+            "f8e5m2fnuz" => Some(ElementType::Float8E5M2FNUZ),
+            "f8e3m4" => Some(ElementType::Float8E3M4),
+            "f8e4m3" => Some(ElementType::Float8E4M3),
+            "f8e4m3b11fnuz" => Some(ElementType::Float8E4M3B11FNUZ),
+            "f6e2m3fn" => Some(ElementType::Float6E2M3FN),
+            "f6e3m2fn" => Some(ElementType::Float6E3M2FN),
             _ => None,
         }
     }
@@ -191,6 +274,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => "f4E2M1FN",
             ElementType::Complex64 => "complex<f32>",
             ElementType::Complex128 => "complex<f64>",
+            ElementType::Float8E8M0FNU => "f8E8M0FNU",
+            ElementType::Float8E4M3FNUZ => "f8E4M3FNUZ",
+            ElementType::Float8E5M2FNUZ => "f8E5M2FNUZ",
+            ElementType::Float8E3M4 => "f8E3M4",
+            ElementType::Float8E4M3 => "f8E4M3",
+            ElementType::Float8E4M3B11FNUZ => "f8E4M3B11FNUZ",
+            ElementType::Float6E2M3FN => "f6E2M3FN",
+            ElementType::Float6E3M2FN => "f6E3M2FN",
         }
     }
     /// Parses an MLIR builtin type spelling as written by [`Self::mlir_name`].
@@ -218,6 +309,14 @@ impl ElementType {
             "f4E2M1FN" => Some(ElementType::Float4E2M1FN),
             "complex<f32>" => Some(ElementType::Complex64),
             "complex<f64>" => Some(ElementType::Complex128),
+            "f8E8M0FNU" => Some(ElementType::Float8E8M0FNU),
+            "f8E4M3FNUZ" => Some(ElementType::Float8E4M3FNUZ),
+            "f8E5M2FNUZ" => Some(ElementType::Float8E5M2FNUZ),
+            "f8E3M4" => Some(ElementType::Float8E3M4),
+            "f8E4M3" => Some(ElementType::Float8E4M3),
+            "f8E4M3B11FNUZ" => Some(ElementType::Float8E4M3B11FNUZ),
+            "f6E2M3FN" => Some(ElementType::Float6E2M3FN),
+            "f6E3M2FN" => Some(ElementType::Float6E3M2FN),
             _ => None,
         }
     }
@@ -246,6 +345,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => (17, 4),
             ElementType::Complex64 => (5, 64),
             ElementType::Complex128 => (5, 128),
+            ElementType::Float8E8M0FNU => (14, 8),
+            ElementType::Float8E4M3FNUZ => (11, 8),
+            ElementType::Float8E5M2FNUZ => (13, 8),
+            ElementType::Float8E3M4 => (7, 8),
+            ElementType::Float8E4M3 => (8, 8),
+            ElementType::Float8E4M3B11FNUZ => (9, 8),
+            ElementType::Float6E2M3FN => (15, 6),
+            ElementType::Float6E3M2FN => (16, 6),
         }
     }
     /// NumPy array-protocol type string, where NumPy has a native dtype.
@@ -273,6 +380,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => None,
             ElementType::Complex64 => Some("<c8"),
             ElementType::Complex128 => Some("<c16"),
+            ElementType::Float8E8M0FNU => None,
+            ElementType::Float8E4M3FNUZ => None,
+            ElementType::Float8E5M2FNUZ => None,
+            ElementType::Float8E3M4 => None,
+            ElementType::Float8E4M3 => None,
+            ElementType::Float8E4M3B11FNUZ => None,
+            ElementType::Float6E2M3FN => None,
+            ElementType::Float6E3M2FN => None,
         }
     }
     /// safetensors dtype name, where safetensors has one.
@@ -297,9 +412,17 @@ impl ElementType {
             ElementType::Float64 => Some("F64"),
             ElementType::Float8E4M3FN => Some("F8_E4M3"),
             ElementType::Float8E5M2 => Some("F8_E5M2"),
-            ElementType::Float4E2M1FN => None,
+            ElementType::Float4E2M1FN => Some("F4"),
             ElementType::Complex64 => Some("C64"),
             ElementType::Complex128 => None,
+            ElementType::Float8E8M0FNU => Some("F8_E8M0"),
+            ElementType::Float8E4M3FNUZ => None,
+            ElementType::Float8E5M2FNUZ => None,
+            ElementType::Float8E3M4 => None,
+            ElementType::Float8E4M3 => None,
+            ElementType::Float8E4M3B11FNUZ => None,
+            ElementType::Float6E2M3FN => Some("F6_E2M3"),
+            ElementType::Float6E3M2FN => Some("F6_E3M2"),
         }
     }
     /// The dtype's name in the `ml_dtypes` package, for types NumPy lacks
@@ -328,6 +451,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => Some("float4_e2m1fn"),
             ElementType::Complex64 => None,
             ElementType::Complex128 => None,
+            ElementType::Float8E8M0FNU => Some("float8_e8m0fnu"),
+            ElementType::Float8E4M3FNUZ => Some("float8_e4m3fnuz"),
+            ElementType::Float8E5M2FNUZ => Some("float8_e5m2fnuz"),
+            ElementType::Float8E3M4 => Some("float8_e3m4"),
+            ElementType::Float8E4M3 => Some("float8_e4m3"),
+            ElementType::Float8E4M3B11FNUZ => Some("float8_e4m3b11fnuz"),
+            ElementType::Float6E2M3FN => Some("float6_e2m3fn"),
+            ElementType::Float6E3M2FN => Some("float6_e3m2fn"),
         }
     }
     /// Parses a safetensors dtype name.
@@ -348,8 +479,152 @@ impl ElementType {
             "F64" => Some(ElementType::Float64),
             "F8_E4M3" => Some(ElementType::Float8E4M3FN),
             "F8_E5M2" => Some(ElementType::Float8E5M2),
+            "F4" => Some(ElementType::Float4E2M1FN),
             "C64" => Some(ElementType::Complex64),
+            "F8_E8M0" => Some(ElementType::Float8E8M0FNU),
+            "F6_E2M3" => Some(ElementType::Float6E2M3FN),
+            "F6_E3M2" => Some(ElementType::Float6E3M2FN),
             _ => None,
+        }
+    }
+    /// The bit layout of a float type; `None` for every other class.
+    pub const fn float_format(self) -> Option<FloatFormat> {
+        match self {
+            ElementType::Bool => None,
+            ElementType::Int2 => None,
+            ElementType::UInt2 => None,
+            ElementType::Int4 => None,
+            ElementType::UInt4 => None,
+            ElementType::Int8 => None,
+            ElementType::UInt8 => None,
+            ElementType::Int16 => None,
+            ElementType::UInt16 => None,
+            ElementType::Int32 => None,
+            ElementType::UInt32 => None,
+            ElementType::Int64 => None,
+            ElementType::UInt64 => None,
+            ElementType::Float16 => {
+                Some(FloatFormat {
+                    exponent_bits: 5,
+                    mantissa_bits: 10,
+                    bias: 15,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::BFloat16 => {
+                Some(FloatFormat {
+                    exponent_bits: 8,
+                    mantissa_bits: 7,
+                    bias: 127,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::Float32 => {
+                Some(FloatFormat {
+                    exponent_bits: 8,
+                    mantissa_bits: 23,
+                    bias: 127,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::Float64 => {
+                Some(FloatFormat {
+                    exponent_bits: 11,
+                    mantissa_bits: 52,
+                    bias: 1023,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::Float8E4M3FN => {
+                Some(FloatFormat {
+                    exponent_bits: 4,
+                    mantissa_bits: 3,
+                    bias: 7,
+                    specials: FloatSpecials::FiniteNan,
+                })
+            }
+            ElementType::Float8E5M2 => {
+                Some(FloatFormat {
+                    exponent_bits: 5,
+                    mantissa_bits: 2,
+                    bias: 15,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::Float4E2M1FN => {
+                Some(FloatFormat {
+                    exponent_bits: 2,
+                    mantissa_bits: 1,
+                    bias: 1,
+                    specials: FloatSpecials::Finite,
+                })
+            }
+            ElementType::Complex64 => None,
+            ElementType::Complex128 => None,
+            ElementType::Float8E8M0FNU => {
+                Some(FloatFormat {
+                    exponent_bits: 8,
+                    mantissa_bits: 0,
+                    bias: 127,
+                    specials: FloatSpecials::UnsignedPowerOfTwo,
+                })
+            }
+            ElementType::Float8E4M3FNUZ => {
+                Some(FloatFormat {
+                    exponent_bits: 4,
+                    mantissa_bits: 3,
+                    bias: 8,
+                    specials: FloatSpecials::FiniteNanUnsignedZero,
+                })
+            }
+            ElementType::Float8E5M2FNUZ => {
+                Some(FloatFormat {
+                    exponent_bits: 5,
+                    mantissa_bits: 2,
+                    bias: 16,
+                    specials: FloatSpecials::FiniteNanUnsignedZero,
+                })
+            }
+            ElementType::Float8E3M4 => {
+                Some(FloatFormat {
+                    exponent_bits: 3,
+                    mantissa_bits: 4,
+                    bias: 3,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::Float8E4M3 => {
+                Some(FloatFormat {
+                    exponent_bits: 4,
+                    mantissa_bits: 3,
+                    bias: 7,
+                    specials: FloatSpecials::Ieee,
+                })
+            }
+            ElementType::Float8E4M3B11FNUZ => {
+                Some(FloatFormat {
+                    exponent_bits: 4,
+                    mantissa_bits: 3,
+                    bias: 11,
+                    specials: FloatSpecials::FiniteNanUnsignedZero,
+                })
+            }
+            ElementType::Float6E2M3FN => {
+                Some(FloatFormat {
+                    exponent_bits: 2,
+                    mantissa_bits: 3,
+                    bias: 1,
+                    specials: FloatSpecials::Finite,
+                })
+            }
+            ElementType::Float6E3M2FN => {
+                Some(FloatFormat {
+                    exponent_bits: 3,
+                    mantissa_bits: 2,
+                    bias: 3,
+                    specials: FloatSpecials::Finite,
+                })
+            }
         }
     }
     /// The kind of number this type holds.
@@ -377,6 +652,14 @@ impl ElementType {
             ElementType::Float4E2M1FN => ElementClass::Float,
             ElementType::Complex64 => ElementClass::Complex,
             ElementType::Complex128 => ElementClass::Complex,
+            ElementType::Float8E8M0FNU => ElementClass::Float,
+            ElementType::Float8E4M3FNUZ => ElementClass::Float,
+            ElementType::Float8E5M2FNUZ => ElementClass::Float,
+            ElementType::Float8E3M4 => ElementClass::Float,
+            ElementType::Float8E4M3 => ElementClass::Float,
+            ElementType::Float8E4M3B11FNUZ => ElementClass::Float,
+            ElementType::Float6E2M3FN => ElementClass::Float,
+            ElementType::Float6E3M2FN => ElementClass::Float,
         }
     }
     /// The wire value.
@@ -409,6 +692,14 @@ impl ElementType {
             20 => Some(ElementType::Float4E2M1FN),
             21 => Some(ElementType::Complex64),
             22 => Some(ElementType::Complex128),
+            23 => Some(ElementType::Float8E8M0FNU),
+            24 => Some(ElementType::Float8E4M3FNUZ),
+            25 => Some(ElementType::Float8E5M2FNUZ),
+            26 => Some(ElementType::Float8E3M4),
+            27 => Some(ElementType::Float8E4M3),
+            28 => Some(ElementType::Float8E4M3B11FNUZ),
+            29 => Some(ElementType::Float6E2M3FN),
+            30 => Some(ElementType::Float6E3M2FN),
             _ => None,
         }
     }

@@ -13,10 +13,10 @@ pub mod fb {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_ELEMENT_TYPE: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_ELEMENT_TYPE: u8 = 22;
+pub const ENUM_MAX_ELEMENT_TYPE: u8 = 30;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_ELEMENT_TYPE: [ElementType; 23] = [
+pub const ENUM_VALUES_ELEMENT_TYPE: [ElementType; 31] = [
   ElementType::Invalid,
   ElementType::Bool,
   ElementType::Int2,
@@ -40,12 +40,22 @@ pub const ENUM_VALUES_ELEMENT_TYPE: [ElementType; 23] = [
   ElementType::Float4E2M1FN,
   ElementType::Complex64,
   ElementType::Complex128,
+  ElementType::Float8E8M0FNU,
+  ElementType::Float8E4M3FNUZ,
+  ElementType::Float8E5M2FNUZ,
+  ElementType::Float8E3M4,
+  ElementType::Float8E4M3,
+  ElementType::Float8E4M3B11FNUZ,
+  ElementType::Float6E2M3FN,
+  ElementType::Float6E3M2FN,
 ];
 
 /// The type of one stored element. Sub-byte types (Bool, Int2, UInt2, Int4,
-/// UInt4, Float4E2M1FN) are packed LSB-first: element i of a buffer lives in
-/// byte (i * bits) / 8 at bit offset (i * bits) % 8. A buffer of n elements
-/// has exactly ceil(n * bits / 8) bytes; unused high bits of the last byte are 0.
+/// UInt4, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN) are packed LSB-first: a
+/// buffer is a stream of bits counted from the least significant bit of byte
+/// 0, and element i occupies bits [i * bits, (i + 1) * bits) of it, low bit
+/// first (a 6-bit element may span two bytes). A buffer of n elements has
+/// exactly ceil(n * bits / 8) bytes; unused high bits of the last byte are 0.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
 pub struct ElementType(pub u8);
@@ -97,9 +107,33 @@ impl ElementType {
   pub const Complex64: Self = Self(21);
   /// Complex number of two binary64 (real, imaginary), little-endian.
   pub const Complex128: Self = Self(22);
+  /// Added in 1.2. 8-bit power of two, 8 exponent bits, no sign, no mantissa
+  /// (OCP MX E8M0, the microscaling block scale): 2^(code - 127), 0xff is NaN.
+  pub const Float8E8M0FNU: Self = Self(23);
+  /// Added in 1.2. 8-bit float, 4 exponent bits, 3 mantissa bits, bias 8,
+  /// finite, no negative zero: 0x80 is NaN (Graphcore/AMD FP8).
+  pub const Float8E4M3FNUZ: Self = Self(24);
+  /// Added in 1.2. 8-bit float, 5 exponent bits, 2 mantissa bits, bias 16,
+  /// finite, no negative zero: 0x80 is NaN.
+  pub const Float8E5M2FNUZ: Self = Self(25);
+  /// Added in 1.2. 8-bit IEEE-like float, 3 exponent bits, 4 mantissa bits,
+  /// bias 3, with infinities and NaNs.
+  pub const Float8E3M4: Self = Self(26);
+  /// Added in 1.2. 8-bit IEEE-like float, 4 exponent bits, 3 mantissa bits,
+  /// bias 7, with infinities and NaNs.
+  pub const Float8E4M3: Self = Self(27);
+  /// Added in 1.2. 8-bit float, 4 exponent bits, 3 mantissa bits, bias 11,
+  /// finite, no negative zero: 0x80 is NaN.
+  pub const Float8E4M3B11FNUZ: Self = Self(28);
+  /// Added in 1.2. 6-bit float, 2 exponent bits, 3 mantissa bits, bias 1,
+  /// no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
+  pub const Float6E2M3FN: Self = Self(29);
+  /// Added in 1.2. 6-bit float, 3 exponent bits, 2 mantissa bits, bias 3,
+  /// no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
+  pub const Float6E3M2FN: Self = Self(30);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 22;
+  pub const ENUM_MAX: u8 = 30;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Invalid,
     Self::Bool,
@@ -124,6 +158,14 @@ impl ElementType {
     Self::Float4E2M1FN,
     Self::Complex64,
     Self::Complex128,
+    Self::Float8E8M0FNU,
+    Self::Float8E4M3FNUZ,
+    Self::Float8E5M2FNUZ,
+    Self::Float8E3M4,
+    Self::Float8E4M3,
+    Self::Float8E4M3B11FNUZ,
+    Self::Float6E2M3FN,
+    Self::Float6E3M2FN,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -151,6 +193,14 @@ impl ElementType {
       Self::Float4E2M1FN => Some("Float4E2M1FN"),
       Self::Complex64 => Some("Complex64"),
       Self::Complex128 => Some("Complex128"),
+      Self::Float8E8M0FNU => Some("Float8E8M0FNU"),
+      Self::Float8E4M3FNUZ => Some("Float8E4M3FNUZ"),
+      Self::Float8E5M2FNUZ => Some("Float8E5M2FNUZ"),
+      Self::Float8E3M4 => Some("Float8E3M4"),
+      Self::Float8E4M3 => Some("Float8E4M3"),
+      Self::Float8E4M3B11FNUZ => Some("Float8E4M3B11FNUZ"),
+      Self::Float6E2M3FN => Some("Float6E2M3FN"),
+      Self::Float6E3M2FN => Some("Float6E3M2FN"),
       _ => None,
     }
   }
@@ -1037,6 +1087,9 @@ impl<'a> Quantization<'a> {
   pub const VT_ZERO_POINTS: ::flatbuffers::VOffsetT = 18;
   pub const VT_STORAGE_MIN: ::flatbuffers::VOffsetT = 20;
   pub const VT_STORAGE_MAX: ::flatbuffers::VOffsetT = 22;
+  pub const VT_TENSOR_SCALE: ::flatbuffers::VOffsetT = 24;
+  pub const VT_OFFSET_TYPE: ::flatbuffers::VOffsetT = 26;
+  pub const VT_OFFSETS: ::flatbuffers::VOffsetT = 28;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1048,12 +1101,15 @@ impl<'a> Quantization<'a> {
     args: &'args QuantizationArgs<'args>
   ) -> ::flatbuffers::WIPOffset<Quantization<'bldr>> {
     let mut builder = QuantizationBuilder::new(_fbb);
+    builder.add_tensor_scale(args.tensor_scale);
     builder.add_storage_max(args.storage_max);
     builder.add_storage_min(args.storage_min);
     builder.add_block_size(args.block_size);
+    if let Some(x) = args.offsets { builder.add_offsets(x); }
     if let Some(x) = args.zero_points { builder.add_zero_points(x); }
     if let Some(x) = args.scales { builder.add_scales(x); }
     builder.add_axis(args.axis);
+    builder.add_offset_type(args.offset_type);
     builder.add_zero_point_type(args.zero_point_type);
     builder.add_scale_type(args.scale_type);
     builder.add_expressed_type(args.expressed_type);
@@ -1077,7 +1133,9 @@ impl<'a> Quantization<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<ElementType>(Quantization::VT_EXPRESSED_TYPE, Some(ElementType::Invalid)).unwrap()}
   }
-  /// Element type of the scales: Float16, BFloat16, Float32 or Float64.
+  /// Element type of the scales: Float16, BFloat16, Float32 or Float64; since
+  /// 1.2 also Float8E8M0FNU (OCP microscaling: MXFP4, MXFP6, MXFP8, MXINT8)
+  /// and Float8E4M3FN (NVFP4's block scales).
   #[inline]
   pub fn scale_type(&self) -> ElementType {
     // Safety:
@@ -1145,6 +1203,39 @@ impl<'a> Quantization<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<i64>(Quantization::VT_STORAGE_MAX, Some(0)).unwrap()}
   }
+  /// Added in 1.2. One more factor for every element, on top of the scales:
+  /// NVFP4's per-tensor f32 scale over its e4m3 block scales, or MXINT8's
+  /// implied 2^-6. With it, and with `offsets`, expressed =
+  /// (stored - zero_point) * scale * tensor_scale + offset. Finite. A file
+  /// in which a tensor's `tensor_scale` is not 1 sets footer flag bit 0
+  /// (docs/spec/buffer-protocol.md section 7), so that a reader that would
+  /// ignore this field refuses the file instead of misreading it.
+  #[inline]
+  pub fn tensor_scale(&self) -> f64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f64>(Quantization::VT_TENSOR_SCALE, Some(1.0)).unwrap()}
+  }
+  /// Added in 1.2. Element type of the additive offsets (a block's minimum,
+  /// as GGUF's Q4_1 stores it): Float16, BFloat16, Float32 or Float64;
+  /// `Invalid` means no offsets. A file that has them sets footer flag bit 0.
+  #[inline]
+  pub fn offset_type(&self) -> ElementType {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<ElementType>(Quantization::VT_OFFSET_TYPE, Some(ElementType::Invalid)).unwrap()}
+  }
+  /// Added in 1.2. The offsets, in the data region, as many as the scales;
+  /// length 0 when `offset_type` is `Invalid`.
+  #[inline]
+  pub fn offsets(&self) -> Option<&'a Buffer> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<Buffer>(Quantization::VT_OFFSETS, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Quantization<'_> {
@@ -1163,6 +1254,9 @@ impl ::flatbuffers::Verifiable for Quantization<'_> {
      .visit_field::<Buffer>("zero_points", Self::VT_ZERO_POINTS, false)?
      .visit_field::<i64>("storage_min", Self::VT_STORAGE_MIN, false)?
      .visit_field::<i64>("storage_max", Self::VT_STORAGE_MAX, false)?
+     .visit_field::<f64>("tensor_scale", Self::VT_TENSOR_SCALE, false)?
+     .visit_field::<ElementType>("offset_type", Self::VT_OFFSET_TYPE, false)?
+     .visit_field::<Buffer>("offsets", Self::VT_OFFSETS, false)?
      .finish();
     Ok(())
   }
@@ -1178,6 +1272,9 @@ pub struct QuantizationArgs<'a> {
     pub zero_points: Option<&'a Buffer>,
     pub storage_min: i64,
     pub storage_max: i64,
+    pub tensor_scale: f64,
+    pub offset_type: ElementType,
+    pub offsets: Option<&'a Buffer>,
 }
 impl<'a> Default for QuantizationArgs<'a> {
   #[inline]
@@ -1193,6 +1290,9 @@ impl<'a> Default for QuantizationArgs<'a> {
       zero_points: None,
       storage_min: 0,
       storage_max: 0,
+      tensor_scale: 1.0,
+      offset_type: ElementType::Invalid,
+      offsets: None,
     }
   }
 }
@@ -1243,6 +1343,18 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> QuantizationBuilder<'a, 'b, A
     self.fbb_.push_slot::<i64>(Quantization::VT_STORAGE_MAX, storage_max, 0);
   }
   #[inline]
+  pub fn add_tensor_scale(&mut self, tensor_scale: f64) {
+    self.fbb_.push_slot::<f64>(Quantization::VT_TENSOR_SCALE, tensor_scale, 1.0);
+  }
+  #[inline]
+  pub fn add_offset_type(&mut self, offset_type: ElementType) {
+    self.fbb_.push_slot::<ElementType>(Quantization::VT_OFFSET_TYPE, offset_type, ElementType::Invalid);
+  }
+  #[inline]
+  pub fn add_offsets(&mut self, offsets: &Buffer) {
+    self.fbb_.push_slot_always::<&Buffer>(Quantization::VT_OFFSETS, offsets);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> QuantizationBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     QuantizationBuilder {
@@ -1270,6 +1382,9 @@ impl ::core::fmt::Debug for Quantization<'_> {
       ds.field("zero_points", &self.zero_points());
       ds.field("storage_min", &self.storage_min());
       ds.field("storage_max", &self.storage_max());
+      ds.field("tensor_scale", &self.tensor_scale());
+      ds.field("offset_type", &self.offset_type());
+      ds.field("offsets", &self.offsets());
       ds.finish()
   }
 }

@@ -94,9 +94,9 @@ impl File {
 
     fn from_storage(storage: Storage) -> Result<File> {
         let bytes = storage.bytes();
-        let (range, version) = locate(bytes)?;
+        let (range, version, flags) = locate(bytes)?;
         let header = AlignedBytes::copy_from(&bytes[range.clone()]);
-        Reader::verify(bytes, header.as_slice(), range.start as u64, version)?;
+        Reader::verify(bytes, header.as_slice(), range.start as u64, version, flags)?;
         Ok(File {
             storage,
             header,
@@ -233,7 +233,10 @@ impl std::fmt::Debug for Reader<'_> {
 }
 
 /// Where the header is, as the prefix and footer say, before any trust.
-fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
+/// The header's byte range, the format version and the footer flags.
+type Located = (std::ops::Range<usize>, (u16, u16), u64);
+
+fn locate(bytes: &[u8]) -> Result<Located> {
     let len = bytes.len() as u64;
     let min = PREFIX_LEN + FOOTER_LEN;
     if len < min {
@@ -280,8 +283,8 @@ fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
         ));
     }
     let flags = format::read_u64(bytes, footer_at + 16);
-    if flags != 0 {
-        // Flags are for features a reader must understand; 1.0 defines none.
+    if flags & !format::KNOWN_FLAGS != 0 {
+        // Flags are for features a reader must understand (1.2 defines one).
         return Err(bad(
             "flags",
             flags,
@@ -295,15 +298,21 @@ fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16))> {
             "the header must end where the footer starts",
         ));
     }
-    Ok((header_offset as usize..footer_at, version))
+    Ok((header_offset as usize..footer_at, version, flags))
 }
 
 impl<'a> Reader<'a> {
     /// Verifies `bytes` as a Hurray file: prefix, footer, the FlatBuffers
     /// header, and every descriptor and buffer (see the module docs).
     pub fn new(bytes: &'a [u8]) -> Result<Self> {
-        let (range, version) = locate(bytes)?;
-        Reader::verify(bytes, &bytes[range.clone()], range.start as u64, version)
+        let (range, version, flags) = locate(bytes)?;
+        Reader::verify(
+            bytes,
+            &bytes[range.clone()],
+            range.start as u64,
+            version,
+            flags,
+        )
     }
 
     /// Verifies `header_bytes` (the file's header, in place or a copy of it)
@@ -313,6 +322,7 @@ impl<'a> Reader<'a> {
         header_bytes: &'a [u8],
         data_end: u64,
         version: (u16, u16),
+        flags: u64,
     ) -> Result<Self> {
         let opts = flatbuffers::VerifierOptions {
             max_depth: crate::limits::MAX_HEADER_DEPTH,
@@ -334,7 +344,7 @@ impl<'a> Reader<'a> {
             header,
             version,
         };
-        reader.check_semantics(data_end)?;
+        reader.check_semantics(data_end, flags)?;
         Ok(reader)
     }
 

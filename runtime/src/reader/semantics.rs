@@ -11,7 +11,7 @@ use crate::generated::fb;
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 
 impl Reader<'_> {
-    pub(super) fn check_semantics(&self, data_end: u64) -> Result<()> {
+    pub(super) fn check_semantics(&self, data_end: u64, flags: u64) -> Result<()> {
         let file_alignment = self.header.alignment();
         if !format::valid_alignment(file_alignment) {
             return Err(Error::InvalidAlignment {
@@ -119,6 +119,27 @@ impl Reader<'_> {
             if let Some(q) = quant {
                 check(BufferRole::Scales, plan.scales, q.scales())?;
                 check(BufferRole::ZeroPoints, plan.zero_points, q.zero_points())?;
+                check(BufferRole::Offsets, plan.offsets.unwrap_or(0), q.offsets())?;
+                let params = quant_params(&q);
+                if params.is_extended() && flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
+                    // A 1.1 reader would ignore the field and misread every value.
+                    let field = if params.offset_type != 0 {
+                        "quantization.offset_type"
+                    } else {
+                        "quantization.tensor_scale"
+                    };
+                    return Err(Error::InvalidField {
+                        tensor: name.to_owned(),
+                        field: field.into(),
+                        value: if params.offset_type != 0 {
+                            params.offset_type.to_string()
+                        } else {
+                            params.tensor_scale.to_string()
+                        },
+                        reason: "a file using it sets footer flag bit 0 (extended quantization)"
+                            .into(),
+                    });
+                }
             }
             check_metadata(name, t.metadata())?;
         }
@@ -233,6 +254,8 @@ fn quant_params(q: &fb::Quantization<'_>) -> QuantParams {
         zero_point_type: q.zero_point_type().0,
         axis: q.axis(),
         block_size: q.block_size(),
+        tensor_scale: q.tensor_scale(),
+        offset_type: q.offset_type().0,
     }
 }
 

@@ -224,6 +224,8 @@ impl<'a> TensorRef<'a> {
             zero_point_type: ElementType::from_wire(q.zero_point_type().0),
             storage_min: q.storage_min(),
             storage_max: q.storage_max(),
+            tensor_scale: q.tensor_scale(),
+            offset_type: ElementType::from_wire(q.offset_type().0),
         })
     }
 
@@ -256,7 +258,7 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    /// Total bytes of the tensor's buffers (layout buffers, scales and zero points).
+    /// Total bytes of the tensor's buffers (layout buffers and quantization buffers).
     pub fn byte_length(&self) -> u64 {
         self.plan().total()
     }
@@ -272,6 +274,13 @@ impl<'a> TensorRef<'a> {
         match role {
             BufferRole::Scales => return self.t.quantization().map(|q| at(q.scales())),
             BufferRole::ZeroPoints => return self.t.quantization().map(|q| at(q.zero_points())),
+            BufferRole::Offsets => {
+                return self
+                    .t
+                    .quantization()
+                    .filter(|q| q.offset_type().0 != 0)
+                    .map(|q| at(q.offsets()));
+            }
             _ => {}
         }
         let i = self.plan().roles.iter().position(|r| *r == role)?;
@@ -291,7 +300,7 @@ impl<'a> TensorRef<'a> {
     }
 
     /// Every buffer of the tensor with its role, in wire order (the layout's,
-    /// then scales and zero points when quantized): exactly what
+    /// then scales, zero points and offsets when quantized): exactly what
     /// [`Writer::add_tensor`](crate::Writer::add_tensor) takes to write the
     /// tensor again. Empty for a descriptor-only tensor.
     pub fn buffers(&self) -> Vec<(BufferRole, &'a [u8])> {
@@ -312,6 +321,13 @@ impl<'a> TensorRef<'a> {
             BufferRole::Scales => return self.t.quantization().map(|q| self.slice(q.scales())),
             BufferRole::ZeroPoints => {
                 return self.t.quantization().map(|q| self.slice(q.zero_points()));
+            }
+            BufferRole::Offsets => {
+                return self
+                    .t
+                    .quantization()
+                    .filter(|q| q.offset_type().0 != 0)
+                    .map(|q| self.slice(q.offsets()));
             }
             _ => {}
         }

@@ -247,6 +247,8 @@ pub(super) fn quantized(
         } else {
             (1i64 << et.bits()) - 1
         },
+        tensor_scale: 1.0,
+        offset_type: None,
     };
     let mut s = Spec::new(TensorDescriptor::new(name, et, shape(dims)).with_quantization(q));
     s.buffers.push(encode(et, &int_codes(et, stored)));

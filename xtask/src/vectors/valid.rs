@@ -383,6 +383,8 @@ pub(super) fn vectors() -> Result<Vec<Vector>> {
             zero_point_type: Some(E::Int8),
             storage_min: -127,
             storage_max: 127,
+            tensor_scale: 1.0,
+            offset_type: None,
         };
         out.push(build(
             "descriptor_only",

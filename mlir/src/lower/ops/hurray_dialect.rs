@@ -170,6 +170,8 @@ impl<'c> Collector<'c> {
                 zero_point_type: qt(vocab::ZERO_POINT_TYPE)?,
                 storage_min: qi(vocab::STORAGE_MIN).unwrap_or(0),
                 storage_max: qi(vocab::STORAGE_MAX).unwrap_or(0),
+                tensor_scale: 1.0,
+                offset_type: None,
             });
         }
         let mut buffers = Vec::new();

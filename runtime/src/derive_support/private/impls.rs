@@ -267,6 +267,8 @@ fn quantization<S: Element>(
         zero_point_type,
         storage_min: 0,
         storage_max: 0,
+        tensor_scale: 1.0,
+        offset_type: None,
     })
 }
 
@@ -407,6 +409,8 @@ pub fn static_descriptor(
             zero_point_type: None,
             storage_min: 0,
             storage_max: 0,
+            tensor_scale: 1.0,
+            offset_type: None,
         });
     }
     if shape.contains(&Dim::Dynamic) {

@@ -247,7 +247,12 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static
                     let s: LitStr = meta.value()?.parse()?;
                     let slot = if key == "expressed" { &mut out.expressed } else { &mut out.scale };
                     dup(cx, slot.is_some());
-                    *slot = element_type(cx, &s, Some(dtype::SCALE_TYPES));
+                    let allowed = if key == "expressed" {
+                        dtype::EXPRESSED_TYPES
+                    } else {
+                        dtype::SCALE_TYPES
+                    };
+                    *slot = element_type(cx, &s, Some(allowed));
                 }
                 "quantization" => {
                     let s: LitStr = meta.value()?.parse()?;

@@ -34,5 +34,9 @@ pub(crate) fn names() -> String {
         .join(", ")
 }
 
-/// Scale and expressed types: the floats of at least 16 bits.
-pub(crate) const SCALE_TYPES: &[&str] = &["f16", "bf16", "f32", "f64"];
+/// Scale types: the floats of at least 16 bits and the 8-bit microscaling
+/// block scales (the runtime's `Quantization::SCALE_TYPES`).
+pub(crate) const SCALE_TYPES: &[&str] = &["f16", "bf16", "f32", "f64", "f8e8m0fnu", "f8e4m3fn"];
+
+/// Expressed types: the floats of at least 16 bits.
+pub(crate) const EXPRESSED_TYPES: &[&str] = &["f16", "bf16", "f32", "f64"];

@@ -38,6 +38,34 @@ pub struct Float8E4M3FN(pub u8);
 #[repr(transparent)]
 pub struct Float8E5M2(pub u8);
 
+/// Declares `#[repr(transparent)]` newtypes over the raw bits of the 8-bit
+/// float types, which have no Rust scalar type.
+macro_rules! raw_float8 {
+    ($($(#[$doc:meta])* $t:ident),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, bytemuck::Zeroable, bytemuck::Pod)]
+            #[repr(transparent)]
+            pub struct $t(pub u8);
+        )*
+    };
+}
+
+raw_float8! {
+    /// The raw bits of an OCP MX E8M0 scale (2^(bits - 127); 0xff is NaN).
+    Float8E8M0FNU,
+    /// The raw bits of an FP8 E4M3FNUZ value (bias 8, 0x80 is NaN).
+    Float8E4M3FNUZ,
+    /// The raw bits of an FP8 E5M2FNUZ value (bias 16, 0x80 is NaN).
+    Float8E5M2FNUZ,
+    /// The raw bits of an IEEE-like FP8 E3M4 value.
+    Float8E3M4,
+    /// The raw bits of an IEEE-like FP8 E4M3 value.
+    Float8E4M3,
+    /// The raw bits of an FP8 E4M3B11FNUZ value (bias 11, 0x80 is NaN).
+    Float8E4M3B11FNUZ,
+}
+
 macro_rules! element {
     ($($t:ty => $e:ident),* $(,)?) => {
         $(impl Element for $t { const TYPE: ElementType = ElementType::$e; })*
@@ -49,6 +77,9 @@ element! {
     i32 => Int32, u32 => UInt32, i64 => Int64, u64 => UInt64,
     half::f16 => Float16, half::bf16 => BFloat16, f32 => Float32, f64 => Float64,
     Float8E4M3FN => Float8E4M3FN, Float8E5M2 => Float8E5M2,
+    Float8E8M0FNU => Float8E8M0FNU, Float8E4M3FNUZ => Float8E4M3FNUZ,
+    Float8E5M2FNUZ => Float8E5M2FNUZ, Float8E3M4 => Float8E3M4, Float8E4M3 => Float8E4M3,
+    Float8E4M3B11FNUZ => Float8E4M3B11FNUZ,
     Complex64 => Complex64, Complex128 => Complex128,
 }
 

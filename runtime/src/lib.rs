@@ -69,13 +69,17 @@ pub use count::{ElementCount, element_count, packed_len};
 #[doc(hidden)]
 pub use derive_support::private as __private;
 pub use derive_support::{
-    Bool, Compressed, Coo, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized,
-    Quantized, SparseIndex, StaticDescriptor, TensorSet, TensorSink, UInt2, UInt4,
+    Bool, Compressed, Coo, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Int2, Int4, Packed,
+    PackedElement, PackedQuantized, Quantized, SparseIndex, StaticDescriptor, TensorSet,
+    TensorSink, UInt2, UInt4,
 };
 pub use descriptor::{
     Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,
 };
-pub use element::{Complex64, Complex128, Element, Float8E4M3FN, Float8E5M2};
+pub use element::{
+    Complex64, Complex128, Element, Float8E3M4, Float8E4M3, Float8E4M3B11FNUZ, Float8E4M3FN,
+    Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0FNU,
+};
 pub use error::{Error, Result};
 pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatSpecials};
 /// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.

@@ -140,7 +140,14 @@ mod tests {
     #[test]
     fn wide_floats_match_the_standard_library() {
         use ElementType as E;
-        for x in [0.0f32, -0.0, 1.5, f32::MIN_POSITIVE / 8.0, f32::MAX, -3.25e-41] {
+        for x in [
+            0.0f32,
+            -0.0,
+            1.5,
+            f32::MIN_POSITIVE / 8.0,
+            f32::MAX,
+            -3.25e-41,
+        ] {
             let got = v(E::Float32, u64::from(x.to_bits()));
             assert_eq!(got.to_bits(), f64::from(x).to_bits());
         }

@@ -151,7 +151,10 @@ impl Plan {
 
     /// Total bytes of all buffers.
     pub fn total(&self) -> u64 {
-        self.lengths.iter().sum::<u64>() + self.scales + self.zero_points + self.offsets.unwrap_or(0)
+        self.lengths.iter().sum::<u64>()
+            + self.scales
+            + self.zero_points
+            + self.offsets.unwrap_or(0)
     }
 }
 

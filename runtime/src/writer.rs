@@ -403,7 +403,11 @@ fn build_tensor<'b>(
                 (fb::QuantizationScheme::PerBlock, axis, block_size)
             }
         };
-        let at = |i: usize| w.buffers.get(n_layout + i).map(|&(o, l)| fb::Buffer::new(o, l));
+        let at = |i: usize| {
+            w.buffers
+                .get(n_layout + i)
+                .map(|&(o, l)| fb::Buffer::new(o, l))
+        };
         let (scales, zero_points) = (at(0), at(1));
         let offsets = q.offset_type.and_then(|_| at(2));
         fb::Quantization::create(

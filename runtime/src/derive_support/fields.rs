@@ -41,6 +41,10 @@ packed_markers! {
     UInt4,
     /// Marker: packed OCP FP4 E2M1 codes.
     Float4E2M1FN,
+    /// Marker: packed OCP FP6 E2M3 codes (6 bits, spanning bytes).
+    Float6E2M3FN,
+    /// Marker: packed OCP FP6 E3M2 codes (6 bits, spanning bytes).
+    Float6E3M2FN,
 }
 
 /// Packed sub-byte elements (LSB-first, as the format stores them), owned or

@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | `&'a [T]` (`T: Element`) | dense, shape `[len]` or from `#[hurray(shape)]` | borrowed |
 //! | `Vec<T>` | the same | copied |
-//! | [`Packed<'a, P>`] | packed sub-byte (`P`: [`Int4`], [`UInt4`], [`Int2`], [`UInt2`], [`Bool`], [`Float4E2M1FN`]) | borrowed |
+//! | [`Packed<'a, P>`] | packed sub-byte (`P`: [`Int4`], [`UInt4`], [`Int2`], [`UInt2`], [`Bool`], [`Float4E2M1FN`], [`Float6E2M3FN`], [`Float6E3M2FN`]) | borrowed |
 //! | [`Compressed<'a, T, I>`] | CSR (default) or CSC, rank 2, `I` = `i32` or `i64` | borrowed |
 //! | [`Coo<'a, T, I>`] | COO of any rank, canonical when its coordinates are sorted and unique | borrowed |
 //! | [`Quantized<'a, T, S>`] | dense storage `T` with scales `S` and optional zero points | borrowed |
@@ -23,8 +23,8 @@ mod fields;
 pub mod private;
 
 pub use fields::{
-    Bool, Compressed, Coo, Float4E2M1FN, Int2, Int4, Packed, PackedElement, PackedQuantized,
-    Quantized, SparseIndex, UInt2, UInt4,
+    Bool, Compressed, Coo, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Int2, Int4, Packed,
+    PackedElement, PackedQuantized, Quantized, SparseIndex, UInt2, UInt4,
 };
 
 use crate::ElementType;

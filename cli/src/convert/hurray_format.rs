@@ -5,6 +5,7 @@
 use super::{CHUNK, Data, Entry, Feed, Source};
 use anyhow::{Result, anyhow, bail};
 use hurray::{ElementType, File, Layout, TensorDescriptor, Writer, shape};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -57,6 +58,12 @@ pub(super) fn copy(file: &File, output: &Path) -> Result<()> {
 pub(super) fn source(file: &File) -> Result<Source<'_>> {
     let mut entries = Vec::with_capacity(file.len());
     for t in file.tensors() {
+        if let Some((blocks, scales)) = super::mxfp4::unfold(&t)? {
+            // Outside Hurray an MXFP4 weight travels as transformers stores it.
+            entries.push(blocks);
+            entries.push(scales);
+            continue;
+        }
         let layout = t.layout();
         let hurray_only = if t.is_descriptor_only() {
             Some("it is descriptor-only (it carries no data)".to_owned())
@@ -121,8 +128,16 @@ impl Sink {
 }
 
 impl super::Sink for Sink {
-    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
-        let desc = TensorDescriptor::new(e.name.clone(), e.dtype, shape(&e.shape));
+    fn tensor(
+        &mut self,
+        e: &Entry<'_>,
+        feed: &mut Feed<'_>,
+        quantization: &[Cow<'_, [u8]>],
+    ) -> Result<()> {
+        let mut desc = TensorDescriptor::new(e.name.clone(), e.dtype, shape(&e.shape));
+        if let Some(q) = &e.quantized {
+            desc = desc.with_quantization(q.quantization.clone());
+        }
         let mut t = self.writer.begin_tensor(&desc)?;
         if e.dtype == ElementType::Bool {
             // One byte per bool in, one bit per bool out (the runtime's packing).
@@ -147,6 +162,10 @@ impl super::Sink for Sink {
             t.write_all(&packed)?;
         } else {
             feed(&mut |chunk: &[u8]| Ok(t.write_all(chunk)?))?;
+        }
+        // The quantization buffers follow the values, in the plan's order.
+        for b in quantization {
+            t.write_all(b)?;
         }
         Ok(t.finish()?)
     }

@@ -18,6 +18,7 @@
 
 mod canonical;
 mod hurray_format;
+mod mxfp4;
 mod npy;
 mod npz;
 mod safetensors_format;
@@ -119,6 +120,19 @@ struct Entry<'a> {
     hurray_only: Option<String>,
     /// Entries of per-tensor metadata (only Hurray keeps them).
     metadata: usize,
+    /// The quantization of a tensor bound for a Hurray file (an MXFP4 pair
+    /// folded into one tensor, a GGUF block tensor); its stored values are
+    /// `data`.
+    quantized: Option<Quantized<'a>>,
+}
+
+/// A quantization and where its buffers' bytes are.
+#[derive(Debug)]
+struct Quantized<'a> {
+    quantization: hurray::Quantization,
+    /// The quantization buffers in wire order (scales, zero points, then
+    /// offsets when the quantization has them), as the runtime's plan lists them.
+    buffers: Vec<Data<'a>>,
 }
 
 impl<'a> Entry<'a> {
@@ -134,6 +148,7 @@ impl<'a> Entry<'a> {
             data,
             hurray_only: None,
             metadata: 0,
+            quantized: None,
         }
     }
 
@@ -148,20 +163,27 @@ impl<'a> Entry<'a> {
         })
     }
 
-    /// Bytes of the canonical (row-major, bool-per-byte) form.
+    /// Bytes of the canonical form: row-major, a bool per byte, the other
+    /// sub-byte types packed as Hurray, safetensors and DLPack all store them.
     fn canonical_len(&self) -> Result<u64> {
-        self.count()?
-            .checked_mul(self.dtype.unpacked_size())
-            .ok_or_else(|| anyhow!("tensor {:?}: the byte size overflows", self.name))
+        let count = self.count()?;
+        let len = if self.dtype.bits() < 8 && self.dtype != ElementType::Bool {
+            hurray::packed_len(count, self.dtype.bits())
+        } else {
+            count.checked_mul(self.dtype.unpacked_size())
+        };
+        len.ok_or_else(|| anyhow!("tensor {:?}: the byte size overflows", self.name))
     }
 
     /// Bytes the source stores (for the progress bar).
     fn stored_len(&self) -> u64 {
-        match &self.data {
-            Data::Slice(s) => s.len() as u64,
-            Data::Zip { len, .. } => *len,
-            Data::None => 0,
-        }
+        let quantization: u64 = self
+            .quantized
+            .iter()
+            .flat_map(|q| &q.buffers)
+            .map(Data::len)
+            .sum();
+        self.data.len() + quantization
     }
 
     /// Bytes of the input this tensor is made from: what is stored, or for a
@@ -203,6 +225,17 @@ enum Data<'a> {
     None,
 }
 
+impl Data<'_> {
+    /// Bytes stored (for a `.npz` member, inflated).
+    fn len(&self) -> u64 {
+        match self {
+            Data::Slice(s) => s.len() as u64,
+            Data::Zip { len, .. } => *len,
+            Data::None => 0,
+        }
+    }
+}
+
 /// A parsed source: its tensors in file order and its file-wide metadata.
 struct Source<'a> {
     entries: Vec<Entry<'a>>,
@@ -213,14 +246,27 @@ struct Source<'a> {
 impl<'a> Source<'a> {
     /// The stored bytes of `e`: borrowed from the map, or inflated from a `.npz` member.
     fn load(&self, e: &Entry<'a>) -> Result<Cow<'a, [u8]>> {
-        match e.data {
+        self.load_data(&e.data, &e.name)
+    }
+
+    /// The bytes of `e`'s quantization buffers, in wire order.
+    fn load_quantization(&self, e: &Entry<'a>) -> Result<Vec<Cow<'a, [u8]>>> {
+        e.quantized
+            .iter()
+            .flat_map(|q| &q.buffers)
+            .map(|d| self.load_data(d, &e.name))
+            .collect()
+    }
+
+    fn load_data(&self, data: &Data<'a>, name: &str) -> Result<Cow<'a, [u8]>> {
+        match *data {
             Data::Slice(s) => Ok(Cow::Borrowed(s)),
             Data::None => Ok(Cow::Borrowed(&[])),
             Data::Zip {
                 index, skip, len, ..
             } => {
                 let zip = self.zip.as_ref().context("no archive")?;
-                npz::inflate(&mut zip.borrow_mut(), index, skip, len, &e.name).map(Cow::Owned)
+                npz::inflate(&mut zip.borrow_mut(), index, skip, len, name).map(Cow::Owned)
             }
         }
     }
@@ -269,8 +315,12 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         return transfer(source, input, to, output, options).with_context(context);
     }
     let mapped = map(input)?;
-    let source =
+    let mut source =
         parse(from, &mapped, input).with_context(|| format!("reading {}", input.display()))?;
+    if to == Format::Hurray {
+        // Hurray holds an MXFP4 weight as one quantized tensor.
+        source.entries = mxfp4::fold_pairs(std::mem::take(&mut source.entries))?;
+    }
     transfer(source, input, to, output, options).with_context(context)
 }
 
@@ -340,7 +390,13 @@ fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Res
         ));
     }
     for e in &source.entries {
-        if let Some(reason) = &e.hurray_only {
+        if e.quantized.is_some() && to != Format::Hurray {
+            problems.push(format!(
+                "tensor {:?}: it is quantized; {} holds only plain tensors",
+                e.name,
+                to.name()
+            ));
+        } else if let Some(reason) = &e.hurray_only {
             problems.push(format!(
                 "tensor {:?}: {reason}; {} holds only dense tensors with data",
                 e.name,
@@ -374,8 +430,15 @@ fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Res
 
 /// Where converted tensors go.
 trait Sink {
-    /// Writes one tensor; `feed` calls its argument with the canonical bytes, chunk by chunk.
-    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()>;
+    /// Writes one tensor; `feed` calls its argument with the canonical bytes,
+    /// chunk by chunk; `quantization` holds the bytes of the quantization
+    /// buffers of a quantized entry (only a Hurray sink receives one).
+    fn tensor(
+        &mut self,
+        e: &Entry<'_>,
+        feed: &mut Feed<'_>,
+        quantization: &[Cow<'_, [u8]>],
+    ) -> Result<()>;
     /// Completes the file and moves it into place.
     fn finish(self: Box<Self>) -> Result<()>;
 }
@@ -431,14 +494,16 @@ fn transfer(
     for e in &source.entries {
         bar.set_message(e.name.clone());
         let data = source.load(e)?;
+        let quantization = source.load_quantization(e)?;
         let mut feed = |emit: &mut Emit<'_>| {
             canonical::canonical(e, &data, &mut |chunk: &[u8]| {
                 bar.inc(chunk.len() as u64);
                 emit(chunk)
             })
         };
-        sink.tensor(e, &mut feed)
+        sink.tensor(e, &mut feed, &quantization)
             .with_context(|| format!("tensor {:?}", e.name))?;
+        bar.inc(quantization.iter().map(|b| b.len() as u64).sum());
         drop(data);
     }
     sink.finish()?;

@@ -8,6 +8,7 @@
 //! strings map to element types through the schema's table
 //! ([`ElementType::from_numpy_dtype`]).
 
+use std::borrow::Cow;
 use super::{Data, Entry, Feed, Source};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType};
@@ -230,7 +231,12 @@ impl Sink {
 }
 
 impl super::Sink for Sink {
-    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
+    fn tensor(
+        &mut self,
+        e: &Entry<'_>,
+        feed: &mut Feed<'_>,
+        _quantization: &[Cow<'_, [u8]>],
+    ) -> Result<()> {
         let descr = e.dtype.numpy_dtype().context("no NumPy dtype")?;
         self.out.write_all(&header(descr, &e.shape))?;
         super::write_exact(e, &mut self.out, feed)

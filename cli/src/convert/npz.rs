@@ -8,6 +8,7 @@
 //! data stays 64-byte aligned inside its member as `numpy.load(mmap_mode=)`
 //! expects of `.npy` files.
 
+use std::borrow::Cow;
 use super::{CHUNK, Data, Entry, Feed, Source, npy};
 use anyhow::{Context, Result, bail};
 use hurray::AtomicFile;
@@ -220,7 +221,12 @@ impl Drop for Sink {
 }
 
 impl super::Sink for Sink {
-    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
+    fn tensor(
+        &mut self,
+        e: &Entry<'_>,
+        feed: &mut Feed<'_>,
+        _quantization: &[Cow<'_, [u8]>],
+    ) -> Result<()> {
         let descr = e.dtype.numpy_dtype().context("no NumPy dtype")?;
         let header = npy::header(descr, &e.shape);
         let size = (header.len() as u64).saturating_add(e.canonical_len()?);

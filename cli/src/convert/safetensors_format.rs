@@ -7,6 +7,7 @@
 //! most 100 MB. Writing streams: the whole header is known up front, so it is
 //! written first and the data follows tensor by tensor.
 
+use std::borrow::Cow;
 use super::{Data, Entry, Feed, Source};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType};
@@ -123,7 +124,12 @@ impl Sink {
 }
 
 impl super::Sink for Sink {
-    fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
+    fn tensor(
+        &mut self,
+        e: &Entry<'_>,
+        feed: &mut Feed<'_>,
+        _quantization: &[Cow<'_, [u8]>],
+    ) -> Result<()> {
         super::write_exact(e, &mut self.out, feed)
     }
 

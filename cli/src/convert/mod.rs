@@ -17,6 +17,9 @@
 //! format rule (element counts, dtype names, bit packing) is the runtime's.
 
 mod canonical;
+// The GGUF reader of the coming `convert model.gguf`: not wired into the converter yet.
+#[allow(dead_code)]
+mod gguf;
 mod hurray_format;
 mod mxfp4;
 mod npy;

@@ -550,8 +550,13 @@ impl QuantizedView<'_> {
                     }
                 };
                 let zp = zps.as_ref().map_or(0.0, |z| z.get(s));
-                let offset = offsets.as_ref().map_or(0.0, |o| o.get(s));
-                ((self.stored.get(i) - zp) * scales.get(s) * q.tensor_scale + offset) as f32
+                let scaled = (self.stored.get(i) - zp) * scales.get(s) * q.tensor_scale;
+                // No offsets add nothing, not +0.0 (which would turn a -0.0 into +0.0).
+                let value = match &offsets {
+                    Some(o) => scaled + o.get(s),
+                    None => scaled,
+                };
+                value as f32
             })
             .collect()
     }

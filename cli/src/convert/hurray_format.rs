@@ -109,6 +109,7 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
         entries,
         metadata,
         zip: None,
+        gguf: None,
     })
 }
 

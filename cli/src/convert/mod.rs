@@ -1,5 +1,5 @@
 //! `hurray convert IN OUT`: tensors between `.hurray`, `.safetensors`, `.npy`
-//! and `.npz`, each format chosen by its extension.
+//! and `.npz`, and from `.gguf`, each format chosen by its extension.
 //!
 //! Conversion streams. Every source is opened and checked whole first (a
 //! Hurray file is verified, its sparse indices included; a safetensors file
@@ -18,7 +18,6 @@
 
 mod canonical;
 // The GGUF reader of the coming `convert model.gguf`: not wired into the converter yet.
-#[allow(dead_code)]
 mod gguf;
 mod hurray_format;
 mod mxfp4;
@@ -47,6 +46,8 @@ enum Format {
     Safetensors,
     Npy,
     Npz,
+    /// Read only: llama.cpp's model format.
+    Gguf,
 }
 
 impl Format {
@@ -60,8 +61,10 @@ impl Format {
             Some("safetensors") => Format::Safetensors,
             Some("npy") => Format::Npy,
             Some("npz") => Format::Npz,
+            Some("gguf") => Format::Gguf,
             _ => bail!(
-                "{}: unknown format: the extension must be .hurray, .safetensors, .npy or .npz",
+                "{}: unknown format: the extension must be .hurray, .safetensors, .npy, .npz \
+                 or (to read) .gguf",
                 path.display()
             ),
         })
@@ -73,6 +76,7 @@ impl Format {
             Format::Safetensors => "safetensors",
             Format::Npy => ".npy",
             Format::Npz => ".npz",
+            Format::Gguf => "GGUF",
         }
     }
 
@@ -82,6 +86,7 @@ impl Format {
             Format::Hurray => Some(t.name()),
             Format::Safetensors => t.safetensors_dtype(),
             Format::Npy | Format::Npz => t.numpy_dtype(),
+            Format::Gguf => None,
         }
     }
 
@@ -91,6 +96,7 @@ impl Format {
             Format::Hurray => "Hurray element type",
             Format::Safetensors => "safetensors dtype",
             Format::Npy | Format::Npz => "NumPy dtype",
+            Format::Gguf => "GGUF type",
         }
     }
 
@@ -102,6 +108,7 @@ impl Format {
             Format::Safetensors => safetensors_format::refuses(e),
             Format::Npy => npy::refuses(e),
             Format::Npz => npz::refuses_name(&e.name).or_else(|| npy::refuses(e)),
+            Format::Gguf => Some("GGUF is only read".into()),
         }
     }
 }
@@ -226,6 +233,13 @@ enum Data<'a> {
     },
     /// Nowhere (the tensor does not leave Hurray).
     None,
+    /// A field of GGUF block tensor `index`, de-interleaved when the tensor
+    /// is written; `len` bytes.
+    Gguf {
+        index: usize,
+        part: gguf::Part,
+        len: u64,
+    },
 }
 
 impl Data<'_> {
@@ -233,7 +247,7 @@ impl Data<'_> {
     fn len(&self) -> u64 {
         match self {
             Data::Slice(s) => s.len() as u64,
-            Data::Zip { len, .. } => *len,
+            Data::Zip { len, .. } | Data::Gguf { len, .. } => *len,
             Data::None => 0,
         }
     }
@@ -244,6 +258,8 @@ struct Source<'a> {
     entries: Vec<Entry<'a>>,
     metadata: BTreeMap<String, String>,
     zip: Option<RefCell<zip::ZipArchive<Cursor<&'a [u8]>>>>,
+    /// A GGUF source's parsed file, for its block tensors' fields.
+    gguf: Option<gguf::Blocks<'a>>,
 }
 
 impl<'a> Source<'a> {
@@ -270,6 +286,10 @@ impl<'a> Source<'a> {
             } => {
                 let zip = self.zip.as_ref().context("no archive")?;
                 npz::inflate(&mut zip.borrow_mut(), index, skip, len, name).map(Cow::Owned)
+            }
+            Data::Gguf { index, part, .. } => {
+                let blocks = self.gguf.as_ref().context("no GGUF file")?;
+                blocks.part(index, part).map(Cow::Owned)
             }
         }
     }
@@ -317,6 +337,12 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         let source = hurray_format::source(&file)?;
         return transfer(source, input, to, output, options).with_context(context);
     }
+    if to == Format::Gguf {
+        bail!(
+            "{}: GGUF is a source only; convert to .hurray, .safetensors, .npy or .npz",
+            output.display()
+        );
+    }
     let mapped = map(input)?;
     let mut source =
         parse(from, &mapped, input).with_context(|| format!("reading {}", input.display()))?;
@@ -334,6 +360,7 @@ fn parse<'a>(from: Format, bytes: &'a [u8], path: &Path) -> Result<Source<'a>> {
         Format::Safetensors => safetensors_format::source(bytes),
         Format::Npy => npy::source(bytes, path),
         Format::Npz => npz::source(bytes),
+        Format::Gguf => gguf::source(bytes),
         Format::Hurray => unreachable!("a Hurray source borrows its File"),
     }
 }
@@ -491,6 +518,7 @@ fn transfer(
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),
         Format::Npy => Box::new(npy::Sink::create(output)?),
         Format::Npz => Box::new(npz::Sink::create(output)?),
+        Format::Gguf => bail!("GGUF is only read"),
     };
     warn_dropped(&source, to);
     let bar = progress_bar(source.entries.iter().map(Entry::stored_len).sum());

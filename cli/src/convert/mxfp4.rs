@@ -233,9 +233,11 @@ mod tests {
             (&[5, 3, 16], &[5, 4]),
             (&[16], &[]),
         ] {
-            let out =
-                fold_pairs(vec![u8_entry("w_blocks", blocks), u8_entry("w_scales", scales)])
-                    .unwrap();
+            let out = fold_pairs(vec![
+                u8_entry("w_blocks", blocks),
+                u8_entry("w_scales", scales),
+            ])
+            .unwrap();
             assert_eq!(out.len(), 2, "{blocks:?} {scales:?}");
         }
         let err = fold_pairs(vec![

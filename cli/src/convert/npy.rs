@@ -8,10 +8,10 @@
 //! strings map to element types through the schema's table
 //! ([`ElementType::from_numpy_dtype`]).
 
-use std::borrow::Cow;
 use super::{Data, Entry, Feed, Source};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -153,6 +153,7 @@ pub(super) fn source<'a>(bytes: &'a [u8], path: &Path) -> Result<Source<'a>> {
         entries: vec![entry],
         metadata: BTreeMap::new(),
         zip: None,
+        gguf: None,
     })
 }
 

@@ -8,10 +8,10 @@
 //! data stays 64-byte aligned inside its member as `numpy.load(mmap_mode=)`
 //! expects of `.npy` files.
 
-use std::borrow::Cow;
 use super::{CHUNK, Data, Entry, Feed, Source, npy};
 use anyhow::{Context, Result, bail};
 use hurray::AtomicFile;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -88,6 +88,7 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
         entries,
         metadata: BTreeMap::new(),
         zip: Some(RefCell::new(zip)),
+        gguf: None,
     })
 }
 

@@ -7,11 +7,11 @@
 //! most 100 MB. Writing streams: the whole header is known up front, so it is
 //! written first and the data follows tensor by tensor.
 
-use std::borrow::Cow;
 use super::{Data, Entry, Feed, Source};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType};
 use safetensors::SafeTensors;
+use std::borrow::Cow;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -51,6 +51,7 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
         entries,
         metadata,
         zip: None,
+        gguf: None,
     })
 }
 
@@ -172,6 +173,7 @@ mod tests {
             entries,
             metadata: BTreeMap::from([("k".to_owned(), "v".to_owned())]),
             zip: None,
+            gguf: None,
         };
         let json = header(&source).unwrap();
         assert_eq!(json.len() % 8, 0);

@@ -1,0 +1,135 @@
+//! `hurray convert model.gguf model.hurray` on files written by llama.cpp's
+//! own `gguf` Python package (`fixtures/gguf/make_fixtures.py`): every tensor
+//! dequantizes to exactly what `gguf.quants.dequantize` gives (the expected
+//! `.npz`, read by `hurray convert`), the GGUF key/values become the file's
+//! metadata, and a type Hurray has no form for is refused by name with no
+//! output written.
+
+mod common;
+
+use common::{convert, convert_err, hurray};
+use hurray::{BufferRole, ElementType, File, QuantizationScheme, TensorRef};
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf")
+}
+
+/// The values of `t` as f32: dequantized, or decoded exactly.
+fn values(t: &TensorRef<'_>) -> Vec<f32> {
+    if t.quantization().is_some() {
+        return t.quantized().unwrap().dequantize();
+    }
+    let bytes = t.data().unwrap();
+    let width = (t.element_type().bits() / 8) as usize;
+    bytes
+        .chunks_exact(width)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..width].copy_from_slice(c);
+            hurray::minifloat::to_f64(t.element_type(), u64::from_le_bytes(w)).unwrap() as f32
+        })
+        .collect()
+}
+
+#[test]
+fn gguf_tensors_dequantize_exactly_as_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model.hurray");
+    convert(&fixtures().join("types.gguf"), &out);
+    let expected_path = dir.path().join("expected.hurray");
+    convert(&fixtures().join("types.expected.npz"), &expected_path);
+    let file = File::open(&out).unwrap();
+    let expected = File::open(&expected_path).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("types.expected.json")).unwrap(),
+    )
+    .unwrap();
+
+    let tensors = manifest["tensors"].as_array().unwrap();
+    assert_eq!(file.len(), tensors.len());
+    for m in tensors {
+        let name = m["name"].as_str().unwrap();
+        let t = file.tensor(name).unwrap();
+        let shape: Vec<u64> = m["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        assert_eq!(t.shape().to_wire(), shape, "{name}");
+        let (dtype, quantized) = match m["type"].as_str().unwrap() {
+            "F32" => (ElementType::Float32, false),
+            "F16" => (ElementType::Float16, false),
+            "BF16" => (ElementType::BFloat16, false),
+            "Q8_0" => (ElementType::Int8, true),
+            "Q4_0" | "Q4_1" => (ElementType::UInt4, true),
+            other => panic!("unexpected type {other}"),
+        };
+        assert_eq!(t.element_type(), dtype, "{name}");
+        assert_eq!(t.quantization().is_some(), quantized, "{name}");
+        let want = expected.tensor(name).unwrap();
+        let want: Vec<f32> = want.as_slice::<f32>().unwrap().to_vec();
+        let got = values(&t);
+        assert_eq!(got.len(), want.len(), "{name}");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "{name}[{i}]: {g} != {w}");
+        }
+    }
+
+    // The block fields, de-interleaved bit for bit.
+    let q4_0 = file.tensor("q4_0_3d").unwrap();
+    let q = q4_0.quantization().unwrap();
+    assert_eq!(
+        q.scheme,
+        QuantizationScheme::PerBlock {
+            axis: 2,
+            block_size: 32
+        }
+    );
+    assert_eq!(
+        (q.scale_type, q.zero_point_type),
+        (ElementType::Float16, Some(ElementType::UInt8))
+    );
+    assert!(
+        q4_0.buffer(BufferRole::ZeroPoints)
+            .unwrap()
+            .iter()
+            .all(|&z| z == 8)
+    );
+    let q4_1 = file.tensor("q4_1_2d").unwrap().quantization().unwrap();
+    assert_eq!(q4_1.offset_type, Some(ElementType::Float16));
+    assert_eq!(q4_1.zero_point_type, None);
+
+    // Every key/value, rendered as the manifest says.
+    let metadata = file.reader().metadata().to_map();
+    for kv in manifest["metadata"].as_array().unwrap() {
+        let (k, v) = (kv[0].as_str().unwrap(), kv[1].as_str().unwrap());
+        assert_eq!(metadata.get(k).map(String::as_str), Some(v), "metadata {k}");
+    }
+
+    // The runtime's validator accepts the file, and it uses 1.2's offsets.
+    let validated = hurray(&[Path::new("validate"), &out]);
+    assert!(validated.status.success(), "{validated:?}");
+    assert_eq!(file.reader().version(), (1, 2));
+}
+
+#[test]
+fn other_gguf_types_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = convert_err(
+        &fixtures().join("unsupported.gguf"),
+        &dir.path().join("out.hurray"),
+    );
+    for needle in ["Q5_0", "Q4_K", "has no Hurray form"] {
+        assert!(err.contains(needle), "{needle:?} not in: {err}");
+    }
+    let err = convert_err(&fixtures().join("types.gguf"), &dir.path().join("out.gguf"));
+    assert!(err.contains("GGUF is a source only"), "{err}");
+    // A truncated file is an error, not a crash, and writes nothing.
+    let bytes = std::fs::read(fixtures().join("types.gguf")).unwrap();
+    let cut = dir.path().join("cut.gguf");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let err = convert_err(&cut, &dir.path().join("cut.hurray"));
+    assert!(err.contains("reading"), "{err}");
+}

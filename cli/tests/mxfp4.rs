@@ -94,6 +94,12 @@ fn converting_back_gives_the_same_tensors_and_metadata() {
         assert_eq!(a.shape(), b.shape(), "{name}");
         assert_eq!(a.data(), b.data(), "{name}");
     }
-    let metadata = |bytes: &[u8]| SafeTensors::read_metadata(bytes).unwrap().1.metadata().clone();
+    let metadata = |bytes: &[u8]| {
+        SafeTensors::read_metadata(bytes)
+            .unwrap()
+            .1
+            .metadata()
+            .clone()
+    };
     assert_eq!(metadata(&original_bytes), metadata(&back_bytes));
 }

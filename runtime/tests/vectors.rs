@@ -84,16 +84,8 @@ fn the_suite_covers_what_the_brief_asks() {
 // ---------------------------------------------------------------------------
 
 fn float_value(et: ElementType, code: u64) -> f64 {
-    match et {
-        ElementType::Float16 => half::f16::from_bits(code as u16).to_f64(),
-        ElementType::BFloat16 => f64::from(f32::from_bits((code as u32) << 16)),
-        ElementType::Float32 => f64::from(f32::from_bits(code as u32)),
-        ElementType::Float64 => f64::from_bits(code),
-        ElementType::Float8E4M3FN => minifloat::f8e4m3fn_to_f64(code as u8),
-        ElementType::Float8E5M2 => minifloat::f8e5m2_to_f64(code as u8),
-        ElementType::Float4E2M1FN => minifloat::f4e2m1fn_to_f64(code as u8),
-        other => panic!("the compliance test has no decoder for {}", other.name()),
-    }
+    minifloat::to_f64(et, code)
+        .unwrap_or_else(|| panic!("{} is not a float type", et.name()))
 }
 
 fn float_json(v: f64) -> Value {
@@ -326,6 +318,18 @@ fn check_valid(name: &str, exp: &Value) {
                         .expect("zero points");
                     let got: Vec<Value> = (0..n).map(|i| element(zt, zps, i)).collect();
                     assert_eq!(Value::Array(got), qe["zero_points"], "{ctx}: zero points");
+                }
+                // Format 1.2's fields; the 1.0/1.1 vectors spell them as their defaults.
+                assert_eq!(json!(q.tensor_scale), qe["tensor_scale"], "{ctx}");
+                assert_eq!(
+                    json!(q.offset_type.map(ElementType::name)),
+                    qe["offset_type"],
+                    "{ctx}"
+                );
+                if let Some(ot) = q.offset_type {
+                    let offsets = t.buffer(hurray::BufferRole::Offsets).expect("offsets");
+                    let got: Vec<Value> = (0..n).map(|i| element(ot, offsets, i)).collect();
+                    assert_eq!(Value::Array(got), qe["offsets"], "{ctx}: offsets");
                 }
             }
             (q, qe) => panic!("{ctx}: quantization {q:?} vs {qe:?}"),

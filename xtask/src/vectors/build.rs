@@ -162,8 +162,10 @@ pub(super) fn build(
                         "zero_point_type": q.zero_point_type.map(ElementType::name),
                         "storage_min": q.storage_min,
                         "storage_max": q.storage_max,
+                        "tensor_scale": q.tensor_scale,
+                        "offset_type": q.offset_type.map(ElementType::name),
                     });
-                    for key in ["scales", "zero_points", "dequantized"] {
+                    for key in ["scales", "zero_points", "offsets", "dequantized"] {
                         if let Some(v) = s.extra.get(key) {
                             qj[key] = v.clone();
                         }
@@ -296,6 +298,81 @@ pub(super) fn quantized(
             None => json!([]),
         },
     );
+    s.extra.insert("dequantized".into(), Value::Array(deq));
+    Ok(s)
+}
+
+/// The stored-value parts of a [`scaled`] tensor: element type, shape and
+/// raw codes (integers' two's complement, floats' bits).
+pub(super) struct Stored<'a> {
+    pub(super) et: ElementType,
+    pub(super) dims: &'a [u64],
+    pub(super) codes: &'a [u128],
+}
+
+/// A per-block quantized dense tensor whose scales may be any scale type
+/// (the microscaling E8M0 and E4M3FN included), with a tensor scale and
+/// offsets (format 1.2). `dequantized` is computed here, from the schema's
+/// formula: (stored - 0) * scale * tensor_scale + offset, in f64, rounded
+/// once to f32.
+pub(super) fn scaled(
+    name: &str,
+    stored: Stored<'_>,
+    (axis, block_size): (u32, u64),
+    scales: (ElementType, &[u128]),
+    tensor_scale: f64,
+    offsets: Option<(ElementType, &[u128])>,
+) -> Result<Spec> {
+    let Stored { et, dims, codes } = stored;
+    let mut q = Quantization::new(
+        QuantizationScheme::PerBlock { axis, block_size },
+        ElementType::Float32,
+        scales.0,
+    );
+    q.tensor_scale = tensor_scale;
+    q.offset_type = offsets.map(|o| o.0);
+    let mut s = Spec::new(TensorDescriptor::new(name, et, shape(dims)).with_quantization(q));
+    s.buffers.push(encode(et, codes));
+    s.buffers.push(encode(scales.0, scales.1));
+    s.buffers.push(Vec::new());
+    if let Some((ot, o)) = offsets {
+        s.buffers.push(encode(ot, o));
+    }
+    let value = |t: ElementType, code: u128| -> f64 {
+        match t.class() {
+            ElementClass::SignedInt => {
+                let shift = 128 - t.bits();
+                ((code << shift) as i128 >> shift) as f64
+            }
+            ElementClass::UnsignedInt => code as f64,
+            _ => hurray::minifloat::to_f64(t, code as u64).unwrap_or(f64::NAN),
+        }
+    };
+    let a = axis as usize;
+    let inner: u64 = dims[a + 1..].iter().product();
+    let d = dims[a];
+    let deq = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let i = i as u64;
+            let (outer, idx, rest) = (i / (d * inner), (i / inner) % d, i % inner);
+            let si = ((outer * d.div_ceil(block_size) + idx / block_size) * inner + rest) as usize;
+            let scaled = value(et, c) * value(scales.0, scales.1[si]) * tensor_scale;
+            let v = match offsets {
+                Some((ot, o)) => scaled + value(ot, o[si]),
+                None => scaled,
+            };
+            float_json(f64::from(v as f32))
+        })
+        .collect();
+    s.extra.insert("values".into(), decode_all(et, codes)?);
+    s.extra
+        .insert("scales".into(), decode_all(scales.0, scales.1)?);
+    s.extra.insert("zero_points".into(), json!([]));
+    if let Some((ot, o)) = offsets {
+        s.extra.insert("offsets".into(), decode_all(ot, o)?);
+    }
     s.extra.insert("dequantized".into(), Value::Array(deq));
     Ok(s)
 }

@@ -45,22 +45,12 @@ pub(super) fn float_json(v: f64) -> Value {
 }
 
 /// A float type's value for `code`, as f64 (exact for every type: each
-/// value of a narrower float format is a binary64). The runtime's decoders
-/// ([`hurray::minifloat`]) for the OCP formats, `half`'s for f16.
+/// value of a narrower float format is a binary64): the runtime's one decoder,
+/// [`hurray::minifloat::to_f64`], whose every code is checked against
+/// `ml_dtypes` (cli/tests/element_types.rs).
 fn float_value(et: ElementType, code: u128) -> Result<f64> {
-    Ok(match et {
-        ElementType::Float16 => half::f16::from_bits(code as u16).to_f64(),
-        ElementType::BFloat16 => f64::from(f32::from_bits((code as u32) << 16)),
-        ElementType::Float32 => f64::from(f32::from_bits(code as u32)),
-        ElementType::Float64 => f64::from_bits(code as u64),
-        ElementType::Float8E4M3FN => minifloat::f8e4m3fn_to_f64(code as u8),
-        ElementType::Float8E5M2 => minifloat::f8e5m2_to_f64(code as u8),
-        ElementType::Float4E2M1FN => minifloat::f4e2m1fn_to_f64(code as u8),
-        other => bail!(
-            "no decoder for float type {}: add one to xtask/src/vectors/encode.rs",
-            other.name()
-        ),
-    })
+    minifloat::to_f64(et, code as u64)
+        .ok_or_else(|| anyhow::anyhow!("{} is not a float type", et.name()))
 }
 
 /// The JSON value of one element: bool, integer, float (or "nan"/"inf"/"-inf"),
@@ -145,6 +135,17 @@ pub(super) fn sample_codes(et: ElementType) -> Result<Vec<u128>> {
             ElementType::Float8E4M3FN => vec![0x00, 0x01, 0x38, 0xbc, 0x7e, 0x80, 0x7f],
             ElementType::Float8E5M2 => vec![0x00, 0x01, 0x3c, 0xbe, 0x7b, 0x80, 0x7c],
             ElementType::Float4E2M1FN => vec![0x0, 0x1, 0x2, 0xb, 0x7, 0x8, 0x4],
+            // E8M0 has no zero and no sign: 2^-127, 2^-126, 1, 2, 2^127, 0.5, NaN.
+            ElementType::Float8E8M0FNU => vec![0x00, 0x01, 0x7f, 0x80, 0xfe, 0x7e, 0xff],
+            // FNUZ types have no -0.0 (0x80 is their NaN): a small normal instead.
+            ElementType::Float8E4M3FNUZ => vec![0x00, 0x01, 0x40, 0xc4, 0x7f, 0x08, 0x80],
+            ElementType::Float8E5M2FNUZ => vec![0x00, 0x01, 0x40, 0xc2, 0x7f, 0x04, 0x80],
+            ElementType::Float8E4M3B11FNUZ => vec![0x00, 0x01, 0x58, 0xdc, 0x7f, 0x08, 0x80],
+            ElementType::Float8E3M4 => vec![0x00, 0x01, 0x30, 0xb8, 0x6f, 0x80, 0x70],
+            ElementType::Float8E4M3 => vec![0x00, 0x01, 0x38, 0xbc, 0x77, 0x80, 0x78],
+            // FP6 is finite-only: a power of two (2.0 / 0.25) as the last.
+            ElementType::Float6E2M3FN => vec![0x00, 0x01, 0x08, 0x2c, 0x1f, 0x20, 0x10],
+            ElementType::Float6E3M2FN => vec![0x00, 0x01, 0x0c, 0x2e, 0x1f, 0x20, 0x04],
             other => bail!(
                 "no sample codes for float type {}: add them to xtask/src/vectors/encode.rs",
                 other.name()

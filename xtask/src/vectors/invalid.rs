@@ -183,13 +183,20 @@ pub(super) fn vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
 
     out.push(invalid(
         "footer_flags_set",
-        "footer flags (bytes 16..24, reserved in 1.0) set to 1",
+        "footer flags (bytes 16..24) set to 2, a bit no version defines",
         dense,
         Expect {
             field: Some("flags"),
             ..at_open("BadFooter")
         },
-        |b| patch(b, |n| Ok(n.footer() + 16), 1u64),
+        |b| patch(b, |n| Ok(n.footer() + 16), 2u64),
+    )?);
+    out.push(invalid(
+        "extended_quantization_without_flag",
+        "offsets (format 1.2) in a file whose footer flag bit 0 is cleared: a 1.1 reader would ignore them and misread every value",
+        find("quant_offsets")?,
+        err("InvalidField", "q4_1", "quantization.offset_type"),
+        |b| patch(b, |n| Ok(n.footer() + 16), 0u64),
     )?);
 
     // --- the FlatBuffer itself --------------------------------------------------

@@ -3,8 +3,10 @@
 //! many tensors, alignment; and valid files this writer does not produce.
 
 use super::Vector;
-use super::build::{Spec, build, quantized, sparse};
-use super::encode::{decode_all, encode, f32_codes, f64_codes, int_codes, ints_json, sample_codes};
+use super::build::{Spec, Stored, build, quantized, scaled, sparse};
+use super::encode::{
+    decode_all, encode, f32_codes, f64_codes, int_code, int_codes, ints_json, sample_codes,
+};
 use anyhow::{Context, Result};
 use hurray::{Dim, ElementType, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
 use serde_json::json;
@@ -370,6 +372,72 @@ pub(super) fn vectors() -> Result<Vec<Vector>> {
             )?,
         ],
     )?);
+
+    // --- format 1.2: microscaling, tensor scales, offsets ----------------------
+    {
+        // FP4 codes 0..15 twice, then their negations: every E2M1 value.
+        let fp4: Vec<u128> = (0..64u128).map(|i| i % 16).collect();
+        let fp6: Vec<u128> = (0..40u128).map(|i| (i * 7) % 64).collect();
+        let int8: Vec<u128> = (0..32i128)
+            .map(|i| int_code(E::Int8, i * 9 - 128))
+            .collect();
+        let u4: Vec<u128> = (0..64u128).map(|i| (i * 5) % 16).collect();
+        let f16 = |v: f32| u128::from(half::f16::from_f32(v).to_bits());
+        out.push(build(
+            "quant_microscaling",
+            "format 1.2 block scales: MXFP4 f4e2m1fn [2, 64] with E8M0 scales 1, 2^-127, 2^127 and NaN (0xff: the block is NaN); MXFP6 f6e2m3fn [40] (last block partial); MXINT8 i8 [32] with tensor scale 2^-6; NVFP4 f4e2m1fn [32] with E4M3FN scales per 16 and an f32 tensor scale",
+            None,
+            &[],
+            vec![
+                scaled(
+                    "mxfp4",
+                    Stored { et: E::Float4E2M1FN, dims: &[2, 64], codes: &fp4.iter().chain(&fp4).copied().collect::<Vec<_>>() },
+                    (1, 32),
+                    (E::Float8E8M0FNU, &[127, 0, 254, 255]),
+                    1.0,
+                    None,
+                )?,
+                scaled(
+                    "mxfp6",
+                    Stored { et: E::Float6E2M3FN, dims: &[40], codes: &fp6 },
+                    (0, 32),
+                    (E::Float8E8M0FNU, &[126, 130]),
+                    1.0,
+                    None,
+                )?,
+                scaled(
+                    "mxint8",
+                    Stored { et: E::Int8, dims: &[32], codes: &int8 },
+                    (0, 32),
+                    (E::Float8E8M0FNU, &[128]),
+                    1.0 / 64.0,
+                    None,
+                )?,
+                scaled(
+                    "nvfp4",
+                    Stored { et: E::Float4E2M1FN, dims: &[32], codes: &fp4[..32] },
+                    (0, 16),
+                    (E::Float8E4M3FN, &[0x38, 0x7e]),
+                    f64::from(0.012_345_678_f32),
+                    None,
+                )?,
+            ],
+        )?);
+        out.push(build(
+            "quant_offsets",
+            "format 1.2 offsets (GGUF Q4_1's block minimum): u4 [64], per-block 32 along axis 0, f16 scales and f16 offsets; footer flag bit 0 set",
+            None,
+            &[],
+            vec![scaled(
+                "q4_1",
+                Stored { et: E::UInt4, dims: &[64], codes: &u4 },
+                (0, 32),
+                (E::Float16, &[f16(0.5), f16(-0.125)]),
+                1.0,
+                Some((E::Float16, &[f16(-3.0), f16(0.0625)])),
+            )?],
+        )?);
+    }
 
     // --- descriptor-only and dynamic shapes -----------------------------------
     {

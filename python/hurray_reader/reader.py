@@ -5,6 +5,7 @@ and ``runtime/src/validate.rs``) so that an invalid file is reported as the
 same error variant by both; see docs/impl/compliance.md.
 """
 
+import math
 import mmap
 import struct
 from typing import Dict, List, Optional, Tuple
@@ -27,7 +28,12 @@ DYNAMIC = 0xFFFF_FFFF_FFFF_FFFF
 U64_MAX = DYNAMIC
 
 INDEX_TYPES = ("i32", "i64")
-SCALE_TYPES = ("f16", "bf16", "f32", "f64")
+# Format 1.2 adds the microscaling block scales (E8M0, E4M3FN) and offsets.
+SCALE_TYPES = ("f16", "bf16", "f32", "f64", "f8e8m0fnu", "f8e4m3fn")
+OFFSET_TYPES = ("f16", "bf16", "f32", "f64")
+# Footer flag bit 0 (1.2): a tensor scale other than 1 or offsets are used.
+FLAG_EXTENDED_QUANTIZATION = 1
+KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION
 
 DENSE_BUFFERS = ("values",)
 COO_BUFFERS = ("indices", "values")
@@ -50,13 +56,15 @@ def _utf8(b) -> str:
 class Plan:
     """What a valid descriptor implies about its buffers (validate.rs ``Plan``)."""
 
-    def __init__(self, layout, roles, lengths, scales, zero_points, elements):
+    def __init__(self, layout, roles, lengths, scales, zero_points, elements, offsets=None):
         self.layout = layout
         self.roles = roles
         self.lengths = lengths
         self.scales = scales
         self.zero_points = zero_points
         self.elements = elements
+        # Bytes of the offsets (1.2); None when the quantization has none.
+        self.offsets = offsets
 
 
 def _layout_params(t) -> tuple:
@@ -202,6 +210,7 @@ def plan(name: str, et_wire: int, shape: List[int], layout: tuple, descriptor_on
         lengths = [nbytes(pointers, it, "pointers"), nbytes(nnz, it, "indices"), nbytes(nnz, et, "values")]
 
     scales = zero_points = 0
+    offsets = None
     if quant is not None:
         if et.kind in ("bool", "complex"):
             raise invalid("element_type", et.name, "a quantized tensor stores integers or small floats")
@@ -214,6 +223,11 @@ def plan(name: str, et_wire: int, shape: List[int], layout: tuple, descriptor_on
             zp_type = element_type("quantization.zero_point_type", quant.ZeroPointType())
             if zp_type.kind not in ("int", "uint"):
                 raise invalid("quantization.zero_point_type", zp_type.name, "zero points are integers")
+        if not math.isfinite(quant.TensorScale()):
+            raise invalid("quantization.tensor_scale", quant.TensorScale(), "the tensor scale is a finite number")
+        offset_type = None
+        if quant.OffsetType() != 0:
+            offset_type = one_of("quantization.offset_type", quant.OffsetType(), OFFSET_TYPES)
         axis = quant.Axis()
 
         def axis_dim(what):
@@ -251,10 +265,13 @@ def plan(name: str, et_wire: int, shape: List[int], layout: tuple, descriptor_on
         count = known(count)
         scales = nbytes(count, scale_type, "scales")
         zero_points = nbytes(count, zp_type, "zero_points") if zp_type is not None else 0
+        if offset_type is not None:
+            offsets = nbytes(count, offset_type, "offsets")
     if descriptor_only or empty:
         lengths = [0] * len(lengths)
         scales = zero_points = 0
-    return Plan(layout_name, roles, lengths, scales, zero_points, elements)
+        offsets = None if offsets is None else 0
+    return Plan(layout_name, roles, lengths, scales, zero_points, elements, offsets)
 
 
 def _check_metadata(owner: str, entries) -> Dict[str, str]:
@@ -312,7 +329,8 @@ class File:
         if header_length < 8:
             raise HurrayError("BadFooter", f"header_length {header_length} is shorter than a FlatBuffer's 8-byte start", None, "header_length")
         flags = struct.unpack_from("<Q", b, footer + 16)[0]
-        if flags != 0:
+        self._flags = flags
+        if flags & ~KNOWN_FLAGS:
             raise HurrayError("BadFooter", f"flags {flags:#x}: unknown flags, the file needs a newer reader", None, "flags")
         if header_offset + header_length != footer:
             raise HurrayError("BadFooter", f"header_length {header_length}: the header must end where the footer starts", None, "header_length")
@@ -392,6 +410,18 @@ class File:
             if quant is not None:
                 check("scales", p.scales, quant.Scales())
                 check("zero_points", p.zero_points, quant.ZeroPoints())
+                if p.offsets is not None:
+                    check("offsets", p.offsets, quant.Offsets())
+                extended = quant.TensorScale() != 1.0 or quant.OffsetType() != 0
+                if extended and not self._flags & FLAG_EXTENDED_QUANTIZATION:
+                    field = "quantization.offset_type" if quant.OffsetType() else "quantization.tensor_scale"
+                    value = quant.OffsetType() if quant.OffsetType() else quant.TensorScale()
+                    raise HurrayError(
+                        "InvalidField",
+                        f"tensor {name!r}: {field} = {value}: a file using it sets footer flag bit 0 (extended quantization)",
+                        name,
+                        field,
+                    )
             metadata = _check_metadata(name, _kv_list(t))
             self.tensors.append(Tensor(self, t, name, shape, layout, p, alignment, spans, metadata))
         # As the reference reader: the index is checked whether or not the
@@ -516,6 +546,8 @@ class Tensor:
             "zero_point_type": dec.facts(zp).name if zp else None,
             "storage_min": q.StorageMin(),
             "storage_max": q.StorageMax(),
+            "tensor_scale": q.TensorScale(),
+            "offset_type": dec.facts(q.OffsetType()).name if q.OffsetType() else None,
         }
 
     def buffer_roles(self) -> List[str]:
@@ -639,6 +671,13 @@ class Tensor:
             return np.zeros(0, dtype=np.int64)
         return dec.decode(self.buffer("zero_points"), q.ZeroPointType(), len(self.scales()))
 
+    def offsets(self) -> np.ndarray:
+        """The offsets (format 1.2; as many as the scales); empty when there are none."""
+        q = self._t.Quantization()
+        if q.OffsetType() == 0:
+            return np.zeros(0, dtype=np.float64)
+        return dec.decode(self.buffer("offsets"), q.OffsetType(), len(self.scales()))
+
     def dequantize(self) -> np.ndarray:
         """``(stored - zero_point) * scale`` for every element, as float32, in
         the tensor's shape. Per-axis: one scale per index along ``axis``;
@@ -653,10 +692,13 @@ class Tensor:
             return np.zeros(stored.shape, dtype=np.float32)
         scales = self.scales().astype(np.float64)
         zps = self.zero_points().astype(np.float64)
+        offsets = self.offsets().astype(np.float64)
+        has_offsets = q["offset_type"] is not None
         shape = self.shape
         if q["scheme"] == "per_tensor":
             s = scales.reshape(())
             z = zps.reshape(()) if q["zero_point_type"] else 0.0
+            o = offsets.reshape(()) if has_offsets else None
         else:
             axis = q["axis"]
             d = shape[axis]
@@ -665,6 +707,7 @@ class Tensor:
                 bshape[axis] = d
                 s = scales.reshape(bshape)
                 z = zps.reshape(bshape) if q["zero_point_type"] else 0.0
+                o = offsets.reshape(bshape) if has_offsets else None
             else:
                 block = q["block_size"]
                 sshape = list(shape)
@@ -672,7 +715,15 @@ class Tensor:
                 index = np.arange(d) // block
                 s = np.take(scales.reshape(sshape), index, axis=axis)
                 z = np.take(zps.reshape(sshape), index, axis=axis) if q["zero_point_type"] else 0.0
-        return ((stored - z) * s).astype(np.float32)
+                o = np.take(offsets.reshape(sshape), index, axis=axis) if has_offsets else None
+        # In f64, in the schema's order, rounded once; no offsets add nothing
+        # (adding 0.0 would turn -0.0 into +0.0).
+        value = (stored - z) * s * q["tensor_scale"]
+        if o is not None:
+            value = value + o
+        # A value beyond float32's range rounds to infinity, as in the runtime.
+        with np.errstate(over="ignore"):
+            return value.astype(np.float32)
 
 
 def open(path) -> File:  # noqa: A001 - mirrors the builtin on purpose

@@ -81,7 +81,8 @@ typedef enum HurrayQuantScheme {
 
 // The role of one buffer of a tensor. A tensor's buffers are, in wire
 // order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
-// then, when quantized, its scales and zero points.
+// then, when quantized, its scales, zero points and (format 1.2, when the
+// quantization has them) offsets.
 typedef struct BufferRole BufferRole;
 
 // An open, verified Hurray file (opaque). Thread-safe: any number of
@@ -97,10 +98,12 @@ typedef struct HurrayTensor HurrayTensor;
 // succeeds. Always end it with `hurray_writer_finish` or `hurray_writer_abort`.
 typedef struct HurrayWriter HurrayWriter;
 
-// A tensor's quantization: `expressed = (stored - zero_point) * scale`.
+// A tensor's quantization: `expressed = (stored - zero_point) * scale *
+// tensor_scale + offset`, evaluated in double in that order.
 // Element types are wire values (see `hurray_dtype_name`); `zero_point_type`
-// is 0 for symmetric quantization (no zero points). The scales and zero
-// points themselves are the `scales` / `zero_points` buffers.
+// is 0 for symmetric quantization (no zero points) and `offset_type` 0 when
+// there are no offsets (format 1.2). The scales, zero points and offsets
+// themselves are the `scales` / `zero_points` / `offsets` buffers.
 typedef struct HurrayQuantization {
   enum HurrayQuantScheme scheme;
   // The quantized dimension (per-axis and per-block; 0 otherwise).
@@ -113,6 +116,11 @@ typedef struct HurrayQuantization {
   // The stored value range the producer uses; both 0 when unset.
   int64_t storage_min;
   int64_t storage_max;
+  // One factor for every element (format 1.2; NVFP4's per-tensor scale,
+  // MXINT8's 2^-6); 1.0 when unused.
+  double tensor_scale;
+  // Element type of the offsets (format 1.2), 0 for none.
+  uint8_t offset_type;
 } HurrayQuantization;
 
 // DLPack 1.1 types (same layout as dlpack.h). Include an official dlpack.h

@@ -54,10 +54,12 @@ const _: () = {
     }
 };
 
-/// A tensor's quantization: `expressed = (stored - zero_point) * scale`.
+/// A tensor's quantization: `expressed = (stored - zero_point) * scale *
+/// tensor_scale + offset`, evaluated in double in that order.
 /// Element types are wire values (see `hurray_dtype_name`); `zero_point_type`
-/// is 0 for symmetric quantization (no zero points). The scales and zero
-/// points themselves are the `scales` / `zero_points` buffers.
+/// is 0 for symmetric quantization (no zero points) and `offset_type` 0 when
+/// there are no offsets (format 1.2). The scales, zero points and offsets
+/// themselves are the `scales` / `zero_points` / `offsets` buffers.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct HurrayQuantization {
@@ -72,6 +74,11 @@ pub struct HurrayQuantization {
     /// The stored value range the producer uses; both 0 when unset.
     pub storage_min: i64,
     pub storage_max: i64,
+    /// One factor for every element (format 1.2; NVFP4's per-tensor scale,
+    /// MXINT8's 2^-6); 1.0 when unused.
+    pub tensor_scale: f64,
+    /// Element type of the offsets (format 1.2), 0 for none.
+    pub offset_type: u8,
 }
 
 /// One tensor of an open file (opaque), borrowed from its [`HurrayFile`]:
@@ -92,7 +99,7 @@ pub struct HurrayTensor {
     pub(crate) byte_length: u64,
     pub(crate) element_count: Option<u64>,
     /// (role, offset in the file, length) of every buffer, in on-wire order:
-    /// the layout's buffers, then scales and zero points.
+    /// the layout's buffers, then scales, zero points and offsets.
     pub(crate) buffers: Vec<(&'static CStr, usize, usize)>,
 }
 
@@ -120,6 +127,8 @@ impl HurrayTensor {
             zero_point_type: q.zero_point_type.map_or(0, ElementType::to_wire),
             storage_min: q.storage_min,
             storage_max: q.storage_max,
+            tensor_scale: q.tensor_scale,
+            offset_type: q.offset_type.map_or(0, ElementType::to_wire),
         });
         let sparse = match t.layout() {
             Layout::Coo {

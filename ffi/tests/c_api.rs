@@ -199,7 +199,7 @@ fn tensor_spec(t: &Value, spec: &mut String) {
     let quant = match &t["quantization"] {
         Value::Null => "-".to_owned(),
         q => format!(
-            "{}:{}:{}:{}:{}:{}:{}:{}",
+            "{}:{}:{}:{}:{}:{}:{}:{}:{:016x}:{}",
             str_field(q, "scheme"),
             q["axis"].as_u64().expect("axis"),
             q["block_size"].as_u64().expect("block_size"),
@@ -208,6 +208,11 @@ fn tensor_spec(t: &Value, spec: &mut String) {
             q["zero_point_type"].as_str().unwrap_or("-"),
             q["storage_min"].as_i64().expect("storage_min"),
             q["storage_max"].as_i64().expect("storage_max"),
+            q["tensor_scale"]
+                .as_f64()
+                .expect("tensor_scale")
+                .to_bits(),
+            q["offset_type"].as_str().unwrap_or("-"),
         ),
     };
     let _ = writeln!(

@@ -43,12 +43,20 @@ fn quant_text(stored: ElementType, q: &Quantization) -> String {
         scheme = format!("{scheme}({})", params.join(","));
     }
     let zp = q.zero_point_type.map_or("none", |t| t.name());
-    format!(
+    let mut text = format!(
         "{scheme} {}->{} scale={} zp={zp}",
         stored.name(),
         q.expressed_type.name(),
         q.scale_type.name()
-    )
+    );
+    // Format 1.2's fields, shown only when used.
+    if q.tensor_scale != 1.0 {
+        text.push_str(&format!(" tensor_scale={}", q.tensor_scale));
+    }
+    if let Some(t) = q.offset_type {
+        text.push_str(&format!(" offset={}", t.name()));
+    }
+    text
 }
 
 fn quant_json(q: &Quantization) -> Value {
@@ -59,6 +67,8 @@ fn quant_json(q: &Quantization) -> Value {
         "expressed_type": q.expressed_type.name(),
         "scale_type": q.scale_type.name(),
         "zero_point_type": q.zero_point_type.map(|t| t.name()),
+        "tensor_scale": q.tensor_scale,
+        "offset_type": q.offset_type.map(|t| t.name()),
     })
 }
 

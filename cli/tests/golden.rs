@@ -1,5 +1,5 @@
-//! The CLI on files written by the released formats (1.0, 1.1): `inspect --json`
-//! prints exactly the checked-in expectation and `validate` accepts them.
+//! The CLI on files written by the released formats (1.0, 1.1, 1.2): `inspect
+//! --json` prints exactly the checked-in expectation and `validate` accepts them.
 
 mod common;
 
@@ -21,6 +21,11 @@ fn inspect_json_matches_the_v1_0_expectation() {
 #[test]
 fn inspect_json_matches_the_v1_1_expectation() {
     inspect_json_matches("v1.1");
+}
+
+#[test]
+fn inspect_json_matches_the_v1_2_expectation() {
+    inspect_json_matches("v1.2");
 }
 
 fn inspect_json_matches(version: &str) {
@@ -49,6 +54,9 @@ fn validate_accepts_the_released_examples() {
         .arg("validate")
         .arg(golden("v1.0/example.hurray"))
         .arg(golden("v1.1/example.hurray"))
+        .arg(golden("v1.2/example.hurray"))
+        .arg(golden("v1.2/quant_microscaling.hurray"))
+        .arg(golden("v1.2/quant_offsets.hurray"))
         .output()
         .unwrap();
     assert_eq!(
@@ -73,6 +81,15 @@ fn inspect_text_describes_quantization() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let text = inspect("quant_empty") + &inspect("quant_per_block");
+    let v1_2 = inspect("quant_microscaling") + &inspect("quant_offsets");
+    for needle in [
+        "per_block(axis=1,block=32) f4e2m1fn->f32 scale=f8e8m0fnu zp=none",
+        "tensor_scale=0.015625",
+        "scale=f8e4m3fn zp=none tensor_scale=0.012345678173005581",
+        "scale=f16 zp=none offset=f16",
+    ] {
+        assert!(v1_2.contains(needle), "{needle:?} not in:\n{v1_2}");
+    }
     for line in [
         "axis1_empty  i8  [3,0]  dense  0 bytes  per_axis(axis=1) i8->f32 scale=f32 zp=none",
         "per_tensor_empty  i8  [0]  dense  0 bytes  per_tensor i8->f32 scale=f32 zp=i8",

@@ -22,7 +22,58 @@ fn v1_1_example_reads_with_current_code() {
     check_example(&golden("v1.1", "example.hurray"), (1, 1));
 }
 
-/// Both releases wrote the same example tensors; 1.1 adds the name index.
+#[test]
+fn v1_2_example_reads_with_current_code() {
+    check_example(&golden("v1.2", "example.hurray"), (1, 2));
+}
+
+/// Format 1.2's additions as the 1.2 writer wrote them (frozen copies of the
+/// compliance vectors of that release): every buffer has the recorded bytes,
+/// and every quantized tensor dequantizes to the recorded values.
+#[test]
+fn v1_2_microscaling_offsets_and_new_types_read_with_current_code() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1.2");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        if path.extension().is_none_or(|e| e != "hurray") || name == "example" {
+            continue;
+        }
+        let file = golden("v1.2", &format!("{name}.hurray"));
+        assert_eq!(file.reader().version(), (1, 2), "{name}");
+        let want: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
+                .unwrap();
+        for (t, e) in file.tensors().zip(want["tensors"].as_array().unwrap()) {
+            assert_eq!(t.name(), e["name"], "{name}");
+            assert_eq!(t.element_type().name(), e["dtype"], "{name}");
+            for (b, eb) in t.buffers().iter().zip(e["buffers"].as_array().unwrap()) {
+                assert_eq!(b.0.name(), eb["role"], "{name}");
+                let hex: String = b.1.iter().map(|x| format!("{x:02x}")).collect();
+                assert_eq!(hex, eb["hex"], "{name}: {} {}", t.name(), b.0);
+            }
+            if let Some(deq) = e["quantization"].get("dequantized") {
+                let got: Vec<serde_json::Value> = t
+                    .quantized()
+                    .unwrap()
+                    .dequantize()
+                    .into_iter()
+                    .map(|v| match v {
+                        v if v.is_nan() => "nan".into(),
+                        v if v.is_infinite() => (if v > 0.0 { "inf" } else { "-inf" }).into(),
+                        v => serde_json::json!(f64::from(v)),
+                    })
+                    .collect();
+                assert_eq!(&serde_json::Value::Array(got), deq, "{name}: {}", t.name());
+            }
+        }
+        files += 1;
+    }
+    assert_eq!(files, 10, "two quantization files and eight element types");
+}
+
+/// Every release wrote the same example tensors; 1.1 adds the name index.
 fn check_example(file: &File, version: (u16, u16)) {
     assert_eq!(file.reader().version(), version);
     let names: Vec<_> = file.tensors().map(|t| t.name()).collect();

@@ -84,8 +84,7 @@ fn the_suite_covers_what_the_brief_asks() {
 // ---------------------------------------------------------------------------
 
 fn float_value(et: ElementType, code: u64) -> f64 {
-    minifloat::to_f64(et, code)
-        .unwrap_or_else(|| panic!("{} is not a float type", et.name()))
+    minifloat::to_f64(et, code).unwrap_or_else(|| panic!("{} is not a float type", et.name()))
 }
 
 fn float_json(v: f64) -> Value {

@@ -1,0 +1,206 @@
+//! Format 1.2's quantization additions, through the writer and the reader:
+//! footer flag bit 0 is written exactly when a tensor scale or offsets are
+//! used (so a file without them stays readable by a 1.1 reader), a reader
+//! refuses such a file without the flag, and bad values are typed errors
+//! naming the tensor and field. The dequantized values are checked against a
+//! reference written here from the OCP MX and NVFP4 definitions.
+
+use hurray::{
+    BufferRole, ElementType, Error, File, Quantization, QuantizationScheme, TensorDescriptor,
+    Writer, format, pack_codes,
+};
+
+fn flags(bytes: &[u8]) -> u64 {
+    let at = bytes.len() - 16;
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+fn write(desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    let mut w = Writer::new(&mut out)?;
+    w.add_tensor(desc, buffers)?;
+    w.finish()?;
+    Ok(out)
+}
+
+/// OCP MX v1.0: FP4 E2M1 magnitudes by code (table 5), E8M0 = 2^(e - 127), 0xff NaN.
+fn mx_reference(fp4: u8, e8m0: u8) -> f32 {
+    const E2M1: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let v = E2M1[usize::from(fp4 & 7)];
+    let v = if fp4 & 8 != 0 { -v } else { v };
+    if e8m0 == 0xff {
+        return f32::NAN;
+    }
+    (f64::from(v) * 2f64.powi(i32::from(e8m0) - 127)) as f32
+}
+
+fn mxfp4(rows: u64, codes: &[u8]) -> (TensorDescriptor, Vec<u8>) {
+    let q = Quantization::new(
+        QuantizationScheme::PerBlock {
+            axis: 1,
+            block_size: 32,
+        },
+        ElementType::BFloat16,
+        ElementType::Float8E8M0FNU,
+    );
+    let d = TensorDescriptor::new("w", ElementType::Float4E2M1FN, hurray::shape(&[rows, 64]))
+        .with_quantization(q);
+    (d, pack_codes(codes.iter().copied(), 4))
+}
+
+#[test]
+fn mxfp4_dequantizes_as_the_ocp_definition_and_needs_no_flag() {
+    let codes: Vec<u8> = (0..128u32).map(|i| (i * 7 % 16) as u8).collect();
+    let scales = [127u8, 0, 254, 0xff];
+    let (d, values) = mxfp4(2, &codes);
+    let bytes = write(&d, &[&values, &scales, &[]]).unwrap();
+    // E8M0 scales alone change nothing a 1.1 reader would ignore: 1.1 refuses
+    // the scale type by its own rule, so no flag is needed.
+    assert_eq!(flags(&bytes), 0);
+    let file = File::from_bytes(&bytes).unwrap();
+    let got = file.tensor("w").unwrap().quantized().unwrap().dequantize();
+    for (i, (&g, &c)) in got.iter().zip(&codes).enumerate() {
+        let want = mx_reference(c, scales[i / 32]);
+        assert!(
+            g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+            "element {i}: {g} != {want}"
+        );
+    }
+    // The last block's scale is NaN: the whole block is NaN (OCP MX 6.3).
+    assert!(got[96..].iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn nvfp4_two_level_scaling_sets_the_flag_and_matches_its_definition() {
+    // NVFP4: FP4 codes, one E4M3FN scale per 16, one f32 per tensor:
+    // x = fp4 * e4m3 * global (each factor exact, one rounding to f32 at the end).
+    let codes: Vec<u8> = (0..32u8).map(|i| i % 16).collect();
+    let block_scales = [0x38u8, 0x7e]; // 1.0, 448.0
+    let global = 1.0f32 / 2688.0; // a typical amax / (6 * 448)
+    let mut q = Quantization::new(
+        QuantizationScheme::PerBlock {
+            axis: 0,
+            block_size: 16,
+        },
+        ElementType::Float32,
+        ElementType::Float8E4M3FN,
+    );
+    q.tensor_scale = f64::from(global);
+    let d = TensorDescriptor::new("nv", ElementType::Float4E2M1FN, hurray::shape(&[32]))
+        .with_quantization(q);
+    let values = pack_codes(codes.iter().copied(), 4);
+    let bytes = write(&d, &[&values, &block_scales, &[]]).unwrap();
+    assert_eq!(flags(&bytes), format::FLAG_EXTENDED_QUANTIZATION);
+    let file = File::from_bytes(&bytes).unwrap();
+    let got = file.tensor("nv").unwrap().quantized().unwrap().dequantize();
+    for (i, &c) in codes.iter().enumerate() {
+        let block = if i < 16 { 1.0 } else { 448.0 };
+        let fp4 = f64::from(mx_reference(c, 127));
+        let want = (fp4 * block * f64::from(global)) as f32;
+        assert_eq!(got[i].to_bits(), want.to_bits(), "element {i}");
+    }
+
+    // The same file with the flag cleared is refused, naming tensor and field.
+    let mut cleared = bytes.clone();
+    let at = cleared.len() - 16;
+    cleared[at] = 0;
+    match File::from_bytes(&cleared) {
+        Err(Error::InvalidField { tensor, field, .. }) => {
+            assert_eq!(
+                (tensor.as_str(), field.as_str()),
+                ("nv", "quantization.tensor_scale")
+            );
+        }
+        other => panic!("expected InvalidField, got {other:?}"),
+    }
+}
+
+#[test]
+fn offsets_are_a_buffer_after_the_zero_points() {
+    let mut q = Quantization::new(
+        QuantizationScheme::PerBlock {
+            axis: 0,
+            block_size: 2,
+        },
+        ElementType::Float32,
+        ElementType::Float32,
+    );
+    q.offset_type = Some(ElementType::Float32);
+    let d =
+        TensorDescriptor::new("q", ElementType::UInt8, hurray::shape(&[4])).with_quantization(q);
+    let plan = d.buffer_plan().unwrap();
+    let roles: Vec<BufferRole> = plan.buffers().iter().map(|b| b.0).collect();
+    assert_eq!(
+        roles,
+        [
+            BufferRole::Values,
+            BufferRole::Scales,
+            BufferRole::ZeroPoints,
+            BufferRole::Offsets
+        ]
+    );
+    let scales = hurray::as_bytes(&[0.5f32, 2.0]).to_vec();
+    let offsets = hurray::as_bytes(&[-1.0f32, 10.0]).to_vec();
+    let bytes = write(&d, &[&[0, 1, 2, 3], &scales, &[], &offsets]).unwrap();
+    assert_eq!(flags(&bytes), format::FLAG_EXTENDED_QUANTIZATION);
+    let file = File::from_bytes(&bytes).unwrap();
+    let t = file.tensor("q").unwrap();
+    assert_eq!(t.buffer(BufferRole::Offsets).unwrap(), &offsets[..]);
+    assert_eq!(
+        t.quantized().unwrap().dequantize(),
+        [-1.0, -0.5, 14.0, 16.0]
+    );
+    // A tensor without offsets has no such buffer at all.
+    let plain = TensorDescriptor::new("p", ElementType::Float32, hurray::shape(&[1]));
+    let bytes = write(&plain, &[&[0; 4]]).unwrap();
+    let file = File::from_bytes(&bytes).unwrap();
+    assert_eq!(file.tensor("p").unwrap().buffer(BufferRole::Offsets), None);
+    assert_eq!(
+        flags(&bytes),
+        0,
+        "a 1.2 file without 1.2 quantization has no flag"
+    );
+}
+
+#[test]
+fn bad_tensor_scales_and_offset_types_are_typed_errors() {
+    let base = || {
+        Quantization::new(
+            QuantizationScheme::PerTensor,
+            ElementType::Float32,
+            ElementType::Float32,
+        )
+    };
+    let mut q = base();
+    q.tensor_scale = f64::NAN;
+    let d = TensorDescriptor::new("t", ElementType::Int8, hurray::shape(&[2])).with_quantization(q);
+    match d.buffer_plan() {
+        Err(Error::InvalidField { tensor, field, .. }) => {
+            assert_eq!(
+                (tensor.as_str(), field.as_str()),
+                ("t", "quantization.tensor_scale")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut q = base();
+    q.offset_type = Some(ElementType::Int8);
+    let d = TensorDescriptor::new("t", ElementType::Int8, hurray::shape(&[2])).with_quantization(q);
+    match d.buffer_plan() {
+        Err(Error::InvalidElementType { tensor, field, .. }) => {
+            assert_eq!((tensor.as_str(), field), ("t", "quantization.offset_type"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A scale type outside the list (an 8-bit float that is no block scale).
+    let mut q = base();
+    q.scale_type = ElementType::Float8E5M2;
+    let d = TensorDescriptor::new("t", ElementType::Int8, hurray::shape(&[2])).with_quantization(q);
+    assert!(matches!(
+        d.buffer_plan(),
+        Err(Error::InvalidElementType {
+            field: "quantization.scale_type",
+            ..
+        })
+    ));
+}

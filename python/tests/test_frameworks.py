@@ -11,6 +11,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
+from hurray_reader import element_types
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
@@ -48,6 +49,15 @@ SOURCES = {
     "f8e4m3fn": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn),
     "f8e5m2": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m2).reshape(16, 16),
     "f4e2m1fn": _every_code("float4_e2m1fn", 4).reshape(4, 4),
+    "f8e8m0fnu": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu),
+    "f8e4m3fnuz": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fnuz).reshape(16, 16),
+    "f8e5m2fnuz": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m2fnuz),
+    "f8e3m4": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e3m4).reshape(2, 128),
+    "f8e4m3": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3),
+    "f8e4m3b11fnuz": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3b11fnuz),
+    # 64 codes of 6 bits: 48 bytes, codes spanning bytes.
+    "f6e2m3fn": _every_code("float6_e2m3fn", 6).reshape(8, 8),
+    "f6e3m2fn": _every_code("float6_e3m2fn", 6),
     "i4": _every_code("int4", 4),
     "u4": _every_code("uint4", 4).reshape(2, 8),
     "i2": _every_code("int2", 2),
@@ -57,7 +67,36 @@ SOURCES = {
     "scalar": np.array(7, dtype=np.int64),
     "empty": np.zeros((3, 0, 5), dtype=np.float32),
 }
-SUB_BYTE = {"i4", "u4", "i2", "u2", "f4e2m1fn"}
+SUB_BYTE = {"i4", "u4", "i2", "u2", "f4e2m1fn", "f6e2m3fn", "f6e3m2fn"}
+# The float types an ml_dtypes view holds (NumPy has no dtype for them).
+ML_FLOATS = {f.name: f for f in element_types.BY_VALUE.values() if f.kind == "float" and f.ml_dtypes}
+assert set(ML_FLOATS) <= set(SOURCES), "every element type has a source"
+# PyTorch names its float types as ml_dtypes does and has no sub-byte float
+# scalar type; torch 2.15 has float8_e4m3fnuz, float8_e5m2fnuz and
+# float8_e8m0fnu but not float8_e3m4, float8_e4m3 or float8_e4m3b11fnuz.
+TORCH_LACKS = {n for n, f in ML_FLOATS.items() if f.bits < 8 or not hasattr(torch, f.ml_dtypes)}
+
+
+def _jax_holds(dtype):
+    try:
+        jax.device_put(np.zeros(1, dtype=dtype))
+    except Exception:
+        return False
+    return True
+
+
+# jax.numpy names every ml_dtypes float, but its CPU backend cannot hold fp6.
+JAX_LACKS = {n for n, f in ML_FLOATS.items() if not _jax_holds(getattr(ml_dtypes, f.ml_dtypes))}
+
+
+def _same_values_as_ml_dtypes(got32, src):
+    """``got32`` (float32 values a framework computed) equal ml_dtypes'
+    conversion of ``src`` to float32, bit for bit, NaN as NaN."""
+    with np.errstate(invalid="ignore"):
+        want = src.astype(np.float32)
+    got32 = np.asarray(got32, dtype=np.float32)
+    same = (got32.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got32) & np.isnan(want))
+    return bool(same.all())
 
 
 def _bits(array):
@@ -92,11 +131,15 @@ def test_every_type_into_numpy(hurray, every_type):
         a = arrays[name]
         assert a.dtype == src.dtype and a.shape == src.shape, name
         assert _bits(a) == _bits(src), name
-    # bf16 and fp8 are zero-copy views of the map (ml_dtypes over the stored bits).
+    # bf16 and fp8 are zero-copy views of the map (ml_dtypes over the stored
+    # bits); fp4 and fp6 are unpacked copies, one code per byte.
     f = hurray.open(every_type)
-    bf16 = np.asarray(f["bf16"])
-    assert bf16.dtype == ml_dtypes.bfloat16
-    assert bf16.__array_interface__["data"][0] == f["bf16"].data_ptr
+    for name, facts in ML_FLOATS.items():
+        a = np.asarray(f[name])
+        assert a.dtype == getattr(ml_dtypes, facts.ml_dtypes), name
+        zero_copy = a.__array_interface__["data"][0] == f[name].data_ptr
+        assert zero_copy == (facts.bits >= 8), name
+    assert f["f6e2m3fn"].nbytes == 48 and f["f6e3m2fn"].nbytes == 48
 
 
 def _torch_expected(name, src):
@@ -105,35 +148,143 @@ def _torch_expected(name, src):
         return torch.from_numpy(src.astype(np.int8))
     if name in ("u4", "u2"):
         return torch.from_numpy(src.astype(np.uint8))
-    if src.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(src.view(np.int16).copy()).view(torch.bfloat16)
-    if src.dtype == ml_dtypes.float8_e4m3fn:
-        return torch.from_numpy(src.view(np.uint8).copy()).view(torch.float8_e4m3fn)
-    if src.dtype == ml_dtypes.float8_e5m2:
-        return torch.from_numpy(src.view(np.uint8).copy()).view(torch.float8_e5m2)
+    if name in ML_FLOATS:
+        # torch.bfloat16, torch.float8_*: the same bits, torch's type.
+        width = {1: np.uint8, 2: np.int16}[src.dtype.itemsize]
+        return torch.from_numpy(src.view(width).copy()).view(getattr(torch, ML_FLOATS[name].ml_dtypes))
     return torch.from_numpy(src.copy())
 
 
 def test_every_type_into_torch(hurray, every_type):
     with hurray.safe_open(every_type, framework="pt") as f:
         for name, src in SOURCES.items():
-            if name == "f4e2m1fn":
-                with pytest.raises(TypeError, match="f4e2m1fn"):
+            if name in TORCH_LACKS:
+                # fp4, fp6 and the fp8 types PyTorch has no scalar type for.
+                with pytest.raises(TypeError, match=f"tensor '{name}' is {name}, which PyTorch"):
                     f.get_tensor(name)
+                with pytest.raises(TypeError, match=f"tensor '{name}' is {name}"):
+                    f.get_slice(name)[:1]
                 continue
             t = f.get_tensor(name)
             expected = _torch_expected(name, src)
             assert t.dtype == expected.dtype and tuple(t.shape) == src.shape, name
             assert _bits(t) == _bits(expected), name
+            if name in ML_FLOATS:
+                # PyTorch reads every code as ml_dtypes does.
+                assert _same_values_as_ml_dtypes(t.float().numpy(), src), name
 
 
-def test_every_type_into_jax(hurray, every_type):
-    arrays = hurray.jax.load_file(every_type)
+def test_every_type_into_jax(hurray, every_type, tmp_path):
+    # A file of what JAX can hold, and a refusal naming each tensor it cannot.
+    with hurray.safe_open(every_type, framework="jax") as f:
+        for name in JAX_LACKS:
+            with pytest.raises(TypeError, match=f"tensor '{name}' is {name}, which JAX"):
+                f.get_tensor(name)
+            with pytest.raises(TypeError, match=f"tensor '{name}' is {name}, which JAX"):
+                f.get_slice(name)[:1]
+    held = tmp_path / "jax_types.hurray"
+    hurray.numpy.save_file({k: v for k, v in SOURCES.items() if k not in JAX_LACKS}, held)
+    arrays = hurray.jax.load_file(held)
+    assert set(arrays) == set(SOURCES) - JAX_LACKS
     for name, src in SOURCES.items():
+        if name in JAX_LACKS:
+            continue
         a = arrays[name]
         assert isinstance(a, jax.Array), name
         assert a.dtype == src.dtype and a.shape == src.shape, name
         assert _bits(a) == _bits(src), name
+        if name in ML_FLOATS:
+            # XLA's conversion of every code agrees with ml_dtypes'.
+            assert _same_values_as_ml_dtypes(a.astype(jnp.float32), src), name
+
+
+NEW_IN_1_2 = ["f8e8m0fnu", "f8e4m3fnuz", "f8e5m2fnuz", "f8e3m4", "f8e4m3", "f8e4m3b11fnuz", "f6e2m3fn", "f6e3m2fn"]
+
+
+@pytest.mark.parametrize("name", NEW_IN_1_2)
+def test_format_1_2_floats_through_dlpack(hurray, every_type, name):
+    """Each consumer either takes the type's DLPack 1.1 code (zero-copy for
+    torch, the stored bits either way, and its own export of the type comes
+    back as the Hurray type) or refuses it with an error naming the code."""
+    facts = element_types.BY_NAME[name]
+    code = facts.dlpack_code
+    assert (code, facts.dlpack_bits) == tuple(hurray._convert.BY_NAME[name].dlpack)
+    f = hurray.open(every_type)
+    t = f[name]
+
+    def written_back(x):
+        back = hurray.open_bytes(hurray._hurray.write(None, [("x", x)]))["x"]
+        return back.dtype, back.shape, back.tobytes()
+
+    stored = (name, t.shape, t.tobytes())
+    if name in TORCH_LACKS:
+        with pytest.raises(BufferError, match=f"Unsupported code {code}"):
+            torch.from_dlpack(t)
+    else:
+        x = torch.from_dlpack(t)
+        assert x.dtype == getattr(torch, facts.ml_dtypes) and x.data_ptr() == t.data_ptr
+        assert _bits(x) == _bits(SOURCES[name])
+        assert written_back(x) == stored  # torch's export reads as the Hurray type
+    if name in JAX_LACKS:
+        with pytest.raises(jax.errors.JaxRuntimeError, match=f"DLPack type code {code}"):
+            jax.dlpack.from_dlpack(t)
+    else:
+        a = jax.dlpack.from_dlpack(t)
+        assert a.dtype == getattr(ml_dtypes, facts.ml_dtypes) and _bits(a) == _bits(SOURCES[name])
+        assert written_back(a) == stored  # through JAX's own DLPack export
+    # NumPy has none of these dtypes; hurray.numpy views them with ml_dtypes.
+    with pytest.raises(RuntimeError, match="Unsupported dtype"):
+        np.from_dlpack(t)
+
+
+_REFUSALS = r"""
+import gc, sys
+import numpy as np, torch, jax
+import hurray
+
+f = hurray.open(sys.argv[1])
+refused = 0
+for name in sys.argv[2:]:
+    for consume in (torch.from_dlpack, jax.dlpack.from_dlpack, np.from_dlpack):
+        for _ in range(3):
+            try:
+                consume(f[name])
+            except (BufferError, RuntimeError):
+                refused += 1
+    gc.collect()
+assert refused, "nothing was refused"
+# The file's exports still work after the refusals freed theirs.
+assert np.asarray(f[sys.argv[2]]).nbytes > 0
+print("ok")
+"""
+
+
+def test_dlpack_refusals_of_format_1_2_floats_never_crash(hurray, every_type):
+    # A refused capsule is freed by its destructor: run in a subprocess so
+    # that a double free or a crash fails this test instead of the run.
+    refused = sorted((TORCH_LACKS | JAX_LACKS) & set(NEW_IN_1_2))
+    assert refused
+    result = subprocess.run(
+        [sys.executable, "-c", _REFUSALS, str(every_type), *refused], capture_output=True, text=True
+    )
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    assert result.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("framework", ["np", "pt", "jax"])
+def test_every_type_get_slice(hurray, every_type, framework):
+    """get_slice of every type each framework holds: the indexed part, bit for bit."""
+    lacks = {"np": set(), "pt": TORCH_LACKS, "jax": JAX_LACKS}[framework]
+    with hurray.safe_open(every_type, framework=framework) as f:
+        for name, src in SOURCES.items():
+            if src.ndim == 0 or name in lacks:
+                continue
+            part = f.get_slice(name)[1:3]
+            want = src[1:3]
+            if framework == "pt":
+                want = _torch_expected(name, want)
+            assert tuple(part.shape) == want.shape, name
+            assert _bits(part) == _bits(want), name
 
 
 @pytest.mark.parametrize("framework", ["np", "pt", "jax"])
@@ -141,10 +292,17 @@ def test_each_framework_writes_back_bit_exactly(hurray, every_type, tmp_path, fr
     module = {"np": hurray.numpy, "pt": hurray.torch, "jax": hurray.jax}[framework]
     if framework == "pt":
         # torch holds sub-byte integers as int8/uint8 (they would come back
-        # as what torch holds) and has no fp4 (load_file refuses the file).
+        # as what torch holds) and lacks fp4, fp6 and some fp8 types
+        # (load_file refuses the file).
         every_type = tmp_path / "torch_types.hurray"
-        hurray.numpy.save_file({k: v for k, v in SOURCES.items() if k not in SUB_BYTE}, every_type)
+        skip = SUB_BYTE | TORCH_LACKS
+        hurray.numpy.save_file({k: v for k, v in SOURCES.items() if k not in skip}, every_type)
+    if framework == "jax":
+        every_type = tmp_path / "jax_types.hurray"  # fp6 stays out: JAX cannot hold it
+        hurray.numpy.save_file({k: v for k, v in SOURCES.items() if k not in JAX_LACKS}, every_type)
     loaded = module.load_file(every_type)
+    expected = {"np": set(SOURCES), "pt": set(SOURCES) - SUB_BYTE - TORCH_LACKS, "jax": set(SOURCES) - JAX_LACKS}
+    assert set(loaded) == expected[framework]
     out = tmp_path / f"from_{framework}.hurray"
     module.save_file(loaded, out)
     a, b = hurray.open(every_type), hurray.open(out)

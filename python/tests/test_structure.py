@@ -4,7 +4,6 @@ import inspect
 import re
 
 import hurray_reader.hurray_generated as fb
-from hurray_reader import decode, element_types
 from hurray_reader.verify import LAYOUT_MEMBERS, TABLES
 
 
@@ -22,19 +21,3 @@ def test_verifier_covers_every_field_the_generated_module_reads():
 def test_verifier_knows_every_layout_member():
     members = {v: k for k, v in vars(fb.Layout).items() if not k.startswith("_") and k != "NONE"}
     assert LAYOUT_MEMBERS == members
-
-
-def test_every_float_type_has_a_decoder():
-    for f in element_types.BY_VALUE.values():
-        if f.kind == "float" and (f.numpy is None or f.bits < 8):
-            assert f.name in decode.FLOAT_FORMATS, f.name
-
-
-def test_minifloat_matches_numpy_float16():
-    import numpy as np
-
-    codes = np.arange(1 << 16, dtype=np.uint16)
-    want = codes.view(np.float16).astype(np.float64)
-    got = np.array([decode.minifloat(int(c), 5, 10, "ieee") for c in codes])
-    same = (got == want) | (np.isnan(got) & np.isnan(want))
-    assert same.all()

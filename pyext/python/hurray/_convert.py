@@ -7,15 +7,22 @@ takes into each framework:
 - the types a framework has arrive zero-copy through DLPack (writable over a
   copy-on-write map, read-only over a read-only one);
 - 1-bit bools arrive as the framework's one-byte bool (an unpacked copy);
-- bf16 and fp8 reach NumPy as ``ml_dtypes`` views of the stored bits (zero-copy);
-- sub-byte types (int4, uint2, float4_e2m1fn, ...) reach NumPy and JAX as
-  ``ml_dtypes`` arrays (a copy, one element per byte); PyTorch gets sub-byte
-  integers as int8/uint8 (sign-extended) and refuses fp4, which it has no
-  scalar type for.
+- bf16 and the 8-bit floats (float8_e4m3fn, float8_e5m2, float8_e8m0fnu,
+  float8_e4m3fnuz, float8_e5m2fnuz, float8_e3m4, float8_e4m3,
+  float8_e4m3b11fnuz) reach NumPy as ``ml_dtypes`` views of the stored bits
+  (zero-copy), PyTorch as its own type where it has one (``torch.<ml_dtypes
+  name>``, zero-copy);
+- sub-byte types (int4, uint2, float4_e2m1fn, float6_e2m3fn, ...) reach NumPy
+  and JAX as ``ml_dtypes`` arrays (a copy, one element per byte); PyTorch gets
+  sub-byte integers as int8/uint8 (sign-extended);
+- a float type a framework has no scalar type for (PyTorch: fp4, fp6 and the
+  fp8 types without a ``torch.float8_*``; JAX: those its backend cannot hold,
+  fp6 on the CPU) raises TypeError naming the tensor.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple, Optional
 
 from . import _hurray
@@ -51,7 +58,13 @@ def _ml_dtypes(facts: _Facts, name: str):
             f"tensor {name!r} is {facts.name}, which NumPy lacks; install ml_dtypes "
             f"(pip install ml_dtypes) to read it as ml_dtypes.{facts.ml_dtypes}"
         ) from None
-    return getattr(ml_dtypes, facts.ml_dtypes)
+    dtype = getattr(ml_dtypes, facts.ml_dtypes, None)
+    if dtype is None:
+        raise TypeError(
+            f"tensor {name!r} is {facts.name}, which ml_dtypes {ml_dtypes.__version__} lacks; "
+            f"upgrade it (pip install -U ml_dtypes) to read it as ml_dtypes.{facts.ml_dtypes}"
+        )
+    return dtype
 
 
 class _Copied:
@@ -101,6 +114,8 @@ def to_torch(tensor, device: Any = "cpu", copy: Optional[bool] = None):
                 "read-only flag; open it copy-on-write (the default) for zero-copy tensors"
             )
         copy = True
+    if facts.cls == "float":
+        check_torch_has(tensor, facts)
     if facts.bits >= 8 or facts.cls == "bool":
         out = torch.from_dlpack(_Copied(tensor) if copy else tensor)
     elif facts.cls in ("int", "uint"):
@@ -112,11 +127,52 @@ def to_torch(tensor, device: Any = "cpu", copy: Optional[bool] = None):
             tensor.shape, dtype=dtype
         )
     else:
-        raise TypeError(
-            f"tensor {tensor.name!r} is {facts.name}, which PyTorch has no scalar type for; "
-            "read it with framework='np' (ml_dtypes) or 'jax'"
-        )
+        raise TypeError(f"tensor {tensor.name!r} is {facts.name}, which PyTorch has no type for")
     return out if str(device) == "cpu" else out.to(device)
+
+
+def check_torch_has(tensor, facts: _Facts) -> None:
+    """Refuses, naming the tensor, a float type PyTorch has no scalar type
+    for. PyTorch names its types as ml_dtypes does (``torch.bfloat16``,
+    ``torch.float8_e4m3fnuz``); it has no sub-byte float scalar type
+    (``torch.float4_e2m1fn_x2`` packs pairs)."""
+    import torch
+
+    if facts.bits >= 8 and (not facts.ml_dtypes or hasattr(torch, facts.ml_dtypes)):
+        return
+    raise TypeError(
+        f"tensor {tensor.name!r} is {facts.name}, which PyTorch {torch.__version__} has no scalar type "
+        f"for (no torch.{facts.ml_dtypes}); read it with framework='np' (ml_dtypes)"
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _jax_holds(ml_name: str) -> bool:
+    """Whether JAX has ``ml_name`` and its default backend can hold an array
+    of it (jax.numpy names fp6 types the CPU backend cannot make arrays of)."""
+    import jax.numpy as jnp
+    import ml_dtypes
+    import numpy as np
+
+    if not hasattr(jnp, ml_name):
+        return False
+    try:
+        jnp.asarray(np.zeros(1, dtype=getattr(ml_dtypes, ml_name)))
+    except Exception:  # the backend's refusal (JaxRuntimeError, TypeError, ...)
+        return False
+    return True
+
+
+def check_jax_holds(tensor, facts: _Facts) -> None:
+    """Refuses, naming the tensor, a type JAX cannot hold."""
+    if facts.ml_dtypes and not _jax_holds(facts.ml_dtypes):
+        import jax
+
+        raise TypeError(
+            f"tensor {tensor.name!r} is {facts.name}, which JAX {jax.__version__} cannot hold "
+            f"(jax.numpy.{facts.ml_dtypes} on its {jax.default_backend()} backend); "
+            "read it with framework='np' (ml_dtypes)"
+        )
 
 
 def to_jax(tensor, device: Any = "cpu"):
@@ -125,6 +181,7 @@ def to_jax(tensor, device: Any = "cpu"):
     import jax.numpy as jnp
 
     facts = BY_NAME[tensor.dtype]
+    check_jax_holds(tensor, facts)
     if facts.numpy and facts.cls != "bool" and tensor.writable:
         # JAX asks for legacy DLPack, which cannot say "read-only": over a
         # read-only map it goes through NumPy (which honours the flag).

@@ -74,6 +74,8 @@ class safe_open:
         facts = _convert.BY_NAME[tensor.dtype]
         in_place = facts.bits >= 8 and facts.cls != "bool"
         if self._framework in ("pt", "torch"):
+            if facts.cls == "float":
+                _convert.check_torch_has(tensor, facts)
             if in_place:
                 # Zero-copy even over a read-only map: only the slice's copy
                 # ever leaves this object, so nothing writes through it.
@@ -114,6 +116,8 @@ class TensorSlice:
     def __getitem__(self, index):
         # A view of the map, indexed, then copied: only the pages of the
         # slice are read.
+        if self._framework in ("jax", "flax"):
+            _convert.check_jax_holds(self._tensor, _convert.BY_NAME[self._tensor.dtype])
         full = self._source._view(self._tensor)
         if self._framework in ("pt", "torch"):
             out = full[index].clone()

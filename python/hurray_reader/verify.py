@@ -20,7 +20,7 @@ from .errors import HurrayError
 
 MAX_DEPTH = 16
 
-# kind: ("u8"|"bool"|"u32"|"u64"|"i64"), ("string", required), ("scalars", size),
+# kind: ("u8"|"bool"|"u32"|"u64"|"i64"|"f64"), ("string", required), ("scalars", size),
 # ("structs", size), ("struct", size), ("table", name), ("tables", name),
 # ("union_type",), ("union", type_slot, {type: table name}).
 LAYOUT_MEMBERS = {1: "Dense", 2: "Coo", 3: "Csr", 4: "Csc"}
@@ -59,11 +59,14 @@ TABLES = {
         7: ("struct", 16),
         8: ("i64",),
         9: ("i64",),
+        10: ("f64",),  # tensor_scale (1.2)
+        11: ("u8",),  # offset_type (1.2)
+        12: ("struct", 16),  # offsets (1.2)
     },
     "KeyValue": {0: ("string", True), 1: ("string", True)},
 }
 
-SCALAR_SIZE = {"u8": 1, "bool": 1, "u32": 4, "u64": 8, "i64": 8, "union_type": 1}
+SCALAR_SIZE = {"u8": 1, "bool": 1, "u32": 4, "u64": 8, "i64": 8, "f64": 8, "union_type": 1}
 
 
 def _bad(message: str) -> HurrayError:

@@ -459,7 +459,7 @@ impl PackedOrWide<'_> {
     fn get(&self, i: u64) -> f64 {
         let t = self.element_type;
         let bits = t.bits();
-        let raw = if bits < 8 || bits % 8 != 0 {
+        let raw = if bits < 8 || !bits.is_multiple_of(8) {
             u64::from(pack::code_at(self.bytes, bits, i).unwrap_or(0))
         } else {
             let n = (bits / 8) as usize;

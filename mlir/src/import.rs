@@ -15,8 +15,8 @@ use crate::vocab;
 use hurray::{Dim, ElementType, File, Layout, QuantizationScheme, TensorRef};
 use melior::Context;
 use melior::ir::attribute::{
-    ArrayAttribute, BoolAttribute, DenseI64ArrayAttribute, DictionaryAttribute, IntegerAttribute,
-    StringAttribute, TypeAttribute,
+    ArrayAttribute, BoolAttribute, DenseI64ArrayAttribute, DictionaryAttribute, FloatAttribute,
+    IntegerAttribute, StringAttribute, TypeAttribute,
 };
 use melior::ir::operation::{OperationBuilder, OperationLike};
 use melior::ir::r#type::{IntegerType, RankedTensorType};
@@ -294,6 +294,19 @@ fn tensor_op<'c, 'a>(
                     TypeAttribute::new(type_of(ctx, z)?).into(),
                 ));
             }
+            // Format 1.2's fields, only when used (a 1.1 descriptor reads the same).
+            if q.tensor_scale.to_bits() != 1.0f64.to_bits() {
+                e.push((
+                    id(ctx, vocab::TENSOR_SCALE),
+                    FloatAttribute::new(ctx, Type::float64(ctx), q.tensor_scale).into(),
+                ));
+            }
+            if let Some(o) = q.offset_type {
+                e.push((
+                    id(ctx, vocab::OFFSET_TYPE),
+                    TypeAttribute::new(type_of(ctx, o)?).into(),
+                ));
+            }
             DictionaryAttribute::new(ctx, &e).into()
         }
     };
@@ -413,16 +426,12 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
                     }
                 }
                 storage => {
-                    let count = d.element_count().unwrap_or(0) as usize;
+                    let count = d.element_count().unwrap_or(0);
                     let raw = match storage {
+                        // MLIR's one code per byte, read with the runtime's
+                        // unpacker (a 6-bit code may span two bytes).
                         types::Storage::BytePerElement { bits } => {
-                            let mask = ((1u16 << bits) - 1) as u8;
-                            (0..count)
-                                .map(|i| {
-                                    let bit = i * bits as usize;
-                                    (bytes[bit / 8] >> (bit % 8)) & mask
-                                })
-                                .collect()
+                            hurray::pack::unpack_codes(bytes, bits, count).collect()
                         }
                         _ => bytes.to_vec(),
                     };

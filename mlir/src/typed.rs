@@ -11,7 +11,8 @@
 //! types.
 
 use melior::ir::attribute::{
-    ArrayAttribute, BoolAttribute, DenseI64ArrayAttribute, IntegerAttribute, TypeAttribute,
+    ArrayAttribute, BoolAttribute, DenseI64ArrayAttribute, FloatAttribute, IntegerAttribute,
+    TypeAttribute,
 };
 use melior::ir::r#type::{FunctionType, RankedTensorType};
 use melior::ir::{Attribute, AttributeLike, Type, TypeLike};
@@ -44,6 +45,12 @@ pub(crate) fn type_attr_value<'c>(attr: Attribute<'c>) -> Option<Type<'c>> {
 /// The value of an `IntegerAttr` (sign-extended), if `attr` is one.
 pub(crate) fn integer_attr(attr: Attribute<'_>) -> Option<i64> {
     IntegerAttribute::try_from(attr).ok().map(|i| i.value())
+}
+
+/// The value of a `FloatAttr` as an f64 (exact for an `f64` attribute), if
+/// `attr` is one.
+pub(crate) fn float_attr(attr: Attribute<'_>) -> Option<f64> {
+    FloatAttribute::try_from(attr).ok().map(|f| f.value())
 }
 
 /// The value of a `BoolAttr`, if `attr` is one.

@@ -69,8 +69,10 @@ pub(crate) enum Storage {
     Same { bytes: usize },
     /// i1: bit-packed LSB-first in both; trailing bits must be cleared.
     Bits,
-    /// 2- and 4-bit types: one byte per element in MLIR (value in the low
-    /// bits), packed LSB-first in Hurray.
+    /// Every other width that is not a whole number of bytes (2, 4, 6 bits,
+    /// whatever the schema declares): one byte per element in MLIR (value in
+    /// the low bits), packed LSB-first in Hurray as one bit stream (a 6-bit
+    /// element may span two bytes; `hurray::pack` does the packing).
     BytePerElement { bits: u32 },
 }
 
@@ -90,7 +92,7 @@ impl Storage {
 pub(crate) fn storage(et: ElementType) -> Storage {
     match et.bits() {
         1 => Storage::Bits,
-        b if b % 8 == 0 => Storage::Same {
+        b if b.is_multiple_of(8) => Storage::Same {
             bytes: (b / 8) as usize,
         },
         b => Storage::BytePerElement { bits: b },

@@ -35,6 +35,10 @@ pub(crate) const SCALE_TYPE: &str = "scale_type";
 pub(crate) const ZERO_POINT_TYPE: &str = "zero_point_type";
 pub(crate) const STORAGE_MIN: &str = "storage_min";
 pub(crate) const STORAGE_MAX: &str = "storage_max";
+/// Format 1.2: the factor every element is multiplied by (absent when 1.0).
+pub(crate) const TENSOR_SCALE: &str = "tensor_scale";
+/// Format 1.2: the type of the additive offsets (absent when there are none).
+pub(crate) const OFFSET_TYPE: &str = "offset_type";
 
 #[cfg(test)]
 mod tests {

@@ -67,6 +67,18 @@ fn sample(et: ElementType) -> (&'static str, Vec<u8>) {
         "f8E5M2" => ("[1.5, -2.0, 0.5]", vec![0x3E, 0xC0, 0x38]),
         // e2m1: 1.5 = 0b0011, -2.0 = 0b1100, 0.5 = 0b0001, packed LSB-first.
         "f4E2M1FN" => ("[1.5, -2.0, 0.5]", vec![0xC3, 0x01]),
+        // Format 1.2 (codes checked against ml_dtypes; edge codes in float_types.rs).
+        // e8m0: 2^(code - 127), no sign.
+        "f8E8M0FNU" => ("[1.0, 0.5, 4.0]", vec![0x7F, 0x7E, 0x81]),
+        "f8E4M3FNUZ" => ("[1.5, -2.0, 0.5]", vec![0x44, 0xC8, 0x38]),
+        "f8E5M2FNUZ" => ("[1.5, -2.0, 0.5]", vec![0x42, 0xC4, 0x3C]),
+        "f8E3M4" => ("[1.5, -2.0, 0.5]", vec![0x38, 0xC0, 0x20]),
+        "f8E4M3" => ("[1.5, -2.0, 0.5]", vec![0x3C, 0xC0, 0x30]),
+        "f8E4M3B11FNUZ" => ("[1.5, -2.0, 0.5]", vec![0x5C, 0xE0, 0x50]),
+        // e2m3: codes 0x0C, 0x30, 0x04; e3m2: 0x0E, 0x30, 0x08; 18 bits
+        // LSB-first in 3 bytes, the last one's high 6 bits zero.
+        "f6E2M3FN" => ("[1.5, -2.0, 0.5]", vec![0x0C, 0x4C, 0x00]),
+        "f6E3M2FN" => ("[1.5, -2.0, 0.5]", vec![0x0E, 0x8C, 0x00]),
         "complex<f32>" => (
             "[(1.0, 2.0), (3.0, -4.0), (0.5, 0.0)]",
             [1.0f32, 2.0, 3.0, -4.0, 0.5, 0.0]
@@ -157,11 +169,13 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         let (_, one_bytes) = sample(et);
         match et.bits() {
             1 => assert_eq!(bytes, [0xFF, 0x7F]),
-            2 | 4 => {
-                let code = if et.mlir_name() == "f4E2M1FN" {
-                    0b0010
-                } else {
-                    1
+            2 | 4 | 6 => {
+                // The code of 1 (a 6-bit code spans bytes: 15 of them are 90 bits).
+                let code = match et.mlir_name() {
+                    "f4E2M1FN" => 0b0010,
+                    "f6E2M3FN" => 0x08, // 0 01 000
+                    "f6E3M2FN" => 0x0C, // 0 011 00
+                    _ => 1,
                 };
                 let expect = hurray::pack_codes(std::iter::repeat_n(code, 15), et.bits());
                 assert_eq!(bytes, expect, "{}", et.mlir_name());
@@ -438,11 +452,11 @@ func.func @f() {
 #[test]
 fn unsupported_element_types_name_the_op_and_the_type() {
     for (ty, lit) in [
-        ("f8E4M3FNUZ", "1.0"),
+        ("f80", "1.0"),
         ("i3", "1"),
         ("i128", "1"),
         ("index", "1"),
-        ("f8E8M0FNU", "1.0"),
+        ("f128", "1.0"),
         ("tf32", "1.0"),
     ] {
         let e = lower_err(&format!(
@@ -472,7 +486,7 @@ fn index_can_be_stored_as_i64_on_request() {
 
 #[test]
 fn signature_with_an_unsupported_type_is_an_error() {
-    let e = lower_err("func.func @f(%a: tensor<?xf8E4M3FNUZ>) {\n return\n}");
+    let e = lower_err("func.func @f(%a: tensor<?xtf32>) {\n return\n}");
     let Error::UnsupportedType { op, context, .. } = &e else {
         panic!("{e:?}")
     };

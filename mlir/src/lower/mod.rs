@@ -4,7 +4,7 @@
 //! borrowed payload); a second pass streams them into a [`hurray::Writer`].
 //! Payload bytes are read in place from MLIR's storage (dense raw data,
 //! `dense_resource` blobs) and written without an intermediate copy, except
-//! where the encodings differ (2- and 4-bit types are packed, splats expanded,
+//! where the encodings differ (2-, 4- and 6-bit types are packed, splats expanded,
 //! sparse coordinates converted).
 //!
 //! The lowering reads as a table of contents: [`Collector::visit`] is the one

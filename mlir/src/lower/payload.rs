@@ -165,9 +165,12 @@ fn write_splat<W: Write>(
         }
         Storage::BytePerElement { bits } => {
             let code = element.first().copied().unwrap_or(0);
-            let per_byte = 8 / bits;
+            // The shortest run of codes that fills whole bytes: 8 / gcd(bits, 8)
+            // codes (two 4-bit codes in one byte, four 6-bit codes in three),
+            // so the pattern repeats byte-aligned.
+            let codes = 8 / gcd(bits, 8);
             (
-                hurray::pack_codes(std::iter::repeat_n(code, per_byte as usize), bits),
+                hurray::pack_codes(std::iter::repeat_n(code, codes as usize), bits),
                 hurray::packed_len(count, bits).unwrap_or(0),
                 bits,
             )
@@ -192,6 +195,10 @@ fn write_splat<W: Write>(
         left -= n as u64;
     }
     Ok(())
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 fn write_entry<W: Write>(writer: &mut Writer<W>, e: &Entry<'_>) -> Result<u64> {
@@ -394,5 +401,58 @@ mod tests {
         );
         let b = file.tensor("b").unwrap();
         assert_eq!(b.buffer(BufferRole::Values).unwrap(), [0xFF, 0x07]);
+    }
+
+    /// 6-bit codes (which span bytes) one per byte across a chunk boundary,
+    /// and 6-bit splats longer than a chunk and of every length mod 4: the
+    /// bytes the runtime's packer gives, the padding zero.
+    #[test]
+    fn six_bit_buffers_and_splats_are_written_as_the_runtime_packs() {
+        let n = CHUNK + 3;
+        let codes: Vec<u8> = (0..n).map(|i| (i * 7 + 0xA3) as u8).collect();
+        let code = 0xEA_u8; // 0x2A in its low 6 bits, garbage above
+        let splats = [1u64, 2, 3, 4, 5, 7, (CHUNK as u64) * 4 / 3 + 5];
+        let mut entries = vec![Entry {
+            desc: TensorDescriptor::new("a", ElementType::Float6E2M3FN, vec![Dim::Fixed(n as u64)]),
+            op: "test".into(),
+            buffers: vec![Buf::Unpacked {
+                data: &codes,
+                bits: 6,
+            }],
+        }];
+        for count in splats {
+            entries.push(Entry {
+                desc: TensorDescriptor::new(
+                    format!("s{count}"),
+                    ElementType::Float6E3M2FN,
+                    vec![Dim::Fixed(count)],
+                ),
+                op: "test".into(),
+                buffers: vec![Buf::Splat {
+                    element: std::slice::from_ref(&code),
+                    storage: Storage::BytePerElement { bits: 6 },
+                    count,
+                }],
+            });
+        }
+        let mut out = Vec::new();
+        let collected = Collected {
+            entries,
+            skipped: Vec::new(),
+            file: None,
+        };
+        write_all(Writer::new(&mut out).unwrap(), collected).unwrap();
+        let file = hurray::File::from_bytes(&out).unwrap();
+        let a = file.tensor("a").unwrap();
+        assert_eq!(
+            a.buffer(BufferRole::Values).unwrap(),
+            hurray::pack_codes(codes.iter().copied(), 6)
+        );
+        for count in splats {
+            let s = file.tensor(&format!("s{count}")).unwrap();
+            let bytes = s.buffer(BufferRole::Values).unwrap();
+            let want = hurray::pack_codes(std::iter::repeat_n(0x2A, count as usize), 6);
+            assert!(bytes == want.as_slice(), "splat of {count}");
+        }
     }
 }

@@ -170,8 +170,13 @@ impl<'c> Collector<'c> {
                 zero_point_type: qt(vocab::ZERO_POINT_TYPE)?,
                 storage_min: qi(vocab::STORAGE_MIN).unwrap_or(0),
                 storage_max: qi(vocab::STORAGE_MAX).unwrap_or(0),
-                tensor_scale: 1.0,
-                offset_type: None,
+                tensor_scale: match q.get(vocab::TENSOR_SCALE) {
+                    None => 1.0,
+                    Some(a) => typed::float_attr(*a).ok_or_else(|| {
+                        bad("quantization.tensor_scale must be a float attribute".into())
+                    })?,
+                },
+                offset_type: qt(vocab::OFFSET_TYPE)?,
             });
         }
         let mut buffers = Vec::new();

@@ -388,6 +388,8 @@ pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
         let data = source.load(e)?;
         let mut feed = |emit: &mut Emit<'_>| canonical::canonical(e, &data, emit);
         write_exact(e, &mut std::io::sink(), &mut feed)?;
+        // A GGUF block tensor's fields are de-interleaved here.
+        source.load_quantization(e)?;
         total += e.canonical_len()?;
     }
     Ok(total)

@@ -62,16 +62,27 @@ pub(super) fn refuses(e: &Entry<'_>) -> Option<String> {
     }
     // safetensors multiplies the whole shape out (in usize) before it compares
     // sizes, so a 0 dimension does not save a shape whose other dimensions overflow.
-    let bits = usize::try_from(e.dtype.unpacked_size() * 8).ok()?;
+    // A bool is a byte there; F4 and F6 are packed as in Hurray.
+    let bits = if e.dtype.bits() < 8 && e.dtype != ElementType::Bool {
+        e.dtype.bits() as usize
+    } else {
+        usize::try_from(e.dtype.unpacked_size() * 8).ok()?
+    };
     let product = e.shape.iter().try_fold(bits, |acc, &d| {
         usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
     });
-    product.is_none().then(|| {
-        format!(
+    match product {
+        None => Some(format!(
             "shape {:?} overflows when multiplied out, and safetensors refuses such a file",
             e.shape
-        )
-    })
+        )),
+        Some(total) if !total.is_multiple_of(8) => Some(format!(
+            "shape {:?} of {} is not a whole number of bytes, and safetensors refuses such a tensor",
+            e.shape,
+            e.dtype.name()
+        )),
+        Some(_) => None,
+    }
 }
 
 /// The JSON header for `source`'s tensors laid out back to back, padded with
@@ -159,6 +170,11 @@ mod tests {
         assert!(refuses(&entry("__metadata__", &[1])).is_some());
         let huge = entry("e", &[1 << 40, 1 << 40, 0]);
         assert!(refuses(&huge).unwrap().contains("overflows"));
+        let mut odd = entry("fp4", &[3]);
+        odd.dtype = ElementType::Float4E2M1FN;
+        assert!(refuses(&odd).unwrap().contains("whole number of bytes"));
+        odd.shape = vec![4];
+        assert_eq!(refuses(&odd), None);
         // Written anyway, the crate refuses it: the check matches the reader.
         let json = br#"{"e":{"dtype":"F32","shape":[1099511627776,1099511627776,0],"data_offsets":[0,0]}}"#;
         let mut file = (json.len() as u64).to_le_bytes().to_vec();

@@ -208,10 +208,7 @@ fn tensor_spec(t: &Value, spec: &mut String) {
             q["zero_point_type"].as_str().unwrap_or("-"),
             q["storage_min"].as_i64().expect("storage_min"),
             q["storage_max"].as_i64().expect("storage_max"),
-            q["tensor_scale"]
-                .as_f64()
-                .expect("tensor_scale")
-                .to_bits(),
+            q["tensor_scale"].as_f64().expect("tensor_scale").to_bits(),
             q["offset_type"].as_str().unwrap_or("-"),
         ),
     };

@@ -626,6 +626,43 @@ fn packed_quantized_round_trip() {
     assert_eq!(back, q);
 }
 
+/// MXFP4 (format 1.2): packed FP4 values with one E8M0 scale per block of 32.
+#[derive(Tensors, Debug, PartialEq)]
+struct Mxfp4Weights<'a> {
+    #[hurray(shape = [2, 32], quantization = "per_block", axis = 1, block_size = 32)]
+    w: hurray::PackedQuantized<'a, hurray::Float4E2M1FN, hurray::Float8E8M0FNU>,
+}
+
+#[test]
+fn mxfp4_field_round_trip() {
+    // FP4 codes 0..15 twice; E8M0 scales 2^0 and 2^-2.
+    let codes: Vec<u8> = (0..64u8).map(|i| i % 16).collect();
+    let q = Mxfp4Weights {
+        w: hurray::PackedQuantized::new(
+            Packed::from_codes(codes.iter().copied()),
+            vec![hurray::Float8E8M0FNU(127), hurray::Float8E8M0FNU(125)],
+            None,
+        ),
+    };
+    let mut bytes = Vec::new();
+    q.write_to(&mut bytes).unwrap();
+    let file = File::from_bytes(&bytes).unwrap();
+    let t = file.tensor("w").unwrap();
+    let qz = t.quantization().unwrap();
+    assert_eq!(
+        (t.element_type(), qz.scale_type),
+        (ElementType::Float4E2M1FN, ElementType::Float8E8M0FNU)
+    );
+    let deq = t.quantized().unwrap().dequantize();
+    let fp4 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    for (i, &c) in codes.iter().enumerate() {
+        let v = fp4[usize::from(c & 7)] * if i < 32 { 1.0 } else { 0.25 };
+        let v = if c & 8 != 0 { -v } else { v };
+        assert_eq!(deq[i].to_bits(), (v as f32).to_bits(), "element {i}");
+    }
+    assert_eq!(Mxfp4Weights::load(&file).unwrap(), q);
+}
+
 /// ADR-0007: a 0 decides emptiness before any multiplication, so a declared
 /// shape whose other dimensions overflow when multiplied is still empty.
 #[derive(Tensors, Debug, PartialEq)]

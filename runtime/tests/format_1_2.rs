@@ -204,3 +204,44 @@ fn bad_tensor_scales_and_offset_types_are_typed_errors() {
         })
     ));
 }
+
+/// MXFP8 (OCP MX v1.0, E4M3 elements): an independent E4M3 decoder written
+/// from the OCP FP8 table, times the block's E8M0 power of two.
+#[test]
+fn mxfp8_dequantizes_as_the_ocp_definition() {
+    fn e4m3(code: u8) -> f64 {
+        let sign = if code & 0x80 != 0 { -1.0 } else { 1.0 };
+        let (exp, man) = (i32::from((code >> 3) & 0xf), f64::from(code & 7));
+        if code & 0x7f == 0x7f {
+            return f64::NAN;
+        }
+        if exp == 0 {
+            sign * man / 8.0 * 2f64.powi(-6)
+        } else {
+            sign * (1.0 + man / 8.0) * 2f64.powi(exp - 7)
+        }
+    }
+    let codes: Vec<u8> = (0..=255u8).collect();
+    let scales = [127u8, 120, 135, 1, 200, 60, 127, 254];
+    let q = Quantization::new(
+        QuantizationScheme::PerBlock {
+            axis: 0,
+            block_size: 32,
+        },
+        ElementType::Float32,
+        ElementType::Float8E8M0FNU,
+    );
+    let d = TensorDescriptor::new("mx8", ElementType::Float8E4M3FN, hurray::shape(&[256]))
+        .with_quantization(q);
+    let bytes = write(&d, &[&codes, &scales, &[]]).unwrap();
+    let file = File::from_bytes(&bytes).unwrap();
+    let got = file.tensor("mx8").unwrap().quantized().unwrap().dequantize();
+    for (i, &c) in codes.iter().enumerate() {
+        let want = (e4m3(c) * 2f64.powi(i32::from(scales[i / 32]) - 127)) as f32;
+        assert!(
+            got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()),
+            "code {c:#x}: {} != {want}",
+            got[i]
+        );
+    }
+}

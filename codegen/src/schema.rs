@@ -59,8 +59,9 @@ impl FloatFacts {
                 .ok_or_else(|| anyhow!("ElementType.{variant}: hurray_float lacks {k}="))
         };
         let number = |k: &str, v: &str| -> Result<i64> {
-            v.parse()
-                .map_err(|_| anyhow!("ElementType.{variant}: hurray_float {k}={v:?} is not a number"))
+            v.parse().map_err(|_| {
+                anyhow!("ElementType.{variant}: hurray_float {k}={v:?} is not a number")
+            })
         };
         let e = take("exponent")?;
         let m = take("mantissa")?;

@@ -155,6 +155,43 @@ fn inserting_a_field_in_the_middle_is_caught() {
     assert!(err.contains("Tensor"), "{err}");
 }
 
+/// Every float type declares its bit layout, and the layout's widths add up.
+#[test]
+fn float_layouts_are_required_and_checked() {
+    let errors = |from: &str, to: &str| {
+        let text = schema_text().replacen(from, to, 1);
+        assert_ne!(text, schema_text(), "{from}");
+        let (_dir, path) = temp_schema(&text);
+        Generator::new(&workspace(), flatc())
+            .with_schema(path)
+            .generate()
+            .unwrap_err()
+            .to_string()
+    };
+    let layout = "hurray_float: \"exponent=2 mantissa=3 bias=1 specials=finite\", ";
+    let err = errors(layout, "");
+    assert!(
+        err.contains("Float6E2M3FN lacks attribute hurray_float"),
+        "{err}"
+    );
+    let err = errors(
+        layout,
+        "hurray_float: \"exponent=3 mantissa=3 bias=1 specials=finite\", ",
+    );
+    assert!(
+        err.contains("describes 7 bits, hurray_bits says 6"),
+        "{err}"
+    );
+    let err = errors(
+        layout,
+        "hurray_float: \"exponent=2 mantissa=3 bias=1 specials=odd\", ",
+    );
+    assert!(
+        err.contains("unknown hurray_float specials \"odd\""),
+        "{err}"
+    );
+}
+
 #[test]
 fn renumbering_an_element_type_is_caught() {
     let text = schema_text().replacen("Float4E2M1FN = 20", "Float4E2M1FN = 30", 1);

@@ -20,8 +20,6 @@ use melior::ir::attribute::StringAttribute;
 use melior::ir::operation::OperationLike;
 use melior::ir::{Attribute, AttributeLike, BlockLike, Module};
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 /// One new type: MLIR literals, the code each is stored as, and the value
 /// that code stands for (NaN: any NaN).
@@ -392,30 +390,9 @@ fn blob_hex<'t>(text: &'t str, key: &str) -> &'t str {
     &hex[8..hex.find('"').unwrap()]
 }
 
-/// Runs `mlir-opt-22 ARGS` on `input` and returns its output.
+/// Runs `mlir-opt-22 ARGS` on `input` and returns its text output.
 fn mlir_opt_run(input: &str, args: &[&str]) -> String {
-    let bin = mlir_opt().expect("mlir-opt-22 not found: install Debian's mlir-22-tools");
-    let mut child = Command::new(bin)
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "mlir-opt {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(common::mlir_opt_run(input, args)).unwrap()
 }
 
 fn lower_to_bytes(module: &Module<'_>) -> Vec<u8> {

@@ -7,36 +7,6 @@ mod common;
 use common::*;
 use hurray::{Dim, ElementType, shape};
 use hurray_mlir::{Error, LowerOptions, Mlir, lower_module};
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-/// Runs `mlir-opt-22 ARGS` on `input`, returning stdout (text or bytecode).
-fn mlir_opt_run(input: &str, args: &[&str]) -> Vec<u8> {
-    let bin = mlir_opt().expect(
-        "mlir-opt-22 not found: install Debian's mlir-22-tools (these tests lower its output)",
-    );
-    let mut child = Command::new(bin)
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "mlir-opt {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 fn lower_bytes(
     bytes: &[u8],

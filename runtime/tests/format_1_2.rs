@@ -235,7 +235,12 @@ fn mxfp8_dequantizes_as_the_ocp_definition() {
         .with_quantization(q);
     let bytes = write(&d, &[&codes, &scales, &[]]).unwrap();
     let file = File::from_bytes(&bytes).unwrap();
-    let got = file.tensor("mx8").unwrap().quantized().unwrap().dequantize();
+    let got = file
+        .tensor("mx8")
+        .unwrap()
+        .quantized()
+        .unwrap()
+        .dequantize();
     for (i, &c) in codes.iter().enumerate() {
         let want = (e4m3(c) * 2f64.powi(i32::from(scales[i / 32]) - 127)) as f32;
         assert!(

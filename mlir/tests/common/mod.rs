@@ -61,3 +61,34 @@ pub(crate) fn mlir_opt() -> Option<std::path::PathBuf> {
     }
     None
 }
+
+/// Runs `mlir-opt-22 ARGS` on `input` and returns its stdout (text or
+/// bytecode); panics with its stderr when it fails.
+pub(crate) fn mlir_opt_run(input: &str, args: &[&str]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let bin = mlir_opt().expect(
+        "mlir-opt-22 not found: install Debian's mlir-22-tools (these tests lower its output)",
+    );
+    let mut child = Command::new(bin)
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "mlir-opt {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

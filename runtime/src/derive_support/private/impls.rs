@@ -261,14 +261,8 @@ fn quantization<S: Element>(
         ));
     };
     Ok(Quantization {
-        scheme: q.scheme,
-        expressed_type: q.expressed_type,
-        scale_type: S::TYPE,
         zero_point_type,
-        storage_min: 0,
-        storage_max: 0,
-        tensor_scale: 1.0,
-        offset_type: None,
+        ..Quantization::new(q.scheme, q.expressed_type, S::TYPE)
     })
 }
 
@@ -402,16 +396,7 @@ pub fn static_descriptor(
 ) -> TensorDescriptor {
     let mut d = TensorDescriptor::new(name, element_type, shape.to_vec());
     if let Some((q, scale_type)) = quantization {
-        d = d.with_quantization(Quantization {
-            scheme: q.scheme,
-            expressed_type: q.expressed_type,
-            scale_type,
-            zero_point_type: None,
-            storage_min: 0,
-            storage_max: 0,
-            tensor_scale: 1.0,
-            offset_type: None,
-        });
+        d = d.with_quantization(Quantization::new(q.scheme, q.expressed_type, scale_type));
     }
     if shape.contains(&Dim::Dynamic) {
         d = d.into_descriptor_only();

@@ -103,3 +103,32 @@ fn converting_back_gives_the_same_tensors_and_metadata() {
     };
     assert_eq!(metadata(&original_bytes), metadata(&back_bytes));
 }
+
+#[test]
+fn an_unfolded_name_that_exists_already_is_refused_before_writing() {
+    use hurray::{Quantization, TensorDescriptor, Writer, shape};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("collide.hurray");
+    let mut w = Writer::create(&path).unwrap();
+    let q = Quantization::new(
+        QuantizationScheme::PerBlock {
+            axis: 0,
+            block_size: 32,
+        },
+        ElementType::BFloat16,
+        ElementType::Float8E8M0FNU,
+    );
+    let mx =
+        TensorDescriptor::new("w", ElementType::Float4E2M1FN, shape(&[32])).with_quantization(q);
+    w.add_tensor(&mx, &[&[0x21; 16], &[127], &[]]).unwrap();
+    let plain = TensorDescriptor::new("w_blocks", ElementType::UInt8, shape(&[2]));
+    w.add_tensor(&plain, &[&[1, 2]]).unwrap();
+    w.finish().unwrap();
+    for out in ["collide.safetensors", "collide.npz"] {
+        let err = common::convert_err(&path, &dir.path().join(out));
+        assert!(
+            err.contains("\"w_blocks\" would be written twice"),
+            "{out}: {err}"
+        );
+    }
+}

@@ -412,6 +412,10 @@ class File:
                 check("zero_points", p.zero_points, quant.ZeroPoints())
                 if p.offsets is not None:
                     check("offsets", p.offsets, quant.Offsets())
+                elif quant.Offsets() is not None and quant.Offsets().Length() != 0:
+                    # Without offset_type the offsets Buffer must be absent or empty.
+                    length = quant.Offsets().Length()
+                    raise HurrayError("BufferLength", f"tensor {name!r}: buffer offsets is {length} bytes, expected 0", name, "offsets")
                 extended = quant.TensorScale() != 1.0 or quant.OffsetType() != 0
                 if extended and not self._flags & FLAG_EXTENDED_QUANTIZATION:
                     field = "quantization.offset_type" if quant.OffsetType() else "quantization.tensor_scale"

@@ -283,6 +283,12 @@ impl Quantization {
         ElementType::Float64,
     ];
 
+    /// How many buffers the quantization adds after the layout's: scales,
+    /// zero points (0 bytes when symmetric), and offsets when it has them.
+    pub fn buffer_count(&self) -> usize {
+        2 + usize::from(self.offset_type.is_some())
+    }
+
     /// Whether this quantization uses a field a 1.1 reader would ignore (a
     /// tensor scale other than 1, offsets), so that its file must set
     /// [`FLAG_EXTENDED_QUANTIZATION`](crate::format::FLAG_EXTENDED_QUANTIZATION).

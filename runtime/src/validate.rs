@@ -127,15 +127,6 @@ impl Plan {
         v
     }
 
-    /// How many of [`buffers`](Self::buffers) belong to the quantization.
-    pub fn quantization_buffers(&self) -> usize {
-        if self.quantized {
-            2 + usize::from(self.offsets.is_some())
-        } else {
-            0
-        }
-    }
-
     /// The expected length of the buffer of `role`, if the tensor has one.
     pub fn length(&self, role: BufferRole) -> Option<u64> {
         match role {

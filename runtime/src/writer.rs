@@ -9,7 +9,7 @@
 
 use crate::atomic::{AtomicFile, Durability};
 use crate::buffer::BufferRole;
-use crate::descriptor::{Layout, QuantizationScheme, TensorDescriptor};
+use crate::descriptor::{Layout, Quantization, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
 use crate::generated::fb;
@@ -385,10 +385,10 @@ fn build_tensor<'b>(
     };
     // Layout buffers come first, then scales, zero points and (when the
     // quantization has them) offsets; a descriptor-only tensor has none at all.
-    let quantization_buffers = match &d.quantization {
-        Some(q) => 2 + usize::from(q.offset_type.is_some()),
-        None => 0,
-    };
+    let quantization_buffers = d
+        .quantization
+        .as_ref()
+        .map_or(0, Quantization::buffer_count);
     let n_layout = w.buffers.len().saturating_sub(quantization_buffers);
     let buffers: Vec<fb::Buffer> = w.buffers[..n_layout]
         .iter()

@@ -104,6 +104,19 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
             ..dense
         });
     }
+    // An unfolded MXFP4 weight `w` adds `w_blocks` and `w_scales`: neither
+    // may be a tensor of the file already.
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &entries {
+        if !seen.insert(e.name.as_str()) {
+            bail!(
+                "tensor {:?} would be written twice: an MXFP4 weight unfolds into it \
+                 (transformers' `_blocks`/`_scales` pair) and the file has a tensor of \
+                 that name too",
+                e.name
+            );
+        }
+    }
     let metadata = file.reader().metadata().to_map();
     Ok(Source {
         entries,

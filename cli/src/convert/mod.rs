@@ -17,7 +17,6 @@
 //! format rule (element counts, dtype names, bit packing) is the runtime's.
 
 mod canonical;
-// The GGUF reader of the coming `convert model.gguf`: not wired into the converter yet.
 mod gguf;
 mod hurray_format;
 mod mxfp4;
@@ -382,6 +381,9 @@ pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
     } else {
         parse(format, bytes, path)?
     };
+    // What a conversion to Hurray does first.
+    let entries = mxfp4::fold_pairs(source.entries)?;
+    let source = Source { entries, ..source };
     let mut total = 0u64;
     for e in source.entries.iter().filter(|e| e.hurray_only.is_none()) {
         e.check_expansion()?;

@@ -131,6 +131,13 @@ fn misfit(blocks: &Entry<'_>, scales: &Entry<'_>) -> Option<String> {
             "the blocks' shape {b:?} does not end in {BLOCK_BYTES} bytes per block"
         ));
     }
+    if b[b.len() - 2].checked_mul(BLOCK).is_none() {
+        // Possible only with another dimension 0: nothing is stored then.
+        return Some(format!(
+            "{} blocks of {BLOCK} elements overflow 64 bits",
+            b[b.len() - 2]
+        ));
+    }
     if scales.shape[..] != b[..b.len() - 1] {
         return Some(format!(
             "the scales' shape {:?} is not the blocks' shape {b:?} without its last dimension",
@@ -147,7 +154,7 @@ fn fold<'a>(blocks: Entry<'a>, scales: Entry<'a>) -> Entry<'a> {
     let name = blocks.name[..blocks.name.len() - BLOCKS.len()].to_owned();
     let rank = blocks.shape.len() - 1;
     let mut shape = blocks.shape[..rank].to_vec();
-    // G blocks of 32; cannot overflow: G * 16 bytes are stored.
+    // G blocks of 32 (`misfit` checked the product fits).
     shape[rank - 1] *= BLOCK;
     let mut e = Entry::new(name, ElementType::Float4E2M1FN, shape, blocks.data);
     e.quantized = Some(Quantized {
@@ -232,6 +239,8 @@ mod tests {
             (&[5, 3, 8][..], &[5, 3][..]),
             (&[5, 3, 16], &[5, 4]),
             (&[16], &[]),
+            // Empty, so nothing is stored, but 2^59 blocks of 32 overflow.
+            (&[0, 1 << 59, 16], &[0, 1 << 59]),
         ] {
             let out = fold_pairs(vec![
                 u8_entry("w_blocks", blocks),

@@ -1,5 +1,5 @@
-//! GGUF files (llama.cpp's model format, versions 2 and 3) as a source: the
-//! reader under the coming `hurray convert model.gguf out.hurray`.
+//! GGUF files (llama.cpp's model format, versions 2 and 3) as a source of
+//! `hurray convert model.gguf out.hurray`: the parser.
 //!
 //! A GGUF file is a little-endian header (`GGUF`, version `u32`, tensor count
 //! and metadata count `u64`), the metadata (key string, value type `u32`,

@@ -61,11 +61,11 @@ impl Blocks<'_> {
         if current.as_ref().is_none_or(|(i, _)| *i != index) {
             *current = Some((index, split_blocks(t)?));
         }
-        let (_, split) = current.as_mut().context("split just stored")?;
+        let (_, split) = current.as_ref().context("split just stored")?;
         Ok(match part {
-            Part::Codes => std::mem::take(&mut split.codes),
-            Part::Scales => std::mem::take(&mut split.scales),
-            Part::Mins => split.mins.take().unwrap_or_default(),
+            Part::Codes => split.codes.clone(),
+            Part::Scales => split.scales.clone(),
+            Part::Mins => split.mins.clone().unwrap_or_default(),
             Part::ZeroPoints => unreachable!("answered above"),
         })
     }

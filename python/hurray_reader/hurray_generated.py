@@ -110,6 +110,15 @@ class QuantizationScheme(object):
     PerBlock = 3
 
 
+# Added in 1.2. How `Tensor.checksums` were computed (ADR-0009).
+class ChecksumAlgorithm(object):
+    # No checksums in the file.
+    None_ = 0
+    # CRC-32C (Castagnoli, as iSCSI, ext4 and the object stores use it) of
+    # the buffer's bytes, in the low 32 bits.
+    Crc32c = 1
+
+
 # One contiguous byte range in the file. `offset` counts from the first byte
 # of the file (or message); the range must lie inside the data region. A
 # non-empty range starts at a multiple of the tensor's alignment. A range of
@@ -797,8 +806,40 @@ class Tensor(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
         return o == 0
 
+    # Added in 1.2. One checksum per buffer, in the order of the tensor's
+    # buffers (the layout's, then scales, zero points and offsets when
+    # quantized), computed with `Header.checksum_algorithm`; absent when the
+    # file has none. A zero-length buffer has the checksum of no bytes.
+    # Checked only on demand: opening a file never reads its data.
+    # Tensor
+    def Checksums(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # Tensor
+    def ChecksumsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint64Flags, o)
+        return 0
+
+    # Tensor
+    def ChecksumsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def ChecksumsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        return o == 0
+
 def TensorStart(builder):
-    builder.StartObject(10)
+    builder.StartObject(11)
 
 def TensorAddName(builder, name):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
@@ -838,6 +879,12 @@ def TensorAddMetadata(builder, metadata):
 
 def TensorStartMetadataVector(builder, numElems):
     return builder.StartVector(4, numElems, 4)
+
+def TensorAddChecksums(builder, checksums):
+    builder.PrependUOffsetTRelativeSlot(10, flatbuffers.number_types.UOffsetTFlags.py_type(checksums), 0)
+
+def TensorStartChecksumsVector(builder, numElems):
+    return builder.StartVector(8, numElems, 8)
 
 def TensorEnd(builder):
     return builder.EndObject()
@@ -959,8 +1006,17 @@ class Header(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
         return o == 0
 
+    # Added in 1.2. The algorithm of every tensor's `checksums`; `None` when
+    # no tensor has any.
+    # Header
+    def ChecksumAlgorithm(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
 def HeaderStart(builder):
-    builder.StartObject(4)
+    builder.StartObject(5)
 
 def HeaderAddTensors(builder, tensors):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(tensors), 0)
@@ -982,6 +1038,9 @@ def HeaderAddNameIndex(builder, nameIndex):
 
 def HeaderStartNameIndexVector(builder, numElems):
     return builder.StartVector(4, numElems, 4)
+
+def HeaderAddChecksumAlgorithm(builder, checksumAlgorithm):
+    builder.PrependUint8Slot(4, checksumAlgorithm, 0)
 
 def HeaderEnd(builder):
     return builder.EndObject()

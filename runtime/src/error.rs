@@ -190,6 +190,18 @@ pub enum Error {
         end: u64,
         file_len: u64,
     },
+    /// A buffer's bytes do not have the checksum the header records
+    /// ([`TensorRef::verify_checksum`](crate::TensorRef::verify_checksum)).
+    #[error(
+        "tensor {tensor:?}: buffer {buffer} has {algorithm} checksum {found:#010x}, the header records {expected:#010x}: the data is corrupt"
+    )]
+    ChecksumMismatch {
+        tensor: String,
+        buffer: &'static str,
+        algorithm: &'static str,
+        expected: u64,
+        found: u64,
+    },
     /// No tensor of that name.
     #[error("no tensor named {name:?}")]
     NotFound { name: String },

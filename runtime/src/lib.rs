@@ -37,6 +37,7 @@ mod generated;
 
 // The format's rules, each with one owner (docs/ARCHITECTURE.md).
 mod buffer;
+mod checksum;
 mod count;
 mod descriptor;
 mod element;
@@ -65,6 +66,7 @@ mod tests;
 pub use aligned::AlignedBytes;
 pub use atomic::{AtomicFile, Durability};
 pub use buffer::{BufferRole, UnknownBufferRole};
+pub use checksum::ChecksumAlgorithm;
 pub use count::{ElementCount, element_count, packed_len};
 #[doc(hidden)]
 pub use derive_support::private as __private;

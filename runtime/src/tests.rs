@@ -124,6 +124,7 @@ fn craft(
                 alignment: t.alignment,
                 quantization,
                 metadata: None,
+                checksums: None,
             },
         ));
     }
@@ -150,6 +151,7 @@ fn craft(
             metadata,
             alignment: file_alignment,
             name_index: None,
+            checksum_algorithm: fb::ChecksumAlgorithm::None,
         },
     );
     fb::finish_header_buffer(&mut fbb, root);

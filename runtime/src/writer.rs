@@ -9,6 +9,7 @@
 
 use crate::atomic::{AtomicFile, Durability};
 use crate::buffer::BufferRole;
+use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::{Layout, Quantization, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
@@ -26,6 +27,8 @@ struct Written {
     /// (offset, length) of each buffer: layout buffers, then scales, zero
     /// points and offsets.
     buffers: Vec<(u64, u64)>,
+    /// The checksum of each buffer (empty when the file has none).
+    checksums: Vec<u64>,
 }
 
 /// Where a finished stream goes.
@@ -47,6 +50,8 @@ pub struct Writer<W: Write> {
     names: BTreeSet<String>,
     metadata: BTreeMap<String, String>,
     poisoned: Option<String>,
+    /// Per-buffer checksums (format 1.2); CRC-32C unless turned off.
+    checksum: Option<ChecksumAlgorithm>,
 }
 
 impl Writer<std::fs::File> {
@@ -86,6 +91,7 @@ impl<W: Write> Writer<W> {
             names: BTreeSet::new(),
             metadata: BTreeMap::new(),
             poisoned: None,
+            checksum: Some(ChecksumAlgorithm::Crc32c),
         })
     }
 
@@ -112,6 +118,22 @@ impl<W: Write> Writer<W> {
             });
         }
         self.alignment = alignment;
+        Ok(())
+    }
+
+    /// Sets how buffers are checksummed (CRC-32C by default), or turns
+    /// checksums off with `None`. Must be called before the first tensor:
+    /// a file's tensors all have checksums or none has.
+    pub fn set_checksums(&mut self, algorithm: Option<ChecksumAlgorithm>) -> Result<()> {
+        if !self.written.is_empty() {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "checksum_algorithm".into(),
+                value: algorithm.map_or("none", ChecksumAlgorithm::name).into(),
+                reason: "set the checksums before writing the first tensor".into(),
+            });
+        }
+        self.checksum = algorithm;
         Ok(())
     }
 
@@ -179,12 +201,15 @@ impl<W: Write> Writer<W> {
         self.names.insert(desc.name.clone());
         Ok(TensorWriter {
             alignment: desc.alignment.unwrap_or(0).max(self.alignment),
+            checksum: self.checksum,
             writer: self,
             desc: desc.clone(),
             lengths,
             roles,
             buffers: Vec::new(),
             remaining: None,
+            running: None,
+            checksums: Vec::new(),
         })
     }
 
@@ -295,6 +320,9 @@ impl<W: Write> Writer<W> {
                 metadata,
                 alignment: self.alignment,
                 name_index,
+                checksum_algorithm: self
+                    .checksum
+                    .map_or(fb::ChecksumAlgorithm::None, ChecksumAlgorithm::to_wire),
             },
         );
         fb::finish_header_buffer(&mut fbb, root);
@@ -430,6 +458,8 @@ fn build_tensor<'b>(
         )
     });
     let metadata = build_metadata(fbb, &d.metadata);
+    // A descriptor-only tensor has no buffers, so no checksums either.
+    let checksums = (!w.checksums.is_empty()).then(|| fbb.create_vector(&w.checksums));
     fb::Tensor::create(
         fbb,
         &fb::TensorArgs {
@@ -443,6 +473,7 @@ fn build_tensor<'b>(
             alignment: d.alignment.unwrap_or(0),
             quantization,
             metadata,
+            checksums,
         },
     )
 }
@@ -460,6 +491,11 @@ pub struct TensorWriter<'w, W: Write> {
     buffers: Vec<(u64, u64)>,
     /// Bytes still owed to the current buffer; `None` before the first byte.
     remaining: Option<u64>,
+    checksum: Option<ChecksumAlgorithm>,
+    /// The checksum of the current buffer so far.
+    running: Option<Running>,
+    /// The checksums of the buffers completed so far.
+    checksums: Vec<u64>,
 }
 
 impl<W: Write> TensorWriter<'_, W> {
@@ -471,18 +507,27 @@ impl<W: Write> TensorWriter<'_, W> {
         }
     }
 
+    /// Records a zero-length buffer, and its checksum (that of no bytes).
+    fn push_empty(&mut self) {
+        self.buffers.push((0, 0));
+        if let Some(c) = self.checksum {
+            self.checksums.push(c.of(&[]));
+        }
+    }
+
     /// Starts the next buffer: empty ones are recorded with no padding.
     fn open_next(&mut self) -> Result<()> {
         while self.buffers.len() < self.lengths.len() {
             let len = self.lengths[self.buffers.len()];
             if len == 0 {
                 // ADR-007: a zero-length buffer takes no space and no alignment.
-                self.buffers.push((0, 0));
+                self.push_empty();
                 continue;
             }
             self.writer.pad_to(self.alignment)?;
             self.buffers.push((self.writer.pos, len));
             self.remaining = Some(len);
+            self.running = self.checksum.map(Running::new);
             return Ok(());
         }
         self.remaining = Some(0);
@@ -508,7 +553,16 @@ impl<W: Write> TensorWriter<'_, W> {
             let r = self.remaining.unwrap_or(0);
             let n = (r.min(bytes.len() as u64)) as usize;
             self.writer.raw_write(&bytes[..n])?;
+            // The same pass computes the checksum (ADR-0009).
+            if let Some(running) = &mut self.running {
+                running.update(&bytes[..n]);
+            }
             self.remaining = Some(r - n as u64);
+            if r == n as u64
+                && let Some(running) = self.running.take()
+            {
+                self.checksums.push(running.finish());
+            }
             bytes = &bytes[n..];
         }
         Ok(())
@@ -519,7 +573,7 @@ impl<W: Write> TensorWriter<'_, W> {
         if self.remaining.is_none_or(|r| r == 0) && !self.desc.descriptor_only {
             // Record trailing empty buffers (or all of them, for an empty tensor).
             while self.buffers.len() < self.lengths.len() && self.lengths[self.buffers.len()] == 0 {
-                self.buffers.push((0, 0));
+                self.push_empty();
             }
         }
         let complete = self.desc.descriptor_only
@@ -533,14 +587,19 @@ impl<W: Write> TensorWriter<'_, W> {
             let reason = format!("buffer {role} is short of bytes");
             return Err(self.mismatch(reason));
         }
-        let buffers = if self.desc.descriptor_only {
-            Vec::new()
+        let (buffers, checksums) = if self.desc.descriptor_only {
+            (Vec::new(), Vec::new())
         } else {
-            std::mem::take(&mut self.buffers)
+            (
+                std::mem::take(&mut self.buffers),
+                std::mem::take(&mut self.checksums),
+            )
         };
+        debug_assert!(self.checksum.is_none() || checksums.len() == buffers.len());
         self.writer.written.push(Written {
             desc: self.desc.clone(),
             buffers,
+            checksums,
         });
         Ok(())
     }

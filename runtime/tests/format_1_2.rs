@@ -250,3 +250,88 @@ fn mxfp8_dequantizes_as_the_ocp_definition() {
         );
     }
 }
+
+/// Per-buffer checksums (ADR-0009): written by default in the writer's one
+/// pass, checked only on demand, a flipped byte reported with the tensor,
+/// the buffer and both values.
+#[test]
+fn checksums_are_written_by_default_and_catch_a_flipped_byte() {
+    use hurray::ChecksumAlgorithm;
+    let mut q = Quantization::new(
+        QuantizationScheme::PerTensor,
+        ElementType::Float32,
+        ElementType::Float32,
+    );
+    q.zero_point_type = Some(ElementType::Int8);
+    let quantized =
+        TensorDescriptor::new("q", ElementType::Int8, hurray::shape(&[4])).with_quantization(q);
+    let empty = TensorDescriptor::new("e", ElementType::Float32, hurray::shape(&[3, 0]));
+    let signature = TensorDescriptor::new("s", ElementType::Float32, vec![hurray::Dim::Dynamic])
+        .into_descriptor_only();
+    let mut out = Vec::new();
+    let mut w = Writer::new(&mut out).unwrap();
+    w.add_tensor(&quantized, &[&[1, 2, 3, 4], &2.0f32.to_le_bytes(), &[7]])
+        .unwrap();
+    w.add_tensor(&empty, &[&[]]).unwrap();
+    w.add_tensor(&signature, &[]).unwrap();
+    assert!(
+        w.set_checksums(None).is_err(),
+        "too late: tensors are written"
+    );
+    w.finish().unwrap();
+
+    let file = File::from_bytes(&out).unwrap();
+    let crc = |b: &[u8]| ChecksumAlgorithm::Crc32c.of(b);
+    let q = file.tensor("q").unwrap();
+    assert_eq!(
+        q.checksums().unwrap(),
+        [
+            (BufferRole::Values, crc(&[1, 2, 3, 4])),
+            (BufferRole::Scales, crc(&2.0f32.to_le_bytes())),
+            (BufferRole::ZeroPoints, crc(&[7])),
+        ]
+    );
+    assert!(q.verify_checksum().unwrap());
+    assert_eq!(
+        file.tensor("e").unwrap().checksums().unwrap(),
+        [(BufferRole::Values, 0)]
+    );
+    assert_eq!(file.tensor("s").unwrap().checksums(), None);
+    assert!(!file.tensor("s").unwrap().verify_checksum().unwrap());
+
+    // Flip one bit of the scale: opening still succeeds (it reads no data),
+    // verifying names the tensor, the buffer and both checksums.
+    let at = q.buffer_range(BufferRole::Scales).unwrap().0 as usize;
+    let mut bad = out.clone();
+    bad[at] ^= 1;
+    let file = File::from_bytes(&bad).unwrap();
+    match file.tensor("q").unwrap().verify_checksum() {
+        Err(Error::ChecksumMismatch {
+            tensor,
+            buffer,
+            expected,
+            found,
+            ..
+        }) => {
+            assert_eq!((tensor.as_str(), buffer), ("q", "scales"));
+            assert_eq!(expected, crc(&2.0f32.to_le_bytes()));
+            let mut flipped = 2.0f32.to_le_bytes();
+            flipped[0] ^= 1;
+            assert_eq!(found, crc(&flipped));
+        }
+        other => panic!("expected ChecksumMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn checksums_can_be_turned_off() {
+    let d = TensorDescriptor::new("x", ElementType::UInt8, hurray::shape(&[2]));
+    let mut out = Vec::new();
+    let mut w = Writer::new(&mut out).unwrap();
+    w.set_checksums(None).unwrap();
+    w.add_tensor(&d, &[&[1, 2]]).unwrap();
+    w.finish().unwrap();
+    let file = File::from_bytes(&out).unwrap();
+    assert_eq!(file.tensor("x").unwrap().checksums(), None);
+    assert!(!file.tensor("x").unwrap().verify_checksum().unwrap());
+}

@@ -455,6 +455,94 @@ impl<'a> ::flatbuffers::Verifiable for QuantizationScheme {
 }
 
 impl ::flatbuffers::SimpleToVerifyInSlice for QuantizationScheme {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_CHECKSUM_ALGORITHM: u8 = 0;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_CHECKSUM_ALGORITHM: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_CHECKSUM_ALGORITHM: [ChecksumAlgorithm; 2] = [
+  ChecksumAlgorithm::None,
+  ChecksumAlgorithm::Crc32c,
+];
+
+/// Added in 1.2. How `Tensor.checksums` were computed (ADR-0009).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct ChecksumAlgorithm(pub u8);
+#[allow(non_upper_case_globals)]
+impl ChecksumAlgorithm {
+  /// No checksums in the file.
+  pub const None: Self = Self(0);
+  /// CRC-32C (Castagnoli, as iSCSI, ext4 and the object stores use it) of
+  /// the buffer's bytes, in the low 32 bits.
+  pub const Crc32c: Self = Self(1);
+
+  pub const ENUM_MIN: u8 = 0;
+  pub const ENUM_MAX: u8 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::None,
+    Self::Crc32c,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::None => Some("None"),
+      Self::Crc32c => Some("Crc32c"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for ChecksumAlgorithm {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for ChecksumAlgorithm {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for ChecksumAlgorithm {
+    type Output = ChecksumAlgorithm;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for ChecksumAlgorithm {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for ChecksumAlgorithm {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for ChecksumAlgorithm {}
 /// One contiguous byte range in the file. `offset` counts from the first byte
 /// of the file (or message); the range must lie inside the data region. A
 /// non-empty range starts at a multiple of the tensor's alignment. A range of
@@ -1541,6 +1629,7 @@ impl<'a> Tensor<'a> {
   pub const VT_ALIGNMENT: ::flatbuffers::VOffsetT = 18;
   pub const VT_QUANTIZATION: ::flatbuffers::VOffsetT = 20;
   pub const VT_METADATA: ::flatbuffers::VOffsetT = 22;
+  pub const VT_CHECKSUMS: ::flatbuffers::VOffsetT = 24;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1553,6 +1642,7 @@ impl<'a> Tensor<'a> {
   ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
     let mut builder = TensorBuilder::new(_fbb);
     builder.add_alignment(args.alignment);
+    if let Some(x) = args.checksums { builder.add_checksums(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
     if let Some(x) = args.quantization { builder.add_quantization(x); }
     if let Some(x) = args.buffers { builder.add_buffers(x); }
@@ -1661,6 +1751,18 @@ impl<'a> Tensor<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<KeyValue>>>>(Tensor::VT_METADATA, None)}
   }
+  /// Added in 1.2. One checksum per buffer, in the order of the tensor's
+  /// buffers (the layout's, then scales, zero points and offsets when
+  /// quantized), computed with `Header.checksum_algorithm`; absent when the
+  /// file has none. A zero-length buffer has the checksum of no bytes.
+  /// Checked only on demand: opening a file never reads its data.
+  #[inline]
+  pub fn checksums(&self) -> Option<::flatbuffers::Vector<'a, u64>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(Tensor::VT_CHECKSUMS, None)}
+  }
   #[inline]
   #[allow(non_snake_case)]
   pub fn layout_as_dense(&self) -> Option<Dense<'a>> {
@@ -1746,6 +1848,7 @@ impl ::flatbuffers::Verifiable for Tensor<'_> {
      .visit_field::<u64>("alignment", Self::VT_ALIGNMENT, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<Quantization>>("quantization", Self::VT_QUANTIZATION, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<KeyValue>>>>("metadata", Self::VT_METADATA, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("checksums", Self::VT_CHECKSUMS, false)?
      .finish();
     Ok(())
   }
@@ -1761,6 +1864,7 @@ pub struct TensorArgs<'a> {
     pub alignment: u64,
     pub quantization: Option<::flatbuffers::WIPOffset<Quantization<'a>>>,
     pub metadata: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<KeyValue<'a>>>>>,
+    pub checksums: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
 }
 impl<'a> Default for TensorArgs<'a> {
   #[inline]
@@ -1776,6 +1880,7 @@ impl<'a> Default for TensorArgs<'a> {
       alignment: 0,
       quantization: None,
       metadata: None,
+      checksums: None,
     }
   }
 }
@@ -1824,6 +1929,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
   #[inline]
   pub fn add_metadata(&mut self, metadata: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<KeyValue<'b >>>>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_METADATA, metadata);
+  }
+  #[inline]
+  pub fn add_checksums(&mut self, checksums: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_CHECKSUMS, checksums);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorBuilder<'a, 'b, A> {
@@ -1888,6 +1997,7 @@ impl ::core::fmt::Debug for Tensor<'_> {
       ds.field("alignment", &self.alignment());
       ds.field("quantization", &self.quantization());
       ds.field("metadata", &self.metadata());
+      ds.field("checksums", &self.checksums());
       ds.finish()
   }
 }
@@ -1912,6 +2022,7 @@ impl<'a> Header<'a> {
   pub const VT_METADATA: ::flatbuffers::VOffsetT = 6;
   pub const VT_ALIGNMENT: ::flatbuffers::VOffsetT = 8;
   pub const VT_NAME_INDEX: ::flatbuffers::VOffsetT = 10;
+  pub const VT_CHECKSUM_ALGORITHM: ::flatbuffers::VOffsetT = 12;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1927,6 +2038,7 @@ impl<'a> Header<'a> {
     if let Some(x) = args.name_index { builder.add_name_index(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
     if let Some(x) = args.tensors { builder.add_tensors(x); }
+    builder.add_checksum_algorithm(args.checksum_algorithm);
     builder.finish()
   }
 
@@ -1969,6 +2081,15 @@ impl<'a> Header<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u32>>>(Header::VT_NAME_INDEX, None)}
   }
+  /// Added in 1.2. The algorithm of every tensor's `checksums`; `None` when
+  /// no tensor has any.
+  #[inline]
+  pub fn checksum_algorithm(&self) -> ChecksumAlgorithm {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<ChecksumAlgorithm>(Header::VT_CHECKSUM_ALGORITHM, Some(ChecksumAlgorithm::None)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Header<'_> {
@@ -1981,6 +2102,7 @@ impl ::flatbuffers::Verifiable for Header<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<KeyValue>>>>("metadata", Self::VT_METADATA, false)?
      .visit_field::<u64>("alignment", Self::VT_ALIGNMENT, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("name_index", Self::VT_NAME_INDEX, false)?
+     .visit_field::<ChecksumAlgorithm>("checksum_algorithm", Self::VT_CHECKSUM_ALGORITHM, false)?
      .finish();
     Ok(())
   }
@@ -1990,6 +2112,7 @@ pub struct HeaderArgs<'a> {
     pub metadata: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<KeyValue<'a>>>>>,
     pub alignment: u64,
     pub name_index: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
+    pub checksum_algorithm: ChecksumAlgorithm,
 }
 impl<'a> Default for HeaderArgs<'a> {
   #[inline]
@@ -1999,6 +2122,7 @@ impl<'a> Default for HeaderArgs<'a> {
       metadata: None,
       alignment: 64,
       name_index: None,
+      checksum_algorithm: ChecksumAlgorithm::None,
     }
   }
 }
@@ -2025,6 +2149,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> HeaderBuilder<'a, 'b, A> {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Header::VT_NAME_INDEX, name_index);
   }
   #[inline]
+  pub fn add_checksum_algorithm(&mut self, checksum_algorithm: ChecksumAlgorithm) {
+    self.fbb_.push_slot::<ChecksumAlgorithm>(Header::VT_CHECKSUM_ALGORITHM, checksum_algorithm, ChecksumAlgorithm::None);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> HeaderBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     HeaderBuilder {
@@ -2046,6 +2174,7 @@ impl ::core::fmt::Debug for Header<'_> {
       ds.field("metadata", &self.metadata());
       ds.field("alignment", &self.alignment());
       ds.field("name_index", &self.name_index());
+      ds.field("checksum_algorithm", &self.checksum_algorithm());
       ds.finish()
   }
 }

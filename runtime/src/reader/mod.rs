@@ -418,6 +418,7 @@ impl<'a> Reader<'a> {
             bytes: self.bytes,
             inner: self.header.tensors(),
             file_alignment: self.header.alignment(),
+            checksum: self.header.checksum_algorithm(),
             next: 0,
         }
     }
@@ -436,7 +437,12 @@ impl<'a> Reader<'a> {
                     e => {
                         let t = tensors.get(e as usize - 1);
                         if t.name() == name {
-                            return Some(TensorRef::new(self.bytes, t, self.header.alignment()));
+                            return Some(TensorRef::new(
+                                self.bytes,
+                                t,
+                                self.header.alignment(),
+                                self.header.checksum_algorithm(),
+                            ));
                         }
                     }
                 }
@@ -444,7 +450,12 @@ impl<'a> Reader<'a> {
             }
         }
         let t = tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
-        Some(TensorRef::new(self.bytes, t, self.header.alignment()))
+        Some(TensorRef::new(
+            self.bytes,
+            t,
+            self.header.alignment(),
+            self.header.checksum_algorithm(),
+        ))
     }
 
     /// Whether any tensor's name starts with `prefix`: O(log n), as names

@@ -24,6 +24,9 @@ impl Reader<'_> {
             return check_name_index(&self.header, 0);
         };
         let mut ranges: Vec<(u64, u64, u32, &'static str)> = Vec::with_capacity(tensors.len());
+        // Checksums need an algorithm (an unknown one is refused only when
+        // they are verified: reading the data does not need them).
+        let checksums_in_file = self.header.checksum_algorithm() != fb::ChecksumAlgorithm::None;
         let mut previous: Option<&str> = None;
         for (index, t) in tensors.iter().enumerate() {
             let name = t.name();
@@ -141,6 +144,7 @@ impl Reader<'_> {
                     });
                 }
             }
+            check_checksums(&t, &plan, checksums_in_file)?;
             check_metadata(name, t.metadata())?;
         }
         check_name_index(&self.header, tensors.len())?;
@@ -244,6 +248,36 @@ pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers:
         }
         other => LayoutParams::Unknown(other.0),
     }
+}
+
+/// A tensor's checksums, if any, are one per buffer it has (format 1.2).
+fn check_checksums(t: &fb::Tensor<'_>, plan: &Plan, in_file: bool) -> Result<()> {
+    let Some(sums) = t.checksums() else {
+        return Ok(());
+    };
+    let name = t.name();
+    if !in_file {
+        return Err(Error::InvalidField {
+            tensor: name.to_owned(),
+            field: "checksums".into(),
+            value: sums.len().to_string(),
+            reason: "the header names no checksum algorithm".into(),
+        });
+    }
+    let buffers = if t.descriptor_only() {
+        0
+    } else {
+        plan.buffers().len()
+    };
+    if sums.len() != buffers {
+        return Err(Error::InvalidField {
+            tensor: name.to_owned(),
+            field: "checksums".into(),
+            value: sums.len().to_string(),
+            reason: format!("one checksum per buffer: the tensor has {buffers}"),
+        });
+    }
+    Ok(())
 }
 
 fn quant_params(q: &fb::Quantization<'_>) -> QuantParams {

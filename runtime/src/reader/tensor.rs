@@ -4,6 +4,7 @@
 use super::semantics::{layout_params, plan_of};
 use crate::ElementType;
 use crate::buffer::BufferRole;
+use crate::checksum::ChecksumAlgorithm;
 use crate::descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::generated::fb;
@@ -15,6 +16,7 @@ pub struct Tensors<'a> {
     pub(super) bytes: &'a [u8],
     pub(super) inner: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
     pub(super) file_alignment: u64,
+    pub(super) checksum: fb::ChecksumAlgorithm,
     pub(super) next: usize,
 }
 
@@ -33,7 +35,12 @@ impl<'a> Iterator for Tensors<'a> {
         }
         let t = v.get(self.next);
         self.next += 1;
-        Some(TensorRef::new(self.bytes, t, self.file_alignment))
+        Some(TensorRef::new(
+            self.bytes,
+            t,
+            self.file_alignment,
+            self.checksum,
+        ))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.inner.map_or(0, |v| v.len()) - self.next;
@@ -84,6 +91,8 @@ pub struct TensorRef<'a> {
     t: fb::Tensor<'a>,
     element_type: ElementType,
     alignment: u64,
+    /// The file's checksum algorithm (format 1.2).
+    checksum: fb::ChecksumAlgorithm,
 }
 
 impl std::fmt::Debug for TensorRef<'_> {
@@ -126,7 +135,12 @@ impl std::fmt::Debug for Shape<'_> {
 }
 
 impl<'a> TensorRef<'a> {
-    pub(super) fn new(bytes: &'a [u8], t: fb::Tensor<'a>, file_alignment: u64) -> Self {
+    pub(super) fn new(
+        bytes: &'a [u8],
+        t: fb::Tensor<'a>,
+        file_alignment: u64,
+        checksum: fb::ChecksumAlgorithm,
+    ) -> Self {
         let element_type = match ElementType::from_wire(t.element_type().0) {
             Some(e) => e,
             // `Reader::new` rejected every tensor with an unknown element type.
@@ -141,7 +155,57 @@ impl<'a> TensorRef<'a> {
             t,
             element_type,
             alignment,
+            checksum,
         }
+    }
+
+    /// The checksum the header records for each buffer, with the
+    /// buffer's role, in [`buffers`](Self::buffers) order; `None` when the
+    /// file has no checksums (format 1.0/1.1 files, or written without).
+    pub fn checksums(&self) -> Option<Vec<(BufferRole, u64)>> {
+        let sums = self.t.checksums()?;
+        Some(
+            self.buffers()
+                .into_iter()
+                .zip(sums.iter())
+                .map(|((role, _), sum)| (role, sum))
+                .collect(),
+        )
+    }
+
+    /// Reads every buffer of the tensor and compares its checksum with the
+    /// one the header records: `Ok(true)` when all match, `Ok(false)` when
+    /// the file records none, [`Error::ChecksumMismatch`] naming the buffer
+    /// and both values otherwise. This reads the data; opening does not.
+    pub fn verify_checksum(&self) -> Result<bool> {
+        let Some(sums) = self.checksums() else {
+            return Ok(false);
+        };
+        let algorithm = match ChecksumAlgorithm::from_wire(self.checksum) {
+            Ok(Some(a)) => a,
+            Ok(None) => return Ok(false),
+            Err(value) => {
+                return Err(Error::InvalidField {
+                    tensor: self.name().to_owned(),
+                    field: "checksum_algorithm".into(),
+                    value: value.to_string(),
+                    reason: "a checksum algorithm this reader does not know".into(),
+                });
+            }
+        };
+        for ((role, bytes), (_, expected)) in self.buffers().into_iter().zip(sums) {
+            let found = algorithm.of(bytes);
+            if found != expected {
+                return Err(Error::ChecksumMismatch {
+                    tensor: self.name().to_owned(),
+                    buffer: role.name(),
+                    algorithm: algorithm.name(),
+                    expected,
+                    found,
+                });
+            }
+        }
+        Ok(true)
     }
 
     /// The tensor's name.

@@ -140,25 +140,52 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
 }
 
 /// Full validation of one file: the verifying open, then every sparse index.
-fn validate_one(path: &Path) -> Vec<String> {
-    match File::open(path) {
-        Ok(file) => file
-            .reader()
-            .check_sparse_indices()
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
-        Err(e) => vec![e.to_string()],
+/// The problems of the file at `path`, and (with `checksums`) how many
+/// tensors had their checksums verified.
+fn validate_one(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) => return (vec![e.to_string()], None),
+    };
+    let mut problems: Vec<String> = file
+        .reader()
+        .check_sparse_indices()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if !checksums {
+        return (problems, None);
     }
+    let mut verified = 0;
+    for t in file.tensors() {
+        match t.verify_checksum() {
+            Ok(true) => verified += 1,
+            Ok(false) => {}
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    (problems, Some(verified))
 }
 
-pub fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
+pub fn validate(paths: &[PathBuf], checksums: bool) -> Result<ExitCode> {
     let mut ok = true;
     let mut out = stdout();
     for path in paths {
-        let problems = validate_one(path);
+        let (problems, verified) = validate_one(path, checksums);
         if problems.is_empty() {
-            writeln!(out, "{}: ok", path.display())?;
+            match verified {
+                None => writeln!(out, "{}: ok", path.display())?,
+                Some(0) => writeln!(
+                    out,
+                    "{}: ok (the file records no checksums)",
+                    path.display()
+                )?,
+                Some(n) => writeln!(
+                    out,
+                    "{}: ok ({n} tensor(s) match their checksums)",
+                    path.display()
+                )?,
+            }
         }
         for p in problems {
             ok = false;

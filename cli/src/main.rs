@@ -31,6 +31,11 @@ enum Command {
     },
     /// Check files completely (header, every descriptor, sparse indices); exit 1 on any problem.
     Validate {
+        /// Also read every buffer and compare it with the checksum the file
+        /// records (format 1.2); without this flag nothing but the header
+        /// and the sparse indices is read.
+        #[arg(long)]
+        checksums: bool,
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -56,7 +61,7 @@ fn main() -> ExitCode {
         Command::Inspect { file, json } => {
             inspect::inspect(&file, json).map(|()| ExitCode::SUCCESS)
         }
-        Command::Validate { files } => inspect::validate(&files),
+        Command::Validate { files, checksums } => inspect::validate(&files, checksums),
         Command::Example { output } => inspect::example(&output).map(|()| ExitCode::SUCCESS),
         Command::Convert {
             input,

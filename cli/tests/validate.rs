@@ -66,3 +66,64 @@ fn valid_and_invalid_inputs() {
     assert_eq!(code, Some(1));
     assert!(stdout.contains("opening"), "{stdout}");
 }
+
+/// Format 1.2 checksums: flip one data byte and `validate --checksums`
+/// exits 1 naming the tensor and the buffer; plain `validate` reads no data
+/// and still passes; a file written before 1.2 says it has none.
+#[test]
+fn checksums_catch_a_flipped_data_byte_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.hurray");
+    let st = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .arg("example")
+        .arg(&good)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let run = |args: &[&std::path::Path]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
+            .arg("validate")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let flag = std::path::Path::new("--checksums");
+    let (code, text) = run(&[flag, &good]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("tensor(s) match their checksums"), "{text}");
+
+    // "dense.weight" holds 0.0, 0.5, ... 5.5 as f32: flip a bit of 5.5.
+    let file = hurray::File::open(&good).unwrap();
+    let (offset, length) = file
+        .tensor("dense.weight")
+        .unwrap()
+        .buffer_range(hurray::BufferRole::Values)
+        .unwrap();
+    drop(file);
+    let mut bytes = std::fs::read(&good).unwrap();
+    bytes[(offset + length - 1) as usize] ^= 0x01;
+    let bad = dir.path().join("bad.hurray");
+    std::fs::write(&bad, &bytes).unwrap();
+    let (code, text) = run(&[&bad]);
+    assert_eq!(
+        code,
+        Some(0),
+        "without --checksums the data is not read: {text}"
+    );
+    let (code, text) = run(&[flag, &bad]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("tensor \"dense.weight\": buffer values has crc32c checksum"),
+        "{text}"
+    );
+
+    let old = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/golden/v1.1/example.hurray");
+    let (code, text) = run(&[flag, &old]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("records no checksums"), "{text}");
+}

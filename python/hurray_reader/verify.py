@@ -31,6 +31,7 @@ TABLES = {
         1: ("tables", "KeyValue"),
         2: ("u64",),
         3: ("scalars", 4, False),  # name_index (format 1.1)
+        4: ("u8",),  # checksum_algorithm (format 1.2)
     },
     "Tensor": {
         0: ("string", True),
@@ -43,6 +44,7 @@ TABLES = {
         7: ("u64",),
         8: ("table", "Quantization"),
         9: ("tables", "KeyValue"),
+        10: ("scalars", 8, False),  # checksums (format 1.2)
     },
     "Dense": {0: ("scalars", 8, False)},
     "Coo": {0: ("u64",), 1: ("u8",), 2: ("bool",)},

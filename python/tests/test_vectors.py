@@ -95,6 +95,9 @@ def test_valid_vector(name):
             data = t.buffer(b["role"])
             assert len(data) == b["length"], ctx
             assert bytes(data).hex() == b["hex"], f"{ctx}: {b['role']}"
+            sums = t.checksums()
+            if sums is not None:  # format 1.2: the CRC-32C of the bytes
+                assert sums[b["role"]] == b["crc32c"] == hurray_reader.reader.crc32c(data), ctx
             if len(data):
                 offset = np.frombuffer(data, np.uint8).__array_interface__["data"][0] - np.frombuffer(
                     f.data, np.uint8
@@ -165,3 +168,20 @@ def test_raw_codes_for_types_numpy_lacks():
     assert f["x"].numpy().dtype == np.float32
     f = hurray_reader.open(VECTORS / "dtype_f4e2m1fn.hurray")
     assert f["x"].numpy(raw=True).tolist() == [0x0, 0x1, 0x2, 0xB, 0x7, 0x8, 0x4]
+
+
+def test_checksums_verify_and_catch_a_flipped_byte():
+    """Format 1.2: the reader verifies the recorded CRC-32C on demand (never
+    at open), as the Rust reader does, and names the tensor and buffer."""
+    assert hurray_reader.reader.crc32c(b"123456789") == 0xE3069283
+    data = bytearray((VECTORS / "layout_dense.hurray").read_bytes())
+    f = hurray_reader.from_bytes(bytes(data))
+    t = next(t for t in f.tensors if t.name == "a")
+    assert t.verify_checksum() is True
+    view = np.frombuffer(t.buffer("values"), np.uint8)
+    offset = view.__array_interface__["data"][0] - np.frombuffer(f.data, np.uint8).__array_interface__["data"][0]
+    data[offset] ^= 0x01
+    bad = hurray_reader.from_bytes(bytes(data))  # opening reads no data
+    with pytest.raises(HurrayError) as err:
+        next(t for t in bad.tensors if t.name == "a").verify_checksum()
+    assert (err.value.variant, err.value.tensor, err.value.field) == ("ChecksumMismatch", "a", "values")

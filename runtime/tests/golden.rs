@@ -24,7 +24,13 @@ fn v1_1_example_reads_with_current_code() {
 
 #[test]
 fn v1_2_example_reads_with_current_code() {
-    check_example(&golden("v1.2", "example.hurray"), (1, 2));
+    let file = golden("v1.2", "example.hurray");
+    check_example(&file, (1, 2));
+    let checked = file
+        .tensors()
+        .filter(|t| t.verify_checksum().unwrap())
+        .count();
+    assert_eq!(checked, 4, "every tensor with data has checksums");
 }
 
 /// Format 1.2's additions as the 1.2 writer wrote them (frozen copies of the
@@ -42,6 +48,10 @@ fn v1_2_microscaling_offsets_and_new_types_read_with_current_code() {
         }
         let file = golden("v1.2", &format!("{name}.hurray"));
         assert_eq!(file.reader().version(), (1, 2), "{name}");
+        for t in file.tensors() {
+            // 1.2 writers record a CRC-32C per buffer.
+            assert!(t.verify_checksum().unwrap(), "{name}: {}", t.name());
+        }
         let want: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
                 .unwrap();

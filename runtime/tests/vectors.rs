@@ -233,6 +233,11 @@ fn check_valid(name: &str, exp: &Value) {
             let bytes = t.buffer(role).unwrap_or_else(|| panic!("{ctx}: no {role}"));
             assert_eq!(json!(bytes.len()), b["length"], "{ctx}: {role} length");
             assert_eq!(json!(hex(bytes)), b["hex"], "{ctx}: {role} bytes");
+            // The checksum the file records (1.2) is the one of the bytes.
+            if let Some(sums) = t.checksums() {
+                let (_, sum) = sums.iter().find(|(r, _)| *r == role).expect("a checksum");
+                assert_eq!(json!(sum), b["crc32c"], "{ctx}: {role} checksum");
+            }
             if !bytes.is_empty() {
                 // Non-empty buffers start on the tensor's alignment (in the file).
                 let off = bytes.as_ptr() as usize - file.bytes().as_ptr() as usize;
@@ -241,6 +246,10 @@ fn check_valid(name: &str, exp: &Value) {
             total += bytes.len() as u64;
         }
         if !t.is_descriptor_only() {
+            assert!(
+                t.verify_checksum().expect(&ctx),
+                "{ctx}: the 1.2 writer records checksums"
+            );
             assert_eq!(t.byte_length(), total, "{ctx}: byte_length");
             let roles: Vec<&str> = t.buffers().iter().map(|(r, _)| r.name()).collect();
             let listed: Vec<&str> = buffers

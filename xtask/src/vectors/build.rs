@@ -141,9 +141,11 @@ pub(super) fn build(
             roles
                 .iter()
                 .zip(&s.buffers)
-                .map(
-                    |((role, len), b)| json!({ "role": role.name(), "length": len, "hex": hex(b) }),
-                )
+                .map(|((role, len), b)| {
+                    // Computed here from the bytes, not taken from the writer.
+                    let crc32c = hurray::ChecksumAlgorithm::Crc32c.of(b);
+                    json!({ "role": role.name(), "length": len, "hex": hex(b), "crc32c": crc32c })
+                })
                 .collect()
         };
         t.insert("buffers".into(), Value::Array(buffers));

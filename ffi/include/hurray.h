@@ -61,6 +61,9 @@ typedef enum HurrayStatus {
   HURRAY_ERR_WRITER_FAILED = 9,
   // A bug: Rust code panicked. The panic was caught at the boundary.
   HURRAY_ERR_PANIC = 10,
+  // A buffer's bytes do not match the checksum the file records for it
+  // (`hurray_tensor_verify_checksum`).
+  HURRAY_ERR_CHECKSUM_MISMATCH = 11,
 } HurrayStatus;
 
 // The layout of a tensor.
@@ -445,6 +448,32 @@ enum HurrayStatus hurray_tensor_buffer_at(const struct HurrayTensor *tensor,
 // `tensor` is a live handle.
 enum HurrayStatus hurray_tensor_check(const struct HurrayTensor *tensor);
 
+// Reads every buffer of the tensor and compares its checksum with the one
+// the file records (format 1.2; opening never reads data, so this is the
+// only place a flipped data byte is found). `*verified` is `true` when every
+// buffer matches, `false` when the file records no checksums (files before
+// 1.2, files written without, descriptor-only tensors). A mismatch returns
+// `HURRAY_ERR_CHECKSUM_MISMATCH`, kind `ChecksumMismatch`, with a message
+// naming the tensor, the buffer, the algorithm and both values.
+//
+// # Safety
+// `tensor` is a live handle; `verified` is writable.
+enum HurrayStatus hurray_tensor_verify_checksum(const struct HurrayTensor *tensor, bool *verified);
+
+// The checksum the file records for buffer `index` (in
+// [`hurray_tensor_buffer_at`] order): `*present` is `true` and `*out` the
+// value (CRC-32C in the low 32 bits), or `*present` is `false` and `*out` 0
+// when the file records no checksums. This reads no data; see
+// [`hurray_tensor_verify_checksum`]. `HURRAY_ERR_OUT_OF_RANGE` when `index`
+// is not below the buffer count.
+//
+// # Safety
+// `tensor` is a live handle; `out` and `present` are writable.
+enum HurrayStatus hurray_tensor_checksum_at(const struct HurrayTensor *tensor,
+                                            size_t index,
+                                            uint64_t *out,
+                                            bool *present);
+
 // The number of metadata entries of the tensor.
 //
 // # Safety
@@ -506,6 +535,15 @@ enum HurrayStatus hurray_writer_add_descriptor(struct HurrayWriter *writer,
 enum HurrayStatus hurray_writer_set_metadata(struct HurrayWriter *writer,
                                              const char *key,
                                              const char *value);
+
+// Sets how buffers are checksummed: `"crc32c"` (the default) or `"none"`
+// (no checksums). Call it before the first tensor: a file's tensors all
+// have checksums or none has (`HURRAY_ERR_INVALID_ARGUMENT` afterwards, and
+// for an unknown name).
+//
+// # Safety
+// `writer` is a live writer; `algorithm` is NUL-terminated.
+enum HurrayStatus hurray_writer_set_checksums(struct HurrayWriter *writer, const char *algorithm);
 
 // Writes the header, syncs and renames the file into place. Consumes the
 // writer whatever the outcome: `writer` must not be used again. On failure

@@ -59,6 +59,27 @@ mod tests {
     }
 
     #[test]
+    fn a_checksum_mismatch_has_its_own_status() {
+        let e = hurray::Error::ChecksumMismatch {
+            tensor: "w".into(),
+            buffer: "values",
+            algorithm: "crc32c",
+            expected: 1,
+            found: 2,
+        };
+        for context in [status::Context::View, status::Context::Open] {
+            let f = status::Failure::from_error(&e, context);
+            assert_eq!(f.status, HURRAY_ERR_CHECKSUM_MISMATCH);
+            assert_eq!(f.kind, "ChecksumMismatch");
+            assert!(f.message.contains("\"w\"") && f.message.contains("values"));
+        }
+        // SAFETY: static NUL-terminated name.
+        let name =
+            unsafe { CStr::from_ptr(hurray_status_name(HURRAY_ERR_CHECKSUM_MISMATCH as i32)) };
+        assert_eq!(name.to_str().unwrap(), "HURRAY_ERR_CHECKSUM_MISMATCH");
+    }
+
+    #[test]
     fn null_arguments_are_refused_without_panic() {
         // SAFETY: NULL is a permitted argument.
         let s = unsafe { hurray_file_open(std::ptr::null(), std::ptr::null_mut()) };

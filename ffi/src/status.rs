@@ -34,6 +34,9 @@ pub enum HurrayStatus {
     HURRAY_ERR_WRITER_FAILED = 9,
     /// A bug: Rust code panicked. The panic was caught at the boundary.
     HURRAY_ERR_PANIC = 10,
+    /// A buffer's bytes do not match the checksum the file records for it
+    /// (`hurray_tensor_verify_checksum`).
+    HURRAY_ERR_CHECKSUM_MISMATCH = 11,
 }
 
 pub(crate) struct LastError {
@@ -84,6 +87,7 @@ impl Failure {
 
     pub(crate) fn from_error(e: &Error, context: Context) -> Self {
         let status = match (e, context) {
+            (Error::ChecksumMismatch { .. }, _) => HURRAY_ERR_CHECKSUM_MISMATCH,
             (Error::Io { .. } | Error::Stream(_), _) => HURRAY_ERR_IO,
             (Error::WriterPoisoned { .. }, _) => HURRAY_ERR_WRITER_FAILED,
             (_, Context::Open) => HURRAY_ERR_INVALID_FILE,
@@ -184,7 +188,7 @@ pub extern "C" fn hurray_last_error_kind() -> *const c_char {
 /// `int` so that any value a C caller passes is defined behaviour.
 #[unsafe(no_mangle)]
 pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
-    const ALL: [HurrayStatus; 11] = [
+    const ALL: [HurrayStatus; 12] = [
         HURRAY_OK,
         HURRAY_ERR_NULL_ARGUMENT,
         HURRAY_ERR_INVALID_ARGUMENT,
@@ -196,6 +200,7 @@ pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
         HURRAY_ERR_OUT_OF_RANGE,
         HURRAY_ERR_WRITER_FAILED,
         HURRAY_ERR_PANIC,
+        HURRAY_ERR_CHECKSUM_MISMATCH,
     ];
     let Some(status) = ALL.into_iter().find(|s| *s as i32 == status) else {
         return c"HURRAY_ERR_UNKNOWN".as_ptr();
@@ -212,6 +217,7 @@ pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
         HURRAY_ERR_OUT_OF_RANGE => c"HURRAY_ERR_OUT_OF_RANGE",
         HURRAY_ERR_WRITER_FAILED => c"HURRAY_ERR_WRITER_FAILED",
         HURRAY_ERR_PANIC => c"HURRAY_ERR_PANIC",
+        HURRAY_ERR_CHECKSUM_MISMATCH => c"HURRAY_ERR_CHECKSUM_MISMATCH",
     };
     s.as_ptr()
 }

@@ -542,6 +542,69 @@ pub unsafe extern "C" fn hurray_tensor_check(tensor: *const HurrayTensor) -> Hur
     })
 }
 
+/// Reads every buffer of the tensor and compares its checksum with the one
+/// the file records (format 1.2; opening never reads data, so this is the
+/// only place a flipped data byte is found). `*verified` is `true` when every
+/// buffer matches, `false` when the file records no checksums (files before
+/// 1.2, files written without, descriptor-only tensors). A mismatch returns
+/// `HURRAY_ERR_CHECKSUM_MISMATCH`, kind `ChecksumMismatch`, with a message
+/// naming the tensor, the buffer, the algorithm and both values.
+///
+/// # Safety
+/// `tensor` is a live handle; `verified` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_tensor_verify_checksum(
+    tensor: *const HurrayTensor,
+    verified: *mut bool,
+) -> HurrayStatus {
+    with_tensor(tensor, |t| {
+        check_out(verified, "verified")?;
+        let ok = t
+            .tensor_ref()?
+            .verify_checksum()
+            .map_err(|e| Failure::from_error(&e, Context::View))?;
+        // SAFETY: checked non-null; caller contract.
+        unsafe { put(verified, "verified", ok) }
+    })
+}
+
+/// The checksum the file records for buffer `index` (in
+/// [`hurray_tensor_buffer_at`] order): `*present` is `true` and `*out` the
+/// value (CRC-32C in the low 32 bits), or `*present` is `false` and `*out` 0
+/// when the file records no checksums. This reads no data; see
+/// [`hurray_tensor_verify_checksum`]. `HURRAY_ERR_OUT_OF_RANGE` when `index`
+/// is not below the buffer count.
+///
+/// # Safety
+/// `tensor` is a live handle; `out` and `present` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_tensor_checksum_at(
+    tensor: *const HurrayTensor,
+    index: usize,
+    out: *mut u64,
+    present: *mut bool,
+) -> HurrayStatus {
+    with_tensor(tensor, |t| {
+        check_out(out, "out")?;
+        check_out(present, "present")?;
+        if index >= t.buffers.len() {
+            return Err(Failure::index_out_of_range(
+                "buffer",
+                index,
+                t.buffers.len(),
+            ));
+        }
+        let sum = t
+            .tensor_ref()?
+            .checksums()
+            .and_then(|sums| sums.get(index).map(|&(_, sum)| sum));
+        // SAFETY: checked non-null; caller contract.
+        unsafe { put(out, "out", sum.unwrap_or(0)) }?;
+        // SAFETY: checked non-null; caller contract.
+        unsafe { put(present, "present", sum.is_some()) }
+    })
+}
+
 /// The number of metadata entries of the tensor.
 ///
 /// # Safety

@@ -3,7 +3,7 @@
 use crate::HurrayStatus::*;
 use crate::args::*;
 use crate::status::*;
-use hurray::{Dim, ElementType, TensorDescriptor, Writer};
+use hurray::{ChecksumAlgorithm, Dim, ElementType, TensorDescriptor, Writer};
 use std::ffi::{c_char, c_void};
 
 /// A file being written (opaque). Not thread-safe: one thread at a time.
@@ -177,6 +177,39 @@ pub unsafe extern "C" fn hurray_writer_set_metadata(
         let value = unsafe { arg_str(value, "value") }?;
         w.writer.set_metadata(key, value);
         Ok(())
+    })
+}
+
+/// Sets how buffers are checksummed: `"crc32c"` (the default) or `"none"`
+/// (no checksums). Call it before the first tensor: a file's tensors all
+/// have checksums or none has (`HURRAY_ERR_INVALID_ARGUMENT` afterwards, and
+/// for an unknown name).
+///
+/// # Safety
+/// `writer` is a live writer; `algorithm` is NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_writer_set_checksums(
+    writer: *mut HurrayWriter,
+    algorithm: *const c_char,
+) -> HurrayStatus {
+    guard(|| {
+        // SAFETY: caller contract.
+        let w = unsafe { writer_mut(writer) }?;
+        // SAFETY: caller contract.
+        let name = unsafe { arg_str(algorithm, "algorithm") }?;
+        let algorithm = match name {
+            "none" => None,
+            n if n == ChecksumAlgorithm::Crc32c.name() => Some(ChecksumAlgorithm::Crc32c),
+            _ => {
+                return Err(Failure::new(
+                    HURRAY_ERR_INVALID_ARGUMENT,
+                    format!("{name:?} is not a checksum algorithm (\"crc32c\" or \"none\")"),
+                ));
+            }
+        };
+        w.writer
+            .set_checksums(algorithm)
+            .map_err(|e| Failure::from_error(&e, Context::Write))
     })
 }
 

@@ -130,6 +130,20 @@ impl PyFile {
         (b.as_ptr() as usize, b.as_ptr() as usize + b.len())
     }
 
+    /// Verifies every tensor's checksums (reads all the data; opening reads
+    /// none): `True` when at least one tensor records checksums and every
+    /// recorded one matches, `False` when the file records none. The first
+    /// mismatch raises `ChecksumError` naming the tensor, the buffer and both
+    /// values. The bytes checked are those this process sees: over a
+    /// copy-on-write open, writes through imported tensors count.
+    fn verify_checksums(&self) -> PyResult<bool> {
+        let mut verified = false;
+        for t in self.file.tensors() {
+            verified |= t.verify_checksum().map_err(err)?;
+        }
+        Ok(verified)
+    }
+
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }

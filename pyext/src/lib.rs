@@ -34,6 +34,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<export::StoredBits>()?;
     m.add("HurrayError", m.py().get_type::<error::HurrayError>())?;
+    m.add("ChecksumError", m.py().get_type::<error::ChecksumError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

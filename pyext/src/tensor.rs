@@ -107,6 +107,26 @@ impl PyTensor {
         })
     }
 
+    /// The checksum the file records for each buffer, as `(role, value)`
+    /// pairs in buffer order (`values`, `indices`, `scales`, ...), or `None`
+    /// when the file records none. Reads no data.
+    #[getter]
+    fn checksums(&self) -> PyResult<Option<Vec<(&'static str, u64)>>> {
+        Ok(self.tensor()?.checksums().map(|sums| {
+            sums.into_iter()
+                .map(|(role, sum)| (role.name(), sum))
+                .collect()
+        }))
+    }
+
+    /// Reads every buffer and compares its checksum with the one the file
+    /// records: `True` when all match, `False` when the file records none
+    /// (or the tensor is descriptor-only). A mismatch raises `ChecksumError`
+    /// naming the tensor, the buffer and both values.
+    fn verify_checksum(&self) -> PyResult<bool> {
+        self.tensor()?.verify_checksum().map_err(err)
+    }
+
     /// The dense values' bytes as stored, copied (DLPack is the zero-copy path).
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, self.tensor()?.data().map_err(err)?))

@@ -4,7 +4,7 @@
 use crate::error::err;
 use crate::import::import;
 use hurray::pack::Packer;
-use hurray::{Durability, ElementType, TensorDescriptor, Writer};
+use hurray::{ChecksumAlgorithm, Durability, ElementType, TensorDescriptor, Writer};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -21,16 +21,19 @@ use std::io::Write;
 /// and sub-byte types are packed by the runtime as they stream out. Nothing
 /// is written at `path` unless every tensor is. `durable=False` skips the
 /// fsyncs: still atomic for every reader, not flushed to the disk.
+/// `checksums=False` records no per-buffer checksums (CRC-32C by default).
 #[pyfunction]
-#[pyo3(signature = (path, items, metadata=None, *, durable=true))]
+#[pyo3(signature = (path, items, metadata=None, *, durable=true, checksums=true))]
 pub(crate) fn write<'py>(
     py: Python<'py>,
     path: Option<std::path::PathBuf>,
     items: &Bound<'py, PyAny>,
     metadata: Option<BTreeMap<String, String>>,
     durable: bool,
+    checksums: bool,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let metadata = metadata.unwrap_or_default();
+    let checksums = checksums.then_some(ChecksumAlgorithm::Crc32c);
     match path {
         Some(path) => {
             let durability = if durable {
@@ -39,12 +42,17 @@ pub(crate) fn write<'py>(
                 Durability::RenameOnly
             };
             let w = Writer::create_with(&path, durability).map_err(err)?;
-            write_to(w, items, &metadata)?;
+            write_to(w, items, &metadata, checksums)?;
             Ok(None)
         }
         None => {
             let mut out = Vec::new();
-            write_to(Writer::new(&mut out).map_err(err)?, items, &metadata)?;
+            write_to(
+                Writer::new(&mut out).map_err(err)?,
+                items,
+                &metadata,
+                checksums,
+            )?;
             Ok(Some(PyBytes::new(py, &out)))
         }
     }
@@ -54,7 +62,9 @@ fn write_to<W: Write>(
     mut w: Writer<W>,
     items: &Bound<'_, PyAny>,
     metadata: &BTreeMap<String, String>,
+    checksums: Option<ChecksumAlgorithm>,
 ) -> PyResult<()> {
+    w.set_checksums(checksums).map_err(err)?;
     for (k, v) in metadata {
         w.set_metadata(k, v);
     }

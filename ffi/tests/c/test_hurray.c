@@ -85,6 +85,117 @@ static uint8_t dtype(const char *name) {
     return code;
 }
 
+/* CRC-32C (Castagnoli, reflected 0x82F63B78), bit by bit: an independent
+   check of the checksums the writer records. */
+static uint64_t crc32c(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* Per-buffer checksums (format 1.2): recorded by the writer, verified on
+   demand; a flipped data byte opens fine and fails verification. `path` is
+   the selftest file (w = f32 [2,3] of `values`, empty, u4, dyn). */
+static void checksums(const char *dir, const char *path, const float values[6]) {
+    context = "checksums";
+    CHECK(crc32c((const uint8_t *)"123456789", 9) == 0xE3069283u, "crc32c check value");
+
+    HurrayFile *f = NULL;
+    const HurrayTensor *t = NULL;
+    bool verified = false, present = false;
+    uint64_t sum = 1;
+    OK(hurray_file_open(path, &f));
+    OK(hurray_file_lookup(f, "w", &t));
+    OK(hurray_tensor_verify_checksum(t, &verified));
+    CHECK(verified, "w verified");
+    OK(hurray_tensor_checksum_at(t, 0, &sum, &present));
+    const uint64_t expected = crc32c((const uint8_t *)values, 24);
+    CHECK(present && sum == expected, "w checksum %" PRIx64 " vs %" PRIx64, sum, expected);
+    CHECK(hurray_tensor_checksum_at(t, 1, &sum, &present) == HURRAY_ERR_OUT_OF_RANGE, "buffer 1");
+    CHECK(hurray_tensor_verify_checksum(t, NULL) == HURRAY_ERR_NULL_ARGUMENT, "NULL verified");
+    CHECK(hurray_tensor_verify_checksum(NULL, &verified) == HURRAY_ERR_NULL_ARGUMENT, "NULL tensor");
+    OK(hurray_file_lookup(f, "empty", &t));
+    OK(hurray_tensor_verify_checksum(t, &verified));
+    OK(hurray_tensor_checksum_at(t, 0, &sum, &present));
+    CHECK(verified && present && sum == 0, "empty: the checksum of no bytes");
+    OK(hurray_file_lookup(f, "dyn", &t));
+    verified = true;
+    OK(hurray_tensor_verify_checksum(t, &verified));
+    CHECK(!verified, "descriptor-only: nothing to verify");
+    hurray_file_close(f);
+
+    /* A copy in memory with one byte of w's values flipped. */
+    FILE *in = fopen(path, "rb");
+    CHECK(in != NULL, "reopen %s", path);
+    if (!in) return;
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    uint8_t *bytes = malloc((size_t)size);
+    CHECK(bytes && fread(bytes, 1, (size_t)size, in) == (size_t)size, "read %s", path);
+    fclose(in);
+    size_t at = 0;
+    for (size_t i = 0; i + 24 <= (size_t)size; i++) {
+        if (memcmp(bytes + i, values, 24) == 0) {
+            at = i;
+            break;
+        }
+    }
+    CHECK(at != 0, "w's values found in the file");
+    bytes[at + 5] ^= 0x10;
+    float flipped[6];
+    memcpy(flipped, bytes + at, 24);
+    const uint64_t found = crc32c((const uint8_t *)flipped, 24);
+    OK(hurray_file_open_bytes(bytes, (size_t)size, &f)); /* opening reads no data */
+    free(bytes);
+    OK(hurray_file_lookup(f, "w", &t));
+    verified = true;
+    CHECK(hurray_tensor_verify_checksum(t, &verified) == HURRAY_ERR_CHECKSUM_MISMATCH,
+          "corrupt w fails verification");
+    CHECK(verified, "out-parameter untouched on failure");
+    CHECK(strcmp(last_kind(), "ChecksumMismatch") == 0, "kind %s", last_kind());
+    char want_expected[32], want_found[32];
+    snprintf(want_expected, sizeof want_expected, "0x%08" PRIx64, expected);
+    snprintf(want_found, sizeof want_found, "0x%08" PRIx64, found);
+    CHECK(strstr(last_error(), "\"w\"") && strstr(last_error(), "values") &&
+              strstr(last_error(), "crc32c") && strstr(last_error(), want_expected) &&
+              strstr(last_error(), want_found),
+          "message names tensor, buffer and both values (%s, %s)", want_expected, want_found);
+    CHECK(strcmp(hurray_status_name(HURRAY_ERR_CHECKSUM_MISMATCH), "HURRAY_ERR_CHECKSUM_MISMATCH") == 0,
+          "status name");
+    OK(hurray_file_lookup(f, "u4", &t));
+    OK(hurray_tensor_verify_checksum(t, &verified));
+    CHECK(verified, "the other tensors still verify");
+    hurray_file_close(f);
+
+    /* A file written without checksums records none: verified = false. */
+    char plain[4096];
+    snprintf(plain, sizeof plain, "%s/no-checksums.hurray", dir);
+    HurrayWriter *w = NULL;
+    const uint64_t dims_w[2] = {2, 3};
+    OK(hurray_writer_create(plain, &w));
+    CHECK(hurray_writer_set_checksums(w, "md5") == HURRAY_ERR_INVALID_ARGUMENT, "unknown algorithm");
+    CHECK(strstr(last_error(), "md5") != NULL, "message %s", last_error());
+    OK(hurray_writer_set_checksums(w, "none"));
+    OK(hurray_writer_add_dense(w, "w", dtype("f32"), dims_w, 2, values, 24));
+    CHECK(hurray_writer_set_checksums(w, "crc32c") == HURRAY_ERR_INVALID_ARGUMENT,
+          "set after the first tensor");
+    OK(hurray_writer_finish(w));
+    OK(hurray_file_open(plain, &f));
+    OK(hurray_file_lookup(f, "w", &t));
+    verified = true;
+    OK(hurray_tensor_verify_checksum(t, &verified));
+    CHECK(!verified, "no checksums recorded");
+    present = true;
+    sum = 1;
+    OK(hurray_tensor_checksum_at(t, 0, &sum, &present));
+    CHECK(!present && sum == 0, "no checksum for buffer 0");
+    hurray_file_close(f);
+}
+
 static void selftest(const char *dir) {
     char path[4096];
     char missing[4096];
@@ -250,6 +361,9 @@ static void selftest(const char *dir) {
     dl->deleter(dl);
     dl_empty->deleter(dl_empty);
     dl_u4->deleter(dl_u4);
+
+    checksums(dir, path, values);
+    context = "selftest";
 
     /* Invalid input: not a Hurray file. */
     static const uint8_t junk[200] = {1, 2, 3};

@@ -15,12 +15,14 @@ imported through DLPack (``numpy.from_dlpack(f["w"])``,
 write copies only the page it touches: the file never changes.
 ``open(path, read_only=True)`` maps it read-only; its exports carry DLPack's
 read-only flag. ``hurray.save(path, {"name": array, ...})`` writes arrays of
-any framework.
+any framework, with a CRC-32C per buffer; ``File.verify_checksums()`` (or
+``safe_open(...).verify_checksums()``) reads the data and raises
+:class:`ChecksumError` if a byte changed.
 """
 
 from collections.abc import Mapping
 
-from ._hurray import File, HurrayError, StoredBits, Tensor, __version__, open, open_bytes
+from ._hurray import ChecksumError, File, HurrayError, StoredBits, Tensor, __version__, open, open_bytes
 from ._safe_open import TensorSlice, safe_open
 from ._convert import write as _write
 
@@ -28,18 +30,21 @@ from ._convert import write as _write
 from . import flax, jax, numpy, torch  # noqa: E402
 
 
-def save(path, tensors, metadata=None, *, durable=True) -> None:
+def save(path, tensors, metadata=None, *, durable=True, checksums=True) -> None:
     """Writes ``tensors`` (a mapping name -> NumPy/torch/JAX array or
     anything ``numpy.asarray`` accepts) to ``path`` atomically. bools are
     packed to Hurray's 1-bit bools; dtypes without a Hurray counterpart
     (object, datetime, big-endian ...) raise ValueError, writing nothing.
-    ``durable=False`` skips the fsync (still atomic for every reader)."""
-    _write(path, tensors, metadata, durable)
+    ``durable=False`` skips the fsync (still atomic for every reader).
+    Each buffer's CRC-32C is recorded (``File.verify_checksums()`` checks
+    them); ``checksums=False`` records none."""
+    _write(path, tensors, metadata, durable, checksums)
 
 
 Mapping.register(File)
 
 __all__ = [
+    "ChecksumError",
     "File",
     "HurrayError",
     "StoredBits",

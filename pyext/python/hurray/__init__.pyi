@@ -7,6 +7,7 @@ from . import flax as flax
 from . import jax as jax
 from . import numpy as numpy
 from . import torch as torch
+from ._hurray import ChecksumError as ChecksumError
 from ._hurray import File as File
 from ._hurray import HurrayError as HurrayError
 from ._hurray import StoredBits as StoredBits
@@ -23,4 +24,5 @@ def save(
     metadata: Optional[Dict[str, str]] = None,
     *,
     durable: bool = True,
+    checksums: bool = True,
 ) -> None: ...

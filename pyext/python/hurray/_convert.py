@@ -230,13 +230,14 @@ def source(name: str, value):
     raise ValueError(f"tensor {name!r}: dtype {dtype} ({dtype.str}) has no Hurray element type")
 
 
-def write(path, tensors, metadata=None, durable=True):
+def write(path, tensors, metadata=None, durable=True, checksums=True):
     """Writes a mapping name -> tensor (any framework) to ``path``, or to
     bytes with ``path=None``. The file appears whole or not at all; with
-    ``durable=True`` it is also flushed to the disk before it appears."""
+    ``durable=True`` it is also flushed to the disk before it appears.
+    ``checksums=False`` records no per-buffer checksums."""
     if metadata is not None:
         for k, v in metadata.items():
             if not isinstance(k, str) or not isinstance(v, str):
                 raise TypeError(f"metadata must map str to str, got {k!r}: {v!r}")
     items = ((name, source(name, value)) for name, value in tensors.items())
-    return _hurray.write(None if path is None else str(path), items, metadata, durable=durable)
+    return _hurray.write(None if path is None else str(path), items, metadata, durable=durable, checksums=checksums)

@@ -8,6 +8,9 @@ __version__: str
 class HurrayError(Exception):
     """A Hurray file could not be opened, verified, read or written."""
 
+class ChecksumError(HurrayError):
+    """A buffer's bytes do not match the checksum the file records: the data is corrupt."""
+
 class Tensor:
     """One tensor of an open file; exportable with DLPack when dense."""
 
@@ -35,6 +38,12 @@ class Tensor:
     def nbytes(self) -> int: ...
     @property
     def data_ptr(self) -> int: ...
+    @property
+    def checksums(self) -> Optional[List[Tuple[str, int]]]:
+        """``(buffer role, checksum)`` per buffer as recorded, or None when the file records none."""
+    def verify_checksum(self) -> bool:
+        """True when every buffer matches its checksum, False when none is
+        recorded; raises ChecksumError on a mismatch."""
     def tobytes(self) -> bytes: ...
     def unpacked(self, *, sign_extend: bool = False) -> bytes:
         """A dense sub-byte tensor's elements one per byte."""
@@ -81,6 +90,9 @@ class File:
     @property
     def writable(self) -> bool: ...
     def address_range(self) -> Tuple[int, int]: ...
+    def verify_checksums(self) -> bool:
+        """Reads every tensor: True when all recorded checksums match, False
+        when the file records none; raises ChecksumError on a mismatch."""
     def __enter__(self) -> "File": ...
     def __exit__(self, *args: Any) -> bool: ...
 
@@ -92,5 +104,6 @@ def write(
     metadata: Optional[Dict[str, str]] = None,
     *,
     durable: bool = True,
+    checksums: bool = True,
 ) -> Optional[bytes]: ...
 def element_types() -> List[Dict[str, Any]]: ...

@@ -56,6 +56,18 @@ class safe_open:
         """File-wide metadata, or None when there is none (as safetensors)."""
         return dict(self._open().metadata) or None
 
+    def verify_checksums(self) -> bool:
+        """Reads every tensor and checks each buffer against the checksum the
+        file records: True when all match, False when the file records none.
+        Raises ``hurray.ChecksumError`` (naming the tensor, the buffer and
+        both values) on a mismatch. Not in safetensors, which has no checksums."""
+        return self._open().verify_checksums()
+
+    def verify_checksum(self, name: str) -> bool:
+        """As :meth:`verify_checksums`, for one tensor (``KeyError`` if none
+        has that name)."""
+        return self._open()[name].verify_checksum()
+
     def get_tensor(self, name: str):
         """The whole tensor, in the framework (zero-copy where the framework has the type)."""
         return _convert.to_framework(self._open()[name], self._framework, self._device)

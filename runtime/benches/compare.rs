@@ -4,10 +4,18 @@
 //! and ratios (the numbers in docs/performance.md come from it). A plain bench
 //! binary rather than criterion, because the interesting output is the ratio
 //! between peers measured side by side, not each one's absolute time.
+//!
+//! Arguments after `--` select sections by substring of their names
+//! (`open`, `write`, `write-file`, `checksum`, `open-by-size`):
+//! `cargo bench -p hurray --bench compare -- checksum write` runs the
+//! checksum and write sections only. No argument runs them all.
 
-use hurray::{ElementType, File, Reader, TensorDescriptor, Writer, shape};
+use hurray::{
+    ChecksumAlgorithm, Durability, ElementType, File, Reader, TensorDescriptor, Writer, shape,
+};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::hint::black_box;
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// Median wall time of `f` over `runs` runs (after one warm-up run).
@@ -106,11 +114,37 @@ fn open_and_lookup() {
     }
 }
 
+/// Streams one tensor of `data` per name through `w` and finishes the file.
+fn write_tensors<W: Write>(mut w: Writer<W>, names: &[String], data: &[u8]) {
+    for n in names {
+        w.add_tensor(
+            &TensorDescriptor::new(n.as_str(), ElementType::UInt8, shape(&[data.len() as u64])),
+            &[data],
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Bytes that are not all alike (a checksum's speed must not depend on them,
+/// but a compressing or deduplicating layer below could).
+fn pattern(len: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 fn write_1gib() {
     println!("\n### Write 1 GiB (16 tensors × 64 MiB) into memory\n");
     let per = 64usize << 20;
     let count = 16;
-    let data: Vec<u8> = (0..per).map(|i| i as u8).collect();
+    let data = pattern(per);
     let names = names(count);
     let total = per * count;
     let mut sink: Vec<u8> = Vec::with_capacity(total + (1 << 20));
@@ -122,17 +156,17 @@ fn write_1gib() {
         }
         black_box(&sink);
     });
-    let th = median(runs, || {
+    let t_off = median(runs, || {
         sink.clear();
         let mut w = Writer::new(&mut sink).unwrap();
-        for n in &names {
-            w.add_tensor(
-                &TensorDescriptor::new(n.as_str(), ElementType::UInt8, shape(&[per as u64])),
-                &[&data],
-            )
-            .unwrap();
-        }
-        w.finish().unwrap();
+        w.set_checksums(None).unwrap();
+        write_tensors(w, &names, &data);
+        black_box(&sink);
+    });
+    // The default: one CRC-32C per buffer (ADR-0009).
+    let t_on = median(runs, || {
+        sink.clear();
+        write_tensors(Writer::new(&mut sink).unwrap(), &names, &data);
         black_box(&sink);
     });
     let ts = median(runs, || {
@@ -150,23 +184,144 @@ fn write_1gib() {
     let gbps = |d: Duration| total as f64 / d.as_secs_f64() / 1e9;
     println!("| writer | time | GB/s | memcpy / writer time |");
     println!("|---|---:|---:|---:|");
+    let row = |label: &str, d: Duration| {
+        println!(
+            "| {label} | {:.0} ms | {:.2} | {:.2} |",
+            d.as_secs_f64() * 1e3,
+            gbps(d),
+            tm.as_secs_f64() / d.as_secs_f64()
+        );
+    };
+    row("memcpy (Vec::extend_from_slice)", tm);
+    row("hurray Writer, checksums off", t_off);
+    row("hurray Writer, CRC-32C (default)", t_on);
+    row("safetensors serialize", ts);
     println!(
-        "| memcpy (Vec::extend_from_slice) | {:.0} ms | {:.2} | 1.00 |",
-        tm.as_secs_f64() * 1e3,
-        gbps(tm)
+        "\nchecksums on / off (speed): {:.2}; checksums on / memcpy (speed): {:.2}",
+        t_off.as_secs_f64() / t_on.as_secs_f64(),
+        tm.as_secs_f64() / t_on.as_secs_f64()
     );
+}
+
+fn write_1gib_file() {
+    println!("\n### Write 1 GiB (16 tensors × 64 MiB) to a file (page cache, no fsync)\n");
+    let per = 64usize << 20;
+    let count = 16;
+    let data = pattern(per);
+    let names = names(count);
+    let total = per * count;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.hurray");
+    let runs = 5;
+    // The physical limit: the same bytes written to a new plain file.
+    let tp = median(runs, || {
+        let _ = std::fs::remove_file(&path);
+        let mut f = std::fs::File::create(&path).unwrap();
+        for _ in 0..count {
+            f.write_all(black_box(&data)).unwrap();
+        }
+    });
+    let t_off = median(runs, || {
+        let _ = std::fs::remove_file(&path);
+        let mut w = Writer::create_with(&path, Durability::RenameOnly).unwrap();
+        w.set_checksums(None).unwrap();
+        write_tensors(w, &names, &data);
+    });
+    let t_on = median(runs, || {
+        let _ = std::fs::remove_file(&path);
+        write_tensors(
+            Writer::create_with(&path, Durability::RenameOnly).unwrap(),
+            &names,
+            &data,
+        );
+    });
+    let gbps = |d: Duration| total as f64 / d.as_secs_f64() / 1e9;
+    println!("| writer | time | GB/s | plain write / writer time |");
+    println!("|---|---:|---:|---:|");
+    let row = |label: &str, d: Duration| {
+        println!(
+            "| {label} | {:.0} ms | {:.2} | {:.2} |",
+            d.as_secs_f64() * 1e3,
+            gbps(d),
+            tp.as_secs_f64() / d.as_secs_f64()
+        );
+    };
+    row("plain File::write_all", tp);
+    row("hurray Writer (RenameOnly), checksums off", t_off);
+    row("hurray Writer (RenameOnly), CRC-32C (default)", t_on);
     println!(
-        "| hurray Writer | {:.0} ms | {:.2} | {:.2} |",
-        th.as_secs_f64() * 1e3,
-        gbps(th),
-        tm.as_secs_f64() / th.as_secs_f64()
+        "\nchecksums on / off (speed): {:.2}; checksums on / plain write (speed): {:.2}",
+        t_off.as_secs_f64() / t_on.as_secs_f64(),
+        tp.as_secs_f64() / t_on.as_secs_f64()
     );
+}
+
+/// Checksum throughput against memcpy of the same bytes, at a size that fits
+/// in cache and two that do not. Every sample covers 1 GiB of input.
+fn checksum_throughput() {
+    println!("\n### Checksum throughput (one thread, in memory)\n");
     println!(
-        "| safetensors serialize | {:.0} ms | {:.2} | {:.2} |",
-        ts.as_secs_f64() * 1e3,
-        gbps(ts),
-        tm.as_secs_f64() / ts.as_secs_f64()
+        "| input | memcpy GB/s | CRC-32C GB/s | XXH3-64 GB/s | memcpy + CRC-32C, 256 KiB pieces GB/s | CRC-32C / memcpy | XXH3-64 / memcpy | CRC-32C / XXH3-64 |"
     );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let gib = 1usize << 30;
+    for (label, len) in [
+        ("1 MiB", 1usize << 20),
+        ("64 MiB", 64 << 20),
+        ("1 GiB", gib),
+    ] {
+        let src = pattern(len);
+        let mut dst = vec![0u8; len];
+        let reps = gib / len;
+        let runs = 5;
+        let tm = median(runs, || {
+            for _ in 0..reps {
+                dst.copy_from_slice(black_box(&src));
+                black_box(&dst);
+            }
+        });
+        let tc = median(runs, || {
+            for _ in 0..reps {
+                black_box(crc32c::crc32c(black_box(&src)));
+            }
+        });
+        let tx = median(runs, || {
+            for _ in 0..reps {
+                black_box(xxhash_rust::xxh3::xxh3_64(black_box(&src)));
+            }
+        });
+        // What a writer fusing copy and checksum at cache granularity would
+        // cost: each piece is checksummed while it is still in cache.
+        let tf = median(runs, || {
+            for _ in 0..reps {
+                let mut crc = 0u32;
+                for (d, s) in dst
+                    .chunks_mut(256 << 10)
+                    .zip(black_box(&src).chunks(256 << 10))
+                {
+                    d.copy_from_slice(s);
+                    crc = crc32c::crc32c_append(crc, s);
+                }
+                black_box((&dst, crc));
+            }
+        });
+        // The runtime's own entry point computes the same value.
+        assert_eq!(
+            ChecksumAlgorithm::Crc32c.of(&src),
+            u64::from(crc32c::crc32c(&src))
+        );
+        let gbps = |d: Duration| gib as f64 / d.as_secs_f64() / 1e9;
+        println!(
+            "| {label} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            gbps(tm),
+            gbps(tc),
+            gbps(tx),
+            gbps(tf),
+            tm.as_secs_f64() / tc.as_secs_f64(),
+            tm.as_secs_f64() / tx.as_secs_f64(),
+            tx.as_secs_f64() / tc.as_secs_f64(),
+        );
+    }
 }
 
 fn open_by_file_size() {
@@ -198,10 +353,25 @@ fn open_by_file_size() {
 
 fn main() {
     // `cargo test --benches` runs bench binaries with `--bench` absent: keep that fast.
-    if !std::env::args().any(|a| a == "--bench") {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
         return;
     }
-    open_and_lookup();
-    write_1gib();
-    open_by_file_size();
+    let filters: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let sections: [(&str, fn()); 5] = [
+        ("open", open_and_lookup),
+        ("write", write_1gib),
+        ("write-file", write_1gib_file),
+        ("checksum", checksum_throughput),
+        ("open-by-size", open_by_file_size),
+    ];
+    for (name, run) in sections {
+        if filters.is_empty() || filters.iter().any(|f| name.contains(f)) {
+            run();
+        }
+    }
 }

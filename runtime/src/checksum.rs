@@ -12,7 +12,7 @@ use crate::generated::fb;
 #[non_exhaustive]
 pub enum ChecksumAlgorithm {
     /// CRC-32C (Castagnoli), the checksum iSCSI, ext4, S3 and GCS use;
-    /// hardware-accelerated on x86-64 (SSE 4.2) and aarch64.
+    /// computed with carry-less multiplication on x86-64 and aarch64.
     Crc32c,
 }
 
@@ -49,24 +49,32 @@ impl ChecksumAlgorithm {
 }
 
 /// A checksum computed over bytes that arrive in pieces.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Running {
-    state: u32,
+    digest: crc_fast::Digest,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running").finish_non_exhaustive()
+    }
 }
 
 impl Running {
     pub(crate) fn new(algorithm: ChecksumAlgorithm) -> Self {
         match algorithm {
-            ChecksumAlgorithm::Crc32c => Running { state: 0 },
+            ChecksumAlgorithm::Crc32c => Running {
+                digest: crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi),
+            },
         }
     }
 
     pub(crate) fn update(&mut self, bytes: &[u8]) {
-        self.state = crc32c::crc32c_append(self.state, bytes);
+        self.digest.update(bytes);
     }
 
     pub(crate) fn finish(self) -> u64 {
-        u64::from(self.state)
+        self.digest.finalize()
     }
 }
 

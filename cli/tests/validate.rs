@@ -80,17 +80,7 @@ fn checksums_catch_a_flipped_data_byte_only_when_asked() {
         .status()
         .unwrap();
     assert!(st.success());
-    let run = |args: &[&std::path::Path]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
-            .arg("validate")
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
+    let run = validate;
     let flag = std::path::Path::new("--checksums");
     let (code, text) = run(&[flag, &good]);
     assert_eq!(code, Some(0), "{text}");

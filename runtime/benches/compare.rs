@@ -181,21 +181,16 @@ fn write_1gib() {
             .collect();
         black_box(safetensors::serialize(views, None).unwrap());
     });
-    let gbps = |d: Duration| total as f64 / d.as_secs_f64() / 1e9;
-    println!("| writer | time | GB/s | memcpy / writer time |");
-    println!("|---|---:|---:|---:|");
-    let row = |label: &str, d: Duration| {
-        println!(
-            "| {label} | {:.0} ms | {:.2} | {:.2} |",
-            d.as_secs_f64() * 1e3,
-            gbps(d),
-            tm.as_secs_f64() / d.as_secs_f64()
-        );
-    };
-    row("memcpy (Vec::extend_from_slice)", tm);
-    row("hurray Writer, checksums off", t_off);
-    row("hurray Writer, CRC-32C (default)", t_on);
-    row("safetensors serialize", ts);
+    write_table(
+        "memcpy",
+        total,
+        &[
+            ("memcpy (Vec::extend_from_slice)", tm),
+            ("hurray Writer, checksums off", t_off),
+            ("hurray Writer, CRC-32C (default)", t_on),
+            ("safetensors serialize", ts),
+        ],
+    );
     println!(
         "\nchecksums on / off (speed): {:.2}; checksums on / memcpy (speed): {:.2}",
         t_off.as_secs_f64() / t_on.as_secs_f64(),
@@ -235,20 +230,15 @@ fn write_1gib_file() {
             &data,
         );
     });
-    let gbps = |d: Duration| total as f64 / d.as_secs_f64() / 1e9;
-    println!("| writer | time | GB/s | plain write / writer time |");
-    println!("|---|---:|---:|---:|");
-    let row = |label: &str, d: Duration| {
-        println!(
-            "| {label} | {:.0} ms | {:.2} | {:.2} |",
-            d.as_secs_f64() * 1e3,
-            gbps(d),
-            tp.as_secs_f64() / d.as_secs_f64()
-        );
-    };
-    row("plain File::write_all", tp);
-    row("hurray Writer (RenameOnly), checksums off", t_off);
-    row("hurray Writer (RenameOnly), CRC-32C (default)", t_on);
+    write_table(
+        "plain write",
+        total,
+        &[
+            ("plain File::write_all", tp),
+            ("hurray Writer (RenameOnly), checksums off", t_off),
+            ("hurray Writer (RenameOnly), CRC-32C (default)", t_on),
+        ],
+    );
     println!(
         "\nchecksums on / off (speed): {:.2}; checksums on / plain write (speed): {:.2}",
         t_off.as_secs_f64() / t_on.as_secs_f64(),
@@ -258,6 +248,22 @@ fn write_1gib_file() {
 
 /// Checksum throughput against memcpy of the same bytes, at a size that fits
 /// in cache and two that do not. Every sample covers 1 GiB of input.
+/// Prints a table of writers: time, GB/s over `total` bytes, and the
+/// first row's time over each row's (the first row is the reference).
+fn write_table(reference: &str, total: usize, rows: &[(&str, Duration)]) {
+    let base = rows[0].1.as_secs_f64();
+    println!("| writer | time | GB/s | {reference} / writer time |");
+    println!("|---|---:|---:|---:|");
+    for (label, d) in rows {
+        println!(
+            "| {label} | {:.0} ms | {:.2} | {:.2} |",
+            d.as_secs_f64() * 1e3,
+            total as f64 / d.as_secs_f64() / 1e9,
+            base / d.as_secs_f64()
+        );
+    }
+}
+
 fn checksum_throughput() {
     println!("\n### Checksum throughput (one thread, in memory)\n");
     println!(

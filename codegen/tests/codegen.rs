@@ -127,8 +127,8 @@ fn the_current_schema_conforms_to_every_release() {
 #[test]
 fn appending_a_field_conforms() {
     let text = schema_text().replacen(
-        "  metadata: [KeyValue];\n}\n\n/// The root of the header.",
-        "  metadata: [KeyValue];\n  /// A new optional field.\n  producer_id: ulong;\n}\n\n/// The root of the header.",
+        "  checksums: [ulong];\n}\n\n/// The root of the header.",
+        "  checksums: [ulong];\n  /// A new optional field.\n  producer_id: ulong;\n}\n\n/// The root of the header.",
         1,
     );
     assert_ne!(text, schema_text());

@@ -891,6 +891,407 @@ def TensorEnd(builder):
 
 
 
+# Added in 1.3. One member file of a sharded checkpoint (ADR-0010).
+class ShardMember(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ShardMember()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsShardMember(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ShardMemberBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x48\x52\x52\x59", size_prefixed=size_prefixed)
+
+    # ShardMember
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # The member's path relative to the index file's directory: `/`-separated
+    # components, none empty, `.` or `..`, and no leading `/`.
+    # ShardMember
+    def Path(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+    # The member's length in bytes.
+    # ShardMember
+    def Size(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
+        return 0
+
+    # CRC-32C of the member's bytes, all of them; compared on demand, never
+    # on open (opening compares sizes only).
+    # ShardMember
+    def Crc32c(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
+        return 0
+
+def ShardMemberStart(builder):
+    builder.StartObject(3)
+
+def ShardMemberAddPath(builder, path):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(path), 0)
+
+def ShardMemberAddSize(builder, size):
+    builder.PrependUint64Slot(1, size, 0)
+
+def ShardMemberAddCrc32c(builder, crc32c):
+    builder.PrependUint64Slot(2, crc32c, 0)
+
+def ShardMemberEnd(builder):
+    return builder.EndObject()
+
+
+
+# Added in 1.3. Where one piece of a logical tensor is stored.
+class ShardPiece(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ShardPiece()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsShardPiece(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ShardPieceBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x48\x52\x52\x59", size_prefixed=size_prefixed)
+
+    # ShardPiece
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Position of the member in `ShardIndex.members`.
+    # ShardPiece
+    def Member(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # The tensor's name inside that member.
+    # ShardPiece
+    def Tensor(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+    # Where the piece starts in the logical tensor, one coordinate per
+    # dimension; absent means all zeros (a whole tensor).
+    # ShardPiece
+    def Offset(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # ShardPiece
+    def OffsetAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint64Flags, o)
+        return 0
+
+    # ShardPiece
+    def OffsetLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardPiece
+    def OffsetIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # The piece's extent, one size per dimension: exactly the member
+    # tensor's shape (checked when the member is opened). Recorded here so
+    # that the index alone shows the pieces tile the logical shape.
+    # ShardPiece
+    def Shape(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # ShardPiece
+    def ShapeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint64Flags, o)
+        return 0
+
+    # ShardPiece
+    def ShapeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardPiece
+    def ShapeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+def ShardPieceStart(builder):
+    builder.StartObject(4)
+
+def ShardPieceAddMember(builder, member):
+    builder.PrependUint32Slot(0, member, 0)
+
+def ShardPieceAddTensor(builder, tensor):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(tensor), 0)
+
+def ShardPieceAddOffset(builder, offset):
+    builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(offset), 0)
+
+def ShardPieceStartOffsetVector(builder, numElems):
+    return builder.StartVector(8, numElems, 8)
+
+def ShardPieceAddShape(builder, shape):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(shape), 0)
+
+def ShardPieceStartShapeVector(builder, numElems):
+    return builder.StartVector(8, numElems, 8)
+
+def ShardPieceEnd(builder):
+    return builder.EndObject()
+
+
+
+# Added in 1.3. A logical tensor of a sharded checkpoint: whole in one
+# member, or chunked across several (a tensor saved by tensor-parallel
+# ranks). Its pieces tile its shape exactly: no gap, no overlap.
+class ShardedTensor(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ShardedTensor()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsShardedTensor(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ShardedTensorBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x48\x52\x52\x59", size_prefixed=size_prefixed)
+
+    # ShardedTensor
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Unique name; the list is sorted by it (byte-wise).
+    # ShardedTensor
+    def Name(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+    # The element type of every piece.
+    # ShardedTensor
+    def ElementType(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
+    # The logical shape; every dimension resolved.
+    # ShardedTensor
+    def Shape(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # ShardedTensor
+    def ShapeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint64Flags, o)
+        return 0
+
+    # ShardedTensor
+    def ShapeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardedTensor
+    def ShapeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # ShardedTensor
+    def Pieces(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            obj = ShardPiece()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # ShardedTensor
+    def PiecesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardedTensor
+    def PiecesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+def ShardedTensorStart(builder):
+    builder.StartObject(4)
+
+def ShardedTensorAddName(builder, name):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
+
+def ShardedTensorAddElementType(builder, elementType):
+    builder.PrependUint8Slot(1, elementType, 0)
+
+def ShardedTensorAddShape(builder, shape):
+    builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(shape), 0)
+
+def ShardedTensorStartShapeVector(builder, numElems):
+    return builder.StartVector(8, numElems, 8)
+
+def ShardedTensorAddPieces(builder, pieces):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(pieces), 0)
+
+def ShardedTensorStartPiecesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def ShardedTensorEnd(builder):
+    return builder.EndObject()
+
+
+
+# Added in 1.3. The index of a sharded checkpoint: the header of an index
+# file, which holds no tensors itself and sets footer flag bit 1.
+class ShardIndex(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ShardIndex()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsShardIndex(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ShardIndexBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x48\x52\x52\x59", size_prefixed=size_prefixed)
+
+    # ShardIndex
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # ShardIndex
+    def Members(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            obj = ShardMember()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # ShardIndex
+    def MembersLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardIndex
+    def MembersIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+    # ShardIndex
+    def Tensors(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            obj = ShardedTensor()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # ShardIndex
+    def TensorsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardIndex
+    def TensorsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+def ShardIndexStart(builder):
+    builder.StartObject(2)
+
+def ShardIndexAddMembers(builder, members):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(members), 0)
+
+def ShardIndexStartMembersVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def ShardIndexAddTensors(builder, tensors):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(tensors), 0)
+
+def ShardIndexStartTensorsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def ShardIndexEnd(builder):
+    return builder.EndObject()
+
+
+
 # The root of the header.
 class Header(object):
     __slots__ = ['_tab']
@@ -1015,8 +1416,20 @@ class Header(object):
             return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
         return 0
 
+    # Added in 1.3. Present exactly in an index file (footer flag bit 1),
+    # which then has no tensors of its own (ADR-0010).
+    # Header
+    def ShardIndex(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            obj = ShardIndex()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
 def HeaderStart(builder):
-    builder.StartObject(5)
+    builder.StartObject(6)
 
 def HeaderAddTensors(builder, tensors):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(tensors), 0)
@@ -1041,6 +1454,9 @@ def HeaderStartNameIndexVector(builder, numElems):
 
 def HeaderAddChecksumAlgorithm(builder, checksumAlgorithm):
     builder.PrependUint8Slot(4, checksumAlgorithm, 0)
+
+def HeaderAddShardIndex(builder, shardIndex):
+    builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(shardIndex), 0)
 
 def HeaderEnd(builder):
     return builder.EndObject()

@@ -33,7 +33,9 @@ SCALE_TYPES = ("f16", "bf16", "f32", "f64", "f8e8m0fnu", "f8e4m3fn")
 OFFSET_TYPES = ("f16", "bf16", "f32", "f64")
 # Footer flag bit 0 (1.2): a tensor scale other than 1 or offsets are used.
 FLAG_EXTENDED_QUANTIZATION = 1
-KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION
+# Footer flag bit 1 (1.3): the file is a sharded checkpoint's index.
+FLAG_SHARD_INDEX = 2
+KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX
 
 DENSE_BUFFERS = ("values",)
 COO_BUFFERS = ("indices", "values")
@@ -372,6 +374,14 @@ class File:
             raise HurrayError("InvalidAlignment", f"file: alignment {file_alignment} is invalid", None, "alignment")
         self.alignment = file_alignment
         self.metadata = _check_metadata("file", _kv_list(h))
+        # 1.3: the index flag is set exactly when the header holds an index,
+        # and an index file holds no tensors of its own.
+        has_index = h.ShardIndex() is not None
+        if has_index != bool(self._flags & FLAG_SHARD_INDEX):
+            state = "present" if has_index else "absent"
+            raise HurrayError("InvalidField", f"header: shard_index = {state}: footer flag bit 1 must be set exactly in an index file", None, "shard_index")
+        if has_index and h.TensorsLength() > 0:
+            raise HurrayError("InvalidField", "header: shard_index = present: an index file holds no tensors of its own", None, "shard_index")
         ranges = []
         previous = None
         self.tensors: List["Tensor"] = []

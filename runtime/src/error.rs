@@ -205,6 +205,28 @@ pub enum Error {
     /// No tensor of that name.
     #[error("no tensor named {name:?}")]
     NotFound { name: String },
+    /// A slice's range does not fit the tensor.
+    #[error("tensor {tensor:?}: slice {range:?} of dimension {dim}: {reason}")]
+    InvalidSlice {
+        tensor: String,
+        dim: usize,
+        range: String,
+        reason: &'static str,
+    },
+    /// A whole tensor was asked of a sharded tensor stored in pieces
+    /// ([`ShardedFile::get`](crate::ShardedFile::get)).
+    #[error(
+        "tensor {tensor:?} is stored in {pieces} pieces across the checkpoint's files; assemble it (`assemble`) or read a slice (`slice`)"
+    )]
+    Chunked { tensor: String, pieces: usize },
+    /// A member file of a sharded checkpoint is not what its index records.
+    #[error("member {member:?} of the index: {field} is {found}, the index records {expected}")]
+    MemberMismatch {
+        member: String,
+        field: &'static str,
+        expected: String,
+        found: String,
+    },
     /// A typed view asked for another element type than the tensor has.
     #[error("tensor {tensor:?} holds {found:?}, not {requested:?}")]
     TypeMismatch {

@@ -9,13 +9,17 @@ pub const FOOTER_MAGIC: [u8; 8] = *b"HRRY_END";
 /// Major format version this crate reads and writes. A reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor format version this crate writes. A reader accepts any minor of its major.
-pub const VERSION_MINOR: u16 = 2;
+pub const VERSION_MINOR: u16 = 3;
 /// Footer flag bit 0 (format 1.2): some tensor's quantization has a tensor
 /// scale other than 1 or offsets, fields a 1.1 reader would ignore; the flag
 /// makes such a reader refuse the file instead of misreading its values.
 pub const FLAG_EXTENDED_QUANTIZATION: u64 = 1;
+/// Footer flag bit 1 (format 1.3): the file is the index of a sharded
+/// checkpoint (`Header.shard_index`, ADR-0010). It holds no tensors, so a
+/// 1.2 reader, which would see an empty file, refuses it instead.
+pub const FLAG_SHARD_INDEX: u64 = 2;
 /// Every footer flag this crate understands; a reader refuses any other.
-pub const KNOWN_FLAGS: u64 = FLAG_EXTENDED_QUANTIZATION;
+pub const KNOWN_FLAGS: u64 = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX;
 /// Length of the prefix; the data region starts right after it.
 pub const PREFIX_LEN: u64 = 64;
 /// Length of the footer.

@@ -51,11 +51,15 @@ mod validate;
 mod aligned;
 pub mod dlpack;
 mod reader;
+mod slice;
 mod views;
 
 // Writing: streaming, atomic.
 mod atomic;
 mod writer;
+
+// Beyond one file: a sharded checkpoint's index and members.
+mod sharded;
 
 // What the derive macros stand on.
 mod derive_support;
@@ -88,6 +92,10 @@ pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatS
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
 pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors};
+pub use sharded::{
+    DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor, ShardedWriter,
+};
+pub use slice::{SliceData, SliceRange, parse_slice};
 pub use validate::Plan;
 pub use views::{CompressedView, CooView, Indices, PackedView, QuantizedView, row_major_strides};
 pub use writer::{TensorWriter, Writer};

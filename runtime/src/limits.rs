@@ -18,6 +18,12 @@ use crate::error::{Error, Result};
 /// at one per 4 header bytes.
 pub const MAX_HEADER_DEPTH: usize = 16;
 
+/// The most pieces one logical tensor of a sharded checkpoint may have
+/// (ADR-0010): opening an index checks every pair of a tensor's pieces for
+/// overlap, so this bounds that work (16 M pair checks). A tensor-parallel
+/// checkpoint has one piece per rank.
+pub const MAX_PIECES_PER_TENSOR: usize = 4096;
+
 /// An output may be this many times the bytes it is made from...
 pub const EXPANSION_RATIO: u64 = 16;
 

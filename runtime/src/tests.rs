@@ -152,6 +152,7 @@ fn craft(
             alignment: file_alignment,
             name_index: None,
             checksum_algorithm: fb::ChecksumAlgorithm::None,
+            shard_index: None,
         },
     );
     fb::finish_header_buffer(&mut fbb, root);
@@ -632,15 +633,19 @@ fn header_shorter_than_a_flatbuffer_start() {
 fn unknown_footer_flags_need_a_newer_reader() {
     let mut b = valid();
     let at = b.len() - 16;
-    b[at] = 2; // bit 0 is 1.2's extended quantization; bit 1 is unknown
+    b[at] = 4; // bit 0 is 1.2's extended quantization, bit 1 1.3's index; bit 2 is unknown
     assert!(matches!(
         open(&b),
         Err(Error::BadFooter {
             field: "flags",
-            value: 2,
+            value: 4,
             ..
         })
     ));
+    // The index flag on a file without an index is refused, naming the field.
+    b[at] = 2;
+    let e = open(&b).unwrap_err();
+    assert!(e.to_string().contains("shard_index = absent"), "{e}");
 }
 
 #[test]

@@ -55,6 +55,8 @@ pub struct Writer<W: Write> {
     poisoned: Option<String>,
     /// Per-buffer checksums (format 1.2); CRC-32C unless turned off.
     checksum: Option<ChecksumAlgorithm>,
+    /// The index of a sharded checkpoint, for an index file (format 1.3).
+    shard_index: Option<crate::sharded::ShardIndex>,
 }
 
 impl Writer<std::fs::File> {
@@ -95,6 +97,7 @@ impl<W: Write> Writer<W> {
             metadata: BTreeMap::new(),
             poisoned: None,
             checksum: Some(ChecksumAlgorithm::Crc32c),
+            shard_index: None,
         })
     }
 
@@ -257,9 +260,26 @@ impl<W: Write> Writer<W> {
         t.finish()
     }
 
+    /// Bytes written so far (the prefix and every tensor's, padding included).
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Makes this file the index of a sharded checkpoint (format 1.3): its
+    /// header carries `index` and it holds no tensors of its own.
+    pub(crate) fn set_shard_index(&mut self, index: crate::sharded::ShardIndex) {
+        self.shard_index = Some(index);
+    }
+
     /// Writes the header and footer, flushes, and (for [`Writer::create`])
     /// fsyncs and renames the file into place. Returns the file length.
-    pub fn finish(mut self) -> Result<u64> {
+    pub fn finish(self) -> Result<u64> {
+        self.finish_into_inner().map(|(len, _)| len)
+    }
+
+    /// [`finish`](Self::finish), handing back the sink as well: the file
+    /// length and the `W` the writer wrote to.
+    pub fn finish_into_inner(mut self) -> Result<(u64, W)> {
         self.check_alive()?;
         self.pad_to(8)?;
         let header = self.build_header();
@@ -271,14 +291,17 @@ impl<W: Write> Writer<W> {
                 .as_ref()
                 .is_some_and(crate::Quantization::is_extended)
         });
+        let mut flags = 0;
+        if extended {
+            flags |= format::FLAG_EXTENDED_QUANTIZATION;
+        }
+        if self.shard_index.is_some() {
+            flags |= format::FLAG_SHARD_INDEX;
+        }
         let footer = Footer {
             header_offset,
             header_length: header.len() as u64,
-            flags: if extended {
-                format::FLAG_EXTENDED_QUANTIZATION
-            } else {
-                0
-            },
+            flags,
         };
         self.raw_write(&footer.encode())?;
         let len = self.pos;
@@ -288,10 +311,10 @@ impl<W: Write> Writer<W> {
             .into_inner()
             .map_err(|e| Error::Stream(e.into_error()))?;
         if let Sink::Atomic(atomic) = self.sink {
-            drop(out);
+            // The reopened handle is flushed; the rename makes it the file.
             atomic.commit()?;
         }
-        Ok(len)
+        Ok((len, out))
     }
 
     fn build_header(&mut self) -> Vec<u8> {
@@ -316,6 +339,10 @@ impl<W: Write> Writer<W> {
             fbb.create_vector(&slots)
         });
         let metadata = build_metadata(&mut fbb, &self.metadata);
+        let shard_index = self
+            .shard_index
+            .as_ref()
+            .map(|index| crate::sharded::index_to_wire(&mut fbb, index));
         let root = fb::Header::create(
             &mut fbb,
             &fb::HeaderArgs {
@@ -326,6 +353,7 @@ impl<W: Write> Writer<W> {
                 checksum_algorithm: self
                     .checksum
                     .map_or(fb::ChecksumAlgorithm::None, ChecksumAlgorithm::to_wire),
+                shard_index,
             },
         );
         fb::finish_header_buffer(&mut fbb, root);

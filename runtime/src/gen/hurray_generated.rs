@@ -2001,6 +2001,583 @@ impl ::core::fmt::Debug for Tensor<'_> {
       ds.finish()
   }
 }
+pub enum ShardMemberOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Added in 1.3. One member file of a sharded checkpoint (ADR-0010).
+pub struct ShardMember<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for ShardMember<'a> {
+  type Inner = ShardMember<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> ShardMember<'a> {
+  pub const VT_PATH: ::flatbuffers::VOffsetT = 4;
+  pub const VT_SIZE: ::flatbuffers::VOffsetT = 6;
+  pub const VT_CRC32C: ::flatbuffers::VOffsetT = 8;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    ShardMember { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args ShardMemberArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<ShardMember<'bldr>> {
+    let mut builder = ShardMemberBuilder::new(_fbb);
+    builder.add_crc32c(args.crc32c);
+    builder.add_size(args.size);
+    if let Some(x) = args.path { builder.add_path(x); }
+    builder.finish()
+  }
+
+
+  /// The member's path relative to the index file's directory: `/`-separated
+  /// components, none empty, `.` or `..`, and no leading `/`.
+  #[inline]
+  pub fn path(&self) -> &'a str {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ShardMember::VT_PATH, None).unwrap()}
+  }
+  /// The member's length in bytes.
+  #[inline]
+  pub fn size(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(ShardMember::VT_SIZE, Some(0)).unwrap()}
+  }
+  /// CRC-32C of the member's bytes, all of them; compared on demand, never
+  /// on open (opening compares sizes only).
+  #[inline]
+  pub fn crc32c(&self) -> u64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u64>(ShardMember::VT_CRC32C, Some(0)).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for ShardMember<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("path", Self::VT_PATH, true)?
+     .visit_field::<u64>("size", Self::VT_SIZE, false)?
+     .visit_field::<u64>("crc32c", Self::VT_CRC32C, false)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct ShardMemberArgs<'a> {
+    pub path: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub size: u64,
+    pub crc32c: u64,
+}
+impl<'a> Default for ShardMemberArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    ShardMemberArgs {
+      path: None, // required field
+      size: 0,
+      crc32c: 0,
+    }
+  }
+}
+
+pub struct ShardMemberBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ShardMemberBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_path(&mut self, path: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardMember::VT_PATH, path);
+  }
+  #[inline]
+  pub fn add_size(&mut self, size: u64) {
+    self.fbb_.push_slot::<u64>(ShardMember::VT_SIZE, size, 0);
+  }
+  #[inline]
+  pub fn add_crc32c(&mut self, crc32c: u64) {
+    self.fbb_.push_slot::<u64>(ShardMember::VT_CRC32C, crc32c, 0);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ShardMemberBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    ShardMemberBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<ShardMember<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    self.fbb_.required(o, ShardMember::VT_PATH,"path");
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for ShardMember<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("ShardMember");
+      ds.field("path", &self.path());
+      ds.field("size", &self.size());
+      ds.field("crc32c", &self.crc32c());
+      ds.finish()
+  }
+}
+pub enum ShardPieceOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Added in 1.3. Where one piece of a logical tensor is stored.
+pub struct ShardPiece<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for ShardPiece<'a> {
+  type Inner = ShardPiece<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> ShardPiece<'a> {
+  pub const VT_MEMBER: ::flatbuffers::VOffsetT = 4;
+  pub const VT_TENSOR: ::flatbuffers::VOffsetT = 6;
+  pub const VT_OFFSET: ::flatbuffers::VOffsetT = 8;
+  pub const VT_SHAPE: ::flatbuffers::VOffsetT = 10;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    ShardPiece { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args ShardPieceArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<ShardPiece<'bldr>> {
+    let mut builder = ShardPieceBuilder::new(_fbb);
+    if let Some(x) = args.shape { builder.add_shape(x); }
+    if let Some(x) = args.offset { builder.add_offset(x); }
+    if let Some(x) = args.tensor { builder.add_tensor(x); }
+    builder.add_member(args.member);
+    builder.finish()
+  }
+
+
+  /// Position of the member in `ShardIndex.members`.
+  #[inline]
+  pub fn member(&self) -> u32 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<u32>(ShardPiece::VT_MEMBER, Some(0)).unwrap()}
+  }
+  /// The tensor's name inside that member.
+  #[inline]
+  pub fn tensor(&self) -> &'a str {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ShardPiece::VT_TENSOR, None).unwrap()}
+  }
+  /// Where the piece starts in the logical tensor, one coordinate per
+  /// dimension; absent means all zeros (a whole tensor).
+  #[inline]
+  pub fn offset(&self) -> Option<::flatbuffers::Vector<'a, u64>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(ShardPiece::VT_OFFSET, None)}
+  }
+  /// The piece's extent, one size per dimension: exactly the member
+  /// tensor's shape (checked when the member is opened). Recorded here so
+  /// that the index alone shows the pieces tile the logical shape.
+  #[inline]
+  pub fn shape(&self) -> ::flatbuffers::Vector<'a, u64> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(ShardPiece::VT_SHAPE, None).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for ShardPiece<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<u32>("member", Self::VT_MEMBER, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("tensor", Self::VT_TENSOR, true)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("offset", Self::VT_OFFSET, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("shape", Self::VT_SHAPE, true)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct ShardPieceArgs<'a> {
+    pub member: u32,
+    pub tensor: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub offset: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+    pub shape: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+}
+impl<'a> Default for ShardPieceArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    ShardPieceArgs {
+      member: 0,
+      tensor: None, // required field
+      offset: None,
+      shape: None, // required field
+    }
+  }
+}
+
+pub struct ShardPieceBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ShardPieceBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_member(&mut self, member: u32) {
+    self.fbb_.push_slot::<u32>(ShardPiece::VT_MEMBER, member, 0);
+  }
+  #[inline]
+  pub fn add_tensor(&mut self, tensor: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardPiece::VT_TENSOR, tensor);
+  }
+  #[inline]
+  pub fn add_offset(&mut self, offset: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardPiece::VT_OFFSET, offset);
+  }
+  #[inline]
+  pub fn add_shape(&mut self, shape: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardPiece::VT_SHAPE, shape);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ShardPieceBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    ShardPieceBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<ShardPiece<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    self.fbb_.required(o, ShardPiece::VT_TENSOR,"tensor");
+    self.fbb_.required(o, ShardPiece::VT_SHAPE,"shape");
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for ShardPiece<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("ShardPiece");
+      ds.field("member", &self.member());
+      ds.field("tensor", &self.tensor());
+      ds.field("offset", &self.offset());
+      ds.field("shape", &self.shape());
+      ds.finish()
+  }
+}
+pub enum ShardedTensorOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Added in 1.3. A logical tensor of a sharded checkpoint: whole in one
+/// member, or chunked across several (a tensor saved by tensor-parallel
+/// ranks). Its pieces tile its shape exactly: no gap, no overlap.
+pub struct ShardedTensor<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for ShardedTensor<'a> {
+  type Inner = ShardedTensor<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> ShardedTensor<'a> {
+  pub const VT_NAME: ::flatbuffers::VOffsetT = 4;
+  pub const VT_ELEMENT_TYPE: ::flatbuffers::VOffsetT = 6;
+  pub const VT_SHAPE: ::flatbuffers::VOffsetT = 8;
+  pub const VT_PIECES: ::flatbuffers::VOffsetT = 10;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    ShardedTensor { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args ShardedTensorArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<ShardedTensor<'bldr>> {
+    let mut builder = ShardedTensorBuilder::new(_fbb);
+    if let Some(x) = args.pieces { builder.add_pieces(x); }
+    if let Some(x) = args.shape { builder.add_shape(x); }
+    if let Some(x) = args.name { builder.add_name(x); }
+    builder.add_element_type(args.element_type);
+    builder.finish()
+  }
+
+
+  /// Unique name; the list is sorted by it (byte-wise).
+  #[inline]
+  pub fn name(&self) -> &'a str {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(ShardedTensor::VT_NAME, None).unwrap()}
+  }
+  #[inline]
+  pub fn key_compare_less_than(&self, o: &ShardedTensor) -> bool {
+    self.name() < o.name()
+  }
+
+  #[inline]
+  pub fn key_compare_with_value(&self, val: & str) -> ::core::cmp::Ordering {
+    let key = self.name();
+    key.cmp(val)
+  }
+  /// The element type of every piece.
+  #[inline]
+  pub fn element_type(&self) -> ElementType {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<ElementType>(ShardedTensor::VT_ELEMENT_TYPE, Some(ElementType::Invalid)).unwrap()}
+  }
+  /// The logical shape; every dimension resolved.
+  #[inline]
+  pub fn shape(&self) -> ::flatbuffers::Vector<'a, u64> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(ShardedTensor::VT_SHAPE, None).unwrap()}
+  }
+  #[inline]
+  pub fn pieces(&self) -> ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardPiece<'a>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardPiece>>>>(ShardedTensor::VT_PIECES, None).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for ShardedTensor<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, true)?
+     .visit_field::<ElementType>("element_type", Self::VT_ELEMENT_TYPE, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("shape", Self::VT_SHAPE, true)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<ShardPiece>>>>("pieces", Self::VT_PIECES, true)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct ShardedTensorArgs<'a> {
+    pub name: Option<::flatbuffers::WIPOffset<&'a str>>,
+    pub element_type: ElementType,
+    pub shape: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+    pub pieces: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardPiece<'a>>>>>,
+}
+impl<'a> Default for ShardedTensorArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    ShardedTensorArgs {
+      name: None, // required field
+      element_type: ElementType::Invalid,
+      shape: None, // required field
+      pieces: None, // required field
+    }
+  }
+}
+
+pub struct ShardedTensorBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ShardedTensorBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_name(&mut self, name: ::flatbuffers::WIPOffset<&'b  str>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardedTensor::VT_NAME, name);
+  }
+  #[inline]
+  pub fn add_element_type(&mut self, element_type: ElementType) {
+    self.fbb_.push_slot::<ElementType>(ShardedTensor::VT_ELEMENT_TYPE, element_type, ElementType::Invalid);
+  }
+  #[inline]
+  pub fn add_shape(&mut self, shape: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardedTensor::VT_SHAPE, shape);
+  }
+  #[inline]
+  pub fn add_pieces(&mut self, pieces: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<ShardPiece<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardedTensor::VT_PIECES, pieces);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ShardedTensorBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    ShardedTensorBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<ShardedTensor<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    self.fbb_.required(o, ShardedTensor::VT_NAME,"name");
+    self.fbb_.required(o, ShardedTensor::VT_SHAPE,"shape");
+    self.fbb_.required(o, ShardedTensor::VT_PIECES,"pieces");
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for ShardedTensor<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("ShardedTensor");
+      ds.field("name", &self.name());
+      ds.field("element_type", &self.element_type());
+      ds.field("shape", &self.shape());
+      ds.field("pieces", &self.pieces());
+      ds.finish()
+  }
+}
+pub enum ShardIndexOffset {}
+#[derive(Copy, Clone, PartialEq)]
+
+/// Added in 1.3. The index of a sharded checkpoint: the header of an index
+/// file, which holds no tensors itself and sets footer flag bit 1.
+pub struct ShardIndex<'a> {
+  pub _tab: ::flatbuffers::Table<'a>,
+}
+
+impl<'a> ::flatbuffers::Follow<'a> for ShardIndex<'a> {
+  type Inner = ShardIndex<'a>;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
+  }
+}
+
+impl<'a> ShardIndex<'a> {
+  pub const VT_MEMBERS: ::flatbuffers::VOffsetT = 4;
+  pub const VT_TENSORS: ::flatbuffers::VOffsetT = 6;
+
+  #[inline]
+  pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
+    ShardIndex { _tab: table }
+  }
+  #[allow(unused_mut)]
+  pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
+    _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
+    args: &'args ShardIndexArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<ShardIndex<'bldr>> {
+    let mut builder = ShardIndexBuilder::new(_fbb);
+    if let Some(x) = args.tensors { builder.add_tensors(x); }
+    if let Some(x) = args.members { builder.add_members(x); }
+    builder.finish()
+  }
+
+
+  #[inline]
+  pub fn members(&self) -> ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardMember<'a>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardMember>>>>(ShardIndex::VT_MEMBERS, None).unwrap()}
+  }
+  #[inline]
+  pub fn tensors(&self) -> ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardedTensor<'a>>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardedTensor>>>>(ShardIndex::VT_TENSORS, None).unwrap()}
+  }
+}
+
+impl ::flatbuffers::Verifiable for ShardIndex<'_> {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    v.visit_table(pos)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<ShardMember>>>>("members", Self::VT_MEMBERS, true)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<ShardedTensor>>>>("tensors", Self::VT_TENSORS, true)?
+     .finish();
+    Ok(())
+  }
+}
+pub struct ShardIndexArgs<'a> {
+    pub members: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardMember<'a>>>>>,
+    pub tensors: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<ShardedTensor<'a>>>>>,
+}
+impl<'a> Default for ShardIndexArgs<'a> {
+  #[inline]
+  fn default() -> Self {
+    ShardIndexArgs {
+      members: None, // required field
+      tensors: None, // required field
+    }
+  }
+}
+
+pub struct ShardIndexBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+  fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
+  start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
+}
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ShardIndexBuilder<'a, 'b, A> {
+  #[inline]
+  pub fn add_members(&mut self, members: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<ShardMember<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardIndex::VT_MEMBERS, members);
+  }
+  #[inline]
+  pub fn add_tensors(&mut self, tensors: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<ShardedTensor<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardIndex::VT_TENSORS, tensors);
+  }
+  #[inline]
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ShardIndexBuilder<'a, 'b, A> {
+    let start = _fbb.start_table();
+    ShardIndexBuilder {
+      fbb_: _fbb,
+      start_: start,
+    }
+  }
+  #[inline]
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<ShardIndex<'a>> {
+    let o = self.fbb_.end_table(self.start_);
+    self.fbb_.required(o, ShardIndex::VT_MEMBERS,"members");
+    self.fbb_.required(o, ShardIndex::VT_TENSORS,"tensors");
+    ::flatbuffers::WIPOffset::new(o.value())
+  }
+}
+
+impl ::core::fmt::Debug for ShardIndex<'_> {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+    let mut ds = f.debug_struct("ShardIndex");
+      ds.field("members", &self.members());
+      ds.field("tensors", &self.tensors());
+      ds.finish()
+  }
+}
 pub enum HeaderOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
@@ -2023,6 +2600,7 @@ impl<'a> Header<'a> {
   pub const VT_ALIGNMENT: ::flatbuffers::VOffsetT = 8;
   pub const VT_NAME_INDEX: ::flatbuffers::VOffsetT = 10;
   pub const VT_CHECKSUM_ALGORITHM: ::flatbuffers::VOffsetT = 12;
+  pub const VT_SHARD_INDEX: ::flatbuffers::VOffsetT = 14;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2035,6 +2613,7 @@ impl<'a> Header<'a> {
   ) -> ::flatbuffers::WIPOffset<Header<'bldr>> {
     let mut builder = HeaderBuilder::new(_fbb);
     builder.add_alignment(args.alignment);
+    if let Some(x) = args.shard_index { builder.add_shard_index(x); }
     if let Some(x) = args.name_index { builder.add_name_index(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
     if let Some(x) = args.tensors { builder.add_tensors(x); }
@@ -2090,6 +2669,15 @@ impl<'a> Header<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<ChecksumAlgorithm>(Header::VT_CHECKSUM_ALGORITHM, Some(ChecksumAlgorithm::None)).unwrap()}
   }
+  /// Added in 1.3. Present exactly in an index file (footer flag bit 1),
+  /// which then has no tensors of its own (ADR-0010).
+  #[inline]
+  pub fn shard_index(&self) -> Option<ShardIndex<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<ShardIndex>>(Header::VT_SHARD_INDEX, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Header<'_> {
@@ -2103,6 +2691,7 @@ impl ::flatbuffers::Verifiable for Header<'_> {
      .visit_field::<u64>("alignment", Self::VT_ALIGNMENT, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("name_index", Self::VT_NAME_INDEX, false)?
      .visit_field::<ChecksumAlgorithm>("checksum_algorithm", Self::VT_CHECKSUM_ALGORITHM, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<ShardIndex>>("shard_index", Self::VT_SHARD_INDEX, false)?
      .finish();
     Ok(())
   }
@@ -2113,6 +2702,7 @@ pub struct HeaderArgs<'a> {
     pub alignment: u64,
     pub name_index: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
     pub checksum_algorithm: ChecksumAlgorithm,
+    pub shard_index: Option<::flatbuffers::WIPOffset<ShardIndex<'a>>>,
 }
 impl<'a> Default for HeaderArgs<'a> {
   #[inline]
@@ -2123,6 +2713,7 @@ impl<'a> Default for HeaderArgs<'a> {
       alignment: 64,
       name_index: None,
       checksum_algorithm: ChecksumAlgorithm::None,
+      shard_index: None,
     }
   }
 }
@@ -2153,6 +2744,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> HeaderBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<ChecksumAlgorithm>(Header::VT_CHECKSUM_ALGORITHM, checksum_algorithm, ChecksumAlgorithm::None);
   }
   #[inline]
+  pub fn add_shard_index(&mut self, shard_index: ::flatbuffers::WIPOffset<ShardIndex<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<ShardIndex>>(Header::VT_SHARD_INDEX, shard_index);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> HeaderBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     HeaderBuilder {
@@ -2175,6 +2770,7 @@ impl ::core::fmt::Debug for Header<'_> {
       ds.field("alignment", &self.alignment());
       ds.field("name_index", &self.name_index());
       ds.field("checksum_algorithm", &self.checksum_algorithm());
+      ds.field("shard_index", &self.shard_index());
       ds.finish()
   }
 }

@@ -364,7 +364,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn header(&self) -> fb::Header<'a> {
         self.header
     }

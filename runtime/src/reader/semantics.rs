@@ -20,6 +20,7 @@ impl Reader<'_> {
             });
         }
         check_metadata("file", self.header.metadata())?;
+        check_shard_index_flag(&self.header, flags)?;
         let Some(tensors) = self.header.tensors() else {
             return check_name_index(&self.header, 0);
         };
@@ -302,4 +303,34 @@ pub(super) fn plan_of(t: &fb::Tensor<'_>) -> Result<Plan> {
         t.descriptor_only(),
         t.quantization().as_ref().map(quant_params),
     )
+}
+
+/// Format 1.3: footer flag bit 1 is set exactly when the header holds a shard
+/// index, and an index file holds no tensors of its own (ADR-0010). What the
+/// index says is checked by `ShardedFile::open`, which is what reads it.
+fn check_shard_index_flag(header: &fb::Header<'_>, flags: u64) -> Result<()> {
+    let flagged = flags & format::FLAG_SHARD_INDEX != 0;
+    let bad = |value: &str, reason: &str| {
+        Err(Error::InvalidField {
+            tensor: String::new(),
+            field: "shard_index".into(),
+            value: value.into(),
+            reason: reason.into(),
+        })
+    };
+    match (header.shard_index().is_some(), flagged) {
+        (true, false) => bad(
+            "present",
+            "an index file sets footer flag bit 1, so that a 1.2 reader refuses it",
+        ),
+        (false, true) => bad(
+            "absent",
+            "footer flag bit 1 marks an index file, which has one",
+        ),
+        (true, true) if header.tensors().is_some_and(|t| !t.is_empty()) => bad(
+            "present",
+            "an index file holds no tensors of its own; they live in its members",
+        ),
+        _ => Ok(()),
+    }
 }

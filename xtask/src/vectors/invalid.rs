@@ -183,11 +183,21 @@ pub(super) fn vectors(valid: &[Vector]) -> Result<Vec<Vector>> {
 
     out.push(invalid(
         "footer_flags_set",
-        "footer flags (bytes 16..24) set to 2, a bit no version defines",
+        "footer flags (bytes 16..24) set to 4, a bit no version defines",
         dense,
         Expect {
             field: Some("flags"),
             ..at_open("BadFooter")
+        },
+        |b| patch(b, |n| Ok(n.footer() + 16), 4u64),
+    )?);
+    out.push(invalid(
+        "shard_index_flag_without_index",
+        "footer flag bit 1 (format 1.3: the file is a sharded checkpoint's index) on a file whose header has no shard_index",
+        dense,
+        Expect {
+            field: Some("shard_index"),
+            ..at_open("InvalidField")
         },
         |b| patch(b, |n| Ok(n.footer() + 16), 2u64),
     )?);

@@ -1,0 +1,15 @@
+//! Sharded checkpoints (format 1.3, ADR-0010): an index file, itself a
+//! Hurray file whose header holds a `ShardIndex`, maps every logical tensor
+//! to its pieces in member files: whole tensors, or chunks of one tensor
+//! placed by their offsets in its shape (a tensor saved by eight
+//! tensor-parallel ranks is one logical tensor). Members are ordinary
+//! Hurray files; the index records each one's size and CRC-32C.
+
+mod index;
+mod reader;
+mod writer;
+
+pub(crate) use index::{ShardIndex, to_wire as index_to_wire};
+pub use index::{ShardMember, ShardPiece, ShardedTensor};
+pub use reader::ShardedFile;
+pub use writer::{DEFAULT_MAX_SHARD_SIZE, ShardedWriter};

@@ -1,0 +1,201 @@
+//! [`ShardedFile`]: an index file and its members as one logical mapping.
+
+use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
+use crate::checksum::ChecksumAlgorithm;
+use crate::error::{Error, Result};
+use crate::reader::{File, TensorRef};
+use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A sharded checkpoint opened through its index file: every logical tensor
+/// by name, whole or in pieces across member files.
+///
+/// Opening reads the index alone and checks it whole (member paths, every
+/// piece inside its tensor, the pieces tiling each tensor). A member is
+/// mapped and verified the first time one of its tensors is read, and its
+/// length compared with the index's; its CRC-32C only on
+/// [`verify_members`](Self::verify_members).
+#[derive(Debug)]
+pub struct ShardedFile {
+    dir: PathBuf,
+    index: ShardIndex,
+    metadata: BTreeMap<String, String>,
+    opened: Vec<OnceLock<File>>,
+}
+
+impl ShardedFile {
+    /// Opens the index file at `path` (members are found relative to its
+    /// directory). A Hurray file that is not an index is
+    /// [`Error::InvalidField`] on `shard_index`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path)?;
+        let reader = file.reader();
+        let Some(wire) = reader.header().shard_index() else {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "shard_index".into(),
+                value: "absent".into(),
+                reason: format!(
+                    "{} is a Hurray file, not the index of a sharded checkpoint",
+                    path.display()
+                ),
+            });
+        };
+        let index = index::from_wire(wire)?;
+        index.validate()?;
+        let metadata = reader.metadata().to_map();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let opened = index.members.iter().map(|_| OnceLock::new()).collect();
+        Ok(ShardedFile {
+            dir,
+            index,
+            metadata,
+            opened,
+        })
+    }
+
+    /// The checkpoint's metadata (the index file's).
+    pub fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+
+    /// The member files, in index order.
+    pub fn members(&self) -> &[ShardMember] {
+        &self.index.members
+    }
+
+    /// Every logical tensor, sorted by name.
+    pub fn tensors(&self) -> &[ShardedTensor] {
+        &self.index.tensors
+    }
+
+    /// The logical tensor `name`: its type, shape and pieces.
+    pub fn tensor(&self, name: &str) -> Result<&ShardedTensor> {
+        self.index
+            .tensors
+            .binary_search_by(|t| t.name.as_str().cmp(name))
+            .map(|i| &self.index.tensors[i])
+            .map_err(|_| Error::NotFound {
+                name: name.to_owned(),
+            })
+    }
+
+    /// Member `i`, mapped and verified on first use; its length must be the
+    /// index's ([`Error::MemberMismatch`] otherwise: replaced or truncated).
+    pub fn member(&self, i: usize) -> Result<&File> {
+        let (Some(cell), Some(m)) = (self.opened.get(i), self.index.members.get(i)) else {
+            return Err(Error::NotFound {
+                name: format!("member #{i}"),
+            });
+        };
+        if let Some(f) = cell.get() {
+            return Ok(f);
+        }
+        let path = self.dir.join(&m.path);
+        let len = std::fs::metadata(&path)
+            .map_err(|e| Error::io("opening member", &path, e))?
+            .len();
+        if len != m.size {
+            return Err(Error::MemberMismatch {
+                member: m.path.clone(),
+                field: "size",
+                expected: m.size.to_string(),
+                found: len.to_string(),
+            });
+        }
+        let f = File::open(&path)?;
+        Ok(cell.get_or_init(|| f))
+    }
+
+    /// The member tensor holding `piece` of `t`, checked against the index:
+    /// same element type, the piece's shape.
+    pub fn piece(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<TensorRef<'_>> {
+        let m = &self.index.members[piece.member];
+        let tensor = self.member(piece.member)?.tensor(&piece.tensor)?;
+        let shape = tensor.shape().to_wire();
+        if tensor.element_type() != t.element_type || shape != piece.shape {
+            return Err(Error::MemberMismatch {
+                member: m.path.clone(),
+                field: "tensor type and shape",
+                expected: format!(
+                    "{:?}: {} {:?}",
+                    piece.tensor,
+                    t.element_type.name(),
+                    piece.shape
+                ),
+                found: format!("{} {:?}", tensor.element_type().name(), shape),
+            });
+        }
+        Ok(tensor)
+    }
+
+    /// The tensor `name` without copying, when one piece holds all of it;
+    /// [`Error::Chunked`] when it is stored in pieces (use
+    /// [`assemble`](Self::assemble) or [`slice`](Self::slice)).
+    pub fn get(&self, name: &str) -> Result<TensorRef<'_>> {
+        let t = self.tensor(name)?;
+        match t.pieces.as_slice() {
+            [p] if p.is_whole(&t.shape) => self.piece(t, p),
+            pieces => Err(Error::Chunked {
+                tensor: name.to_owned(),
+                pieces: pieces.len(),
+            }),
+        }
+    }
+
+    /// The whole of tensor `name`, copied out of its pieces.
+    pub fn assemble(&self, name: &str) -> Result<SliceData> {
+        let t = self.tensor(name)?;
+        let full: Vec<SliceRange> = t.shape.iter().map(|&d| SliceRange::full(d)).collect();
+        self.slice(name, &full)
+    }
+
+    /// `name[ranges]`, reading only the pieces the slice touches and, in
+    /// each, only the bytes it covers.
+    pub fn slice(&self, name: &str, ranges: &[SliceRange]) -> Result<SliceData> {
+        let t = self.tensor(name)?;
+        let shape = check_ranges(name, ranges, &t.shape)?;
+        // Open and check every piece the slice meets before allocating: the
+        // output is then bounded by the data those verified pieces hold.
+        let mut hits = Vec::new();
+        for p in &t.pieces {
+            let clipped: Option<Vec<(SliceRange, u64)>> = ranges
+                .iter()
+                .zip(p.offset.iter().zip(&p.shape))
+                .map(|(r, (&lo, &extent))| r.clip(lo, extent))
+                .collect();
+            if let Some(clipped) = clipped {
+                let (local, at): (Vec<SliceRange>, Vec<u64>) = clipped.into_iter().unzip();
+                hits.push((self.piece(t, p)?, local, at));
+            }
+        }
+        let mut out = Gathered::new(name, t.element_type, shape)?;
+        for (tensor, local, at) in &hits {
+            gather(tensor, local, &mut out, at)?;
+        }
+        Ok(out.finish())
+    }
+
+    /// Reads every member whole and compares its length and CRC-32C with the
+    /// index's: [`Error::MemberMismatch`] naming the first that differs.
+    pub fn verify_members(&self) -> Result<()> {
+        for (i, m) in self.index.members.iter().enumerate() {
+            let found = ChecksumAlgorithm::Crc32c.of(self.member(i)?.bytes());
+            if found != m.crc32c {
+                return Err(Error::MemberMismatch {
+                    member: m.path.clone(),
+                    field: "crc32c",
+                    expected: format!("{:#010x}", m.crc32c),
+                    found: format!("{found:#010x}"),
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,313 @@
+//! [`ShardedWriter`]: writes member files as tensors arrive, rolling to a new
+//! member past a size, and the index last.
+
+use super::index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
+use crate::atomic::{AtomicFile, Durability};
+use crate::checksum::{ChecksumAlgorithm, Running};
+use crate::descriptor::{Layout, TensorDescriptor};
+use crate::error::{Error, Result};
+use crate::writer::Writer;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// transformers' default `max_shard_size` ("5GB", decimal).
+pub const DEFAULT_MAX_SHARD_SIZE: u64 = 5_000_000_000;
+
+/// A member file's sink: the atomic file, and the CRC-32C of every byte
+/// written to it (the index records it).
+struct Member {
+    file: AtomicFile,
+    crc: Running,
+}
+
+impl Write for Member {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Member")
+            .field("file", &self.file)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug)]
+struct OpenMember {
+    path: String,
+    writer: Writer<Member>,
+    names: BTreeSet<String>,
+}
+
+/// Writes a sharded checkpoint: member files (each a Hurray file, written
+/// atomically) and, on [`finish`](Self::finish), the index file.
+///
+/// The index is written last and atomically, after every member is in
+/// place: a writer that dies at any point leaves no index, or an index
+/// whose members are all complete. Members of a failed write stay behind
+/// as ordinary files; nothing refers to them.
+#[derive(Debug)]
+pub struct ShardedWriter {
+    index_path: PathBuf,
+    dir: PathBuf,
+    stem: String,
+    max_shard_size: u64,
+    durability: Durability,
+    metadata: BTreeMap<String, String>,
+    members: Vec<ShardMember>,
+    current: Option<OpenMember>,
+    next_path: Option<String>,
+    tensors: BTreeMap<String, ShardedTensor>,
+}
+
+impl ShardedWriter {
+    /// Starts a checkpoint whose index is `index_path` (`model.hurray`);
+    /// members are named after it (`model-00001.hurray`, ...) unless
+    /// [`start_member`](Self::start_member) names them.
+    pub fn create(index_path: impl AsRef<Path>) -> Result<Self> {
+        let index_path = index_path.as_ref().to_owned();
+        let file_name = index_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        check_member_path("index path", file_name)?;
+        let stem = file_name
+            .strip_suffix(".hurray")
+            .unwrap_or(file_name)
+            .to_owned();
+        let dir = match index_path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        Ok(ShardedWriter {
+            index_path,
+            dir,
+            stem,
+            max_shard_size: DEFAULT_MAX_SHARD_SIZE,
+            durability: Durability::Synced,
+            metadata: BTreeMap::new(),
+            members: Vec::new(),
+            current: None,
+            next_path: None,
+            tensors: BTreeMap::new(),
+        })
+    }
+
+    /// A member holds tensors up to this many bytes; a tensor that would
+    /// take it past starts the next one (a larger tensor gets a member to
+    /// itself), as `save_pretrained(max_shard_size=...)` splits.
+    pub fn set_max_shard_size(&mut self, bytes: u64) {
+        self.max_shard_size = bytes;
+    }
+
+    /// How members and the index are committed.
+    pub fn set_durability(&mut self, durability: Durability) {
+        self.durability = durability;
+    }
+
+    /// The checkpoint's metadata, kept in the index file.
+    pub fn set_metadata(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.metadata.insert(key.into(), value.into());
+    }
+
+    /// Closes the current member; the next tensor starts the member `path`
+    /// (relative to the index's directory).
+    pub fn start_member(&mut self, path: &str) -> Result<()> {
+        check_member_path("member path", path)?;
+        self.close_member()?;
+        self.next_path = Some(path.to_owned());
+        Ok(())
+    }
+
+    /// Writes a whole tensor.
+    pub fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
+        let shape = resolved_shape(desc)?;
+        if self.tensors.contains_key(&desc.name) {
+            return Err(Error::DuplicateName {
+                name: desc.name.clone(),
+            });
+        }
+        let piece = self.write_piece(desc, buffers, vec![0; shape.len()], shape.clone())?;
+        self.tensors.insert(
+            desc.name.clone(),
+            ShardedTensor {
+                name: desc.name.clone(),
+                element_type: desc.element_type,
+                shape,
+                pieces: vec![piece],
+            },
+        );
+        Ok(())
+    }
+
+    /// Writes one chunk of the logical tensor `desc.name` of shape
+    /// `logical_shape`: `desc` describes the chunk (its shape is the chunk's)
+    /// and `offset` places it. Chunks are dense or strided, unquantized; the
+    /// chunks of a tensor must tile it, which [`finish`](Self::finish) checks.
+    pub fn add_chunk(
+        &mut self,
+        logical_shape: &[u64],
+        offset: &[u64],
+        desc: &TensorDescriptor,
+        buffers: &[&[u8]],
+    ) -> Result<()> {
+        let shape = resolved_shape(desc)?;
+        let bad = |field: &str, value: String, reason: &str| Error::InvalidField {
+            tensor: desc.name.clone(),
+            field: field.to_owned(),
+            value,
+            reason: reason.to_owned(),
+        };
+        if !matches!(desc.layout, Layout::Dense | Layout::Strided(_)) || desc.quantization.is_some()
+        {
+            return Err(bad(
+                "layout",
+                desc.layout.name().to_owned(),
+                "a chunk is dense or strided and unquantized",
+            ));
+        }
+        match self.tensors.get(&desc.name) {
+            Some(t) if t.shape != logical_shape || t.element_type != desc.element_type => {
+                return Err(bad(
+                    "shape",
+                    format!("{} {logical_shape:?}", desc.element_type.name()),
+                    &format!(
+                        "earlier chunks said {} {:?}",
+                        t.element_type.name(),
+                        t.shape
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        let piece = self.write_piece(desc, buffers, offset.to_vec(), shape)?;
+        self.tensors
+            .entry(desc.name.clone())
+            .or_insert_with(|| ShardedTensor {
+                name: desc.name.clone(),
+                element_type: desc.element_type,
+                shape: logical_shape.to_vec(),
+                pieces: Vec::new(),
+            })
+            .pieces
+            .push(piece);
+        Ok(())
+    }
+
+    fn write_piece(
+        &mut self,
+        desc: &TensorDescriptor,
+        buffers: &[&[u8]],
+        offset: Vec<u64>,
+        shape: Vec<u64>,
+    ) -> Result<ShardPiece> {
+        let bytes: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+        let roll = self.current.as_ref().is_some_and(|m| {
+            // A member already holding this name (another chunk of the
+            // tensor), or one this tensor would take past the size.
+            m.names.contains(&desc.name)
+                || (!m.names.is_empty()
+                    && m.writer.position().saturating_add(bytes) > self.max_shard_size)
+        });
+        if roll {
+            self.close_member()?;
+        }
+        if self.current.is_none() {
+            self.open_member()?;
+        }
+        let member = self.members.len();
+        let Some(current) = self.current.as_mut() else {
+            unreachable!("a member was just opened")
+        };
+        current.writer.add_tensor(desc, buffers)?;
+        current.names.insert(desc.name.clone());
+        Ok(ShardPiece {
+            member,
+            tensor: desc.name.clone(),
+            offset,
+            shape,
+        })
+    }
+
+    fn open_member(&mut self) -> Result<()> {
+        let path = match self.next_path.take() {
+            Some(p) => p,
+            None => format!("{}-{:05}.hurray", self.stem, self.members.len() + 1),
+        };
+        if self.members.iter().any(|m| m.path == path) {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "member path".into(),
+                value: format!("{path:?}"),
+                reason: "written twice".into(),
+            });
+        }
+        let file = AtomicFile::create_with(self.dir.join(&path), self.durability)?;
+        let member = Member {
+            file,
+            crc: Running::new(ChecksumAlgorithm::Crc32c),
+        };
+        self.current = Some(OpenMember {
+            path,
+            writer: Writer::new(member)?,
+            names: BTreeSet::new(),
+        });
+        Ok(())
+    }
+
+    fn close_member(&mut self) -> Result<()> {
+        let Some(m) = self.current.take() else {
+            return Ok(());
+        };
+        let (size, mut sink) = m.writer.finish_into_inner()?;
+        sink.flush()?;
+        let Member { file, crc } = sink;
+        file.commit()?;
+        self.members.push(ShardMember {
+            path: m.path,
+            size,
+            crc32c: crc.finish(),
+        });
+        Ok(())
+    }
+
+    /// Closes the last member, checks the index (every chunked tensor tiled
+    /// exactly) and writes it, atomically, last. Returns the index's path.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        self.close_member()?;
+        let index = ShardIndex {
+            members: std::mem::take(&mut self.members),
+            tensors: std::mem::take(&mut self.tensors).into_values().collect(),
+        };
+        index.validate()?;
+        let mut w = Writer::create_with(&self.index_path, self.durability)?;
+        for (k, v) in std::mem::take(&mut self.metadata) {
+            w.set_metadata(k, v);
+        }
+        w.set_shard_index(index);
+        w.finish()?;
+        Ok(self.index_path)
+    }
+}
+
+fn resolved_shape(desc: &TensorDescriptor) -> Result<Vec<u64>> {
+    let shape = desc.wire_shape();
+    match shape.iter().position(|&d| d == crate::format::DYNAMIC_DIM) {
+        Some(d) => Err(Error::InvalidField {
+            tensor: desc.name.clone(),
+            field: format!("shape[{d}]"),
+            value: "dynamic".into(),
+            reason: "a sharded checkpoint's tensors have resolved shapes".into(),
+        }),
+        None => Ok(shape),
+    }
+}

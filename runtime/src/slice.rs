@@ -1,0 +1,391 @@
+//! Hyper-rectangular slices: per dimension `start:stop:step` (Python's
+//! notation, steps of 1 or more), read from only the bytes they cover.
+//!
+//! A slice of a dense or strided tensor comes back dense and row-major, in
+//! the tensor's stored encoding: sub-byte elements are packed again from
+//! element boundaries ([`crate::pack`]), so a slice of an `i4` tensor is an
+//! `i4` buffer. Ranks are kept (an index `i` is the range `i:i+1`); dropping
+//! indexed dimensions is the caller's presentation. Quantized tensors give
+//! their stored values: their scales belong to the whole tensor.
+//!
+//! The same gather serves a sharded tensor ([`crate::ShardedFile::slice`]):
+//! each piece a request touches copies its part into one output.
+
+use crate::error::{Error, Result};
+use crate::reader::TensorRef;
+use crate::{ElementType, Layout, pack, row_major_strides};
+
+/// One dimension of a slice: the indices `start, start + step, ...` below
+/// `stop`. `step` is at least 1; `start == stop` selects nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SliceRange {
+    pub start: u64,
+    pub stop: u64,
+    pub step: u64,
+}
+
+impl SliceRange {
+    /// `start:stop:step`.
+    pub const fn new(start: u64, stop: u64, step: u64) -> Self {
+        SliceRange { start, stop, step }
+    }
+
+    /// Every index of a dimension of size `len` (`:`).
+    pub const fn full(len: u64) -> Self {
+        SliceRange::new(0, len, 1)
+    }
+
+    /// The one index `i` (`i:i+1`).
+    pub const fn index(i: u64) -> Self {
+        SliceRange::new(i, i.saturating_add(1), 1)
+    }
+
+    /// How many indices the range selects.
+    pub fn len(&self) -> u64 {
+        if self.stop <= self.start || self.step == 0 {
+            0
+        } else {
+            (self.stop - self.start - 1) / self.step + 1
+        }
+    }
+
+    /// Whether the range selects nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The part of this range inside `[lo, lo + extent)`: the range in
+    /// coordinates local to `lo`, and the position of its first index among
+    /// this range's indices. `None` when they do not meet.
+    pub(crate) fn clip(&self, lo: u64, extent: u64) -> Option<(SliceRange, u64)> {
+        let hi = lo.checked_add(extent)?.min(self.stop);
+        let from = self.start.max(lo);
+        // The first index of this range at or after `from`.
+        let skip = (from - self.start).div_ceil(self.step);
+        let first = self.start.checked_add(skip.checked_mul(self.step)?)?;
+        (first < hi).then(|| (SliceRange::new(first - lo, hi - lo, self.step), skip))
+    }
+}
+
+impl std::fmt::Display for SliceRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.start, self.stop)?;
+        if self.step != 1 {
+            write!(f, ":{}", self.step)?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses Python-style slice text against `shape`: `"0:2, :, -1, ::2"`.
+/// Each comma-separated item is `i` (one index, rank kept), `start:stop` or
+/// `start:stop:step`, with omitted bounds and negative indices as in Python
+/// (`-1` is the last). Fewer items than dimensions leave the rest whole.
+/// Errors name `tensor`, the dimension and the item.
+pub fn parse_slice(tensor: &str, text: &str, shape: &[u64]) -> Result<Vec<SliceRange>> {
+    let items: Vec<&str> = if text.trim().is_empty() {
+        Vec::new()
+    } else {
+        text.split(',').map(str::trim).collect()
+    };
+    if items.len() > shape.len() {
+        return Err(invalid(
+            tensor,
+            shape.len(),
+            text,
+            "more items than dimensions",
+        ));
+    }
+    let mut out = Vec::with_capacity(shape.len());
+    for (dim, &size) in shape.iter().enumerate() {
+        let Some(item) = items.get(dim) else {
+            out.push(SliceRange::full(size));
+            continue;
+        };
+        let bad = |reason| invalid(tensor, dim, item, reason);
+        let bound = |s: &str, default: u64| -> Result<u64> {
+            let s = s.trim();
+            if s.is_empty() {
+                return Ok(default);
+            }
+            let v: i128 = s.parse().map_err(|_| bad("not an integer"))?;
+            let v = if v < 0 { v + i128::from(size) } else { v };
+            // Python clamps slice bounds to the dimension.
+            Ok(v.clamp(0, i128::from(size)) as u64)
+        };
+        let parts: Vec<&str> = item.split(':').collect();
+        let range = match parts.as_slice() {
+            [i] => {
+                let v: i128 = i.parse().map_err(|_| bad("not an integer"))?;
+                let v = if v < 0 { v + i128::from(size) } else { v };
+                if !(0..i128::from(size)).contains(&v) {
+                    return Err(bad("index out of range"));
+                }
+                SliceRange::index(v as u64)
+            }
+            [a, b] => SliceRange::new(bound(a, 0)?, bound(b, size)?, 1),
+            [a, b, c] => {
+                let step = if c.trim().is_empty() {
+                    1
+                } else {
+                    c.trim()
+                        .parse::<u64>()
+                        .map_err(|_| bad("the step must be a positive integer"))?
+                };
+                if step == 0 {
+                    return Err(bad("the step must be a positive integer"));
+                }
+                SliceRange::new(bound(a, 0)?, bound(b, size)?, step)
+            }
+            _ => return Err(bad("expected i, start:stop or start:stop:step")),
+        };
+        out.push(range);
+    }
+    Ok(out)
+}
+
+fn invalid(tensor: &str, dim: usize, range: &str, reason: &'static str) -> Error {
+    Error::InvalidSlice {
+        tensor: tensor.to_owned(),
+        dim,
+        range: range.to_owned(),
+        reason,
+    }
+}
+
+/// Checks `ranges` against `dims`: one per dimension, steps of at least 1,
+/// `start <= stop <= size`. Returns the slice's shape.
+pub(crate) fn check_ranges(tensor: &str, ranges: &[SliceRange], dims: &[u64]) -> Result<Vec<u64>> {
+    if ranges.len() != dims.len() {
+        return Err(invalid(
+            tensor,
+            ranges.len().min(dims.len()),
+            &format!("{} range(s) for rank {}", ranges.len(), dims.len()),
+            "one range per dimension",
+        ));
+    }
+    ranges
+        .iter()
+        .zip(dims)
+        .enumerate()
+        .map(|(dim, (r, &size))| {
+            if r.step == 0 {
+                Err(invalid(
+                    tensor,
+                    dim,
+                    &r.to_string(),
+                    "the step must be at least 1",
+                ))
+            } else if r.start > r.stop || r.stop > size {
+                Err(invalid(
+                    tensor,
+                    dim,
+                    &r.to_string(),
+                    "needs start <= stop <= the dimension's size",
+                ))
+            } else {
+                Ok(r.len())
+            }
+        })
+        .collect()
+}
+
+/// A slice's values: dense, row-major, in the source's stored encoding
+/// (sub-byte elements packed LSB-first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SliceData {
+    pub element_type: ElementType,
+    pub shape: Vec<u64>,
+    pub bytes: Vec<u8>,
+}
+
+/// Bytes per element in the unpacked working form of a gather: sub-byte
+/// codes take one byte each until the result is packed.
+pub(crate) fn unit_of(element_type: ElementType) -> usize {
+    (element_type.bits() as usize / 8).max(1)
+}
+
+/// An output being filled: unpacked elements of `unit` bytes, row-major
+/// over `shape`.
+pub(crate) struct Gathered {
+    pub(crate) element_type: ElementType,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) strides: Vec<i64>,
+    pub(crate) unit: usize,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl Gathered {
+    /// A zeroed output. Callers bound `shape` by bytes really present (a
+    /// slice is never larger than what it reads) before calling this.
+    pub(crate) fn new(tensor: &str, element_type: ElementType, shape: Vec<u64>) -> Result<Self> {
+        let unit = unit_of(element_type);
+        let len = shape
+            .iter()
+            .try_fold(unit as u64, |acc, &d| acc.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::SizeOverflow {
+                tensor: tensor.to_owned(),
+                field: "slice",
+            })?;
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| Error::SizeOverflow {
+                tensor: tensor.to_owned(),
+                field: "slice",
+            })?;
+        bytes.resize(len, 0);
+        let strides = row_major_strides(&shape);
+        Ok(Gathered {
+            element_type,
+            shape,
+            strides,
+            unit,
+            bytes,
+        })
+    }
+
+    /// The finished slice, packed again for sub-byte types.
+    pub(crate) fn finish(self) -> SliceData {
+        let bits = self.element_type.bits();
+        let bytes = if bits < 8 {
+            pack::pack_codes(self.bytes, bits)
+        } else {
+            self.bytes
+        };
+        SliceData {
+            element_type: self.element_type,
+            shape: self.shape,
+            bytes,
+        }
+    }
+}
+
+/// Copies `src[ranges]` into `out` at position `at` (a coordinate of the
+/// output). `ranges` are checked against `src`'s dims by the caller.
+pub(crate) fn gather(
+    src: &TensorRef<'_>,
+    ranges: &[SliceRange],
+    out: &mut Gathered,
+    at: &[u64],
+) -> Result<()> {
+    let name = src.name();
+    let values = src.data()?;
+    let bits = src.element_type().bits();
+    let unit = out.unit;
+    let counts: Vec<u64> = ranges.iter().map(SliceRange::len).collect();
+    if counts.contains(&0) {
+        return Ok(());
+    }
+    let src_strides = match src.layout() {
+        Layout::Strided(s) => s,
+        _ => row_major_strides(&src.shape().to_wire()),
+    };
+    let stored = values.len() as u64 * 8 / u64::from(bits);
+    let out_of_bounds = || Error::InvalidField {
+        tensor: name.to_owned(),
+        field: "strides".into(),
+        value: format!("{src_strides:?}"),
+        reason: "an element of the slice lies outside the values buffer".into(),
+    };
+    let element = |coords: &[u64]| -> Result<u64> {
+        let mut e: i128 = 0;
+        for ((c, r), s) in coords.iter().zip(ranges).zip(&src_strides) {
+            let i = i128::from(r.start) + i128::from(*c) * i128::from(r.step);
+            e += i * i128::from(*s);
+        }
+        u64::try_from(e)
+            .ok()
+            .filter(|&e| e < stored)
+            .ok_or_else(out_of_bounds)
+    };
+    let rank = ranges.len();
+    let dst_at = |coords: &[u64]| -> usize {
+        let mut d: i64 = 0;
+        for ((c, a), s) in coords.iter().zip(at).zip(&out.strides) {
+            d += (*c + *a) as i64 * *s;
+        }
+        d as usize * unit
+    };
+    if rank == 0 {
+        let e = element(&[])?;
+        copy_element(values, bits, unit, e, &mut out.bytes[..unit]);
+        return Ok(());
+    }
+    let last = rank - 1;
+    let row_len = counts[last];
+    // A run of whole bytes copied at once: byte-aligned elements, step 1,
+    // contiguous in the source.
+    let run = bits >= 8 && ranges[last].step == 1 && src_strides[last] == 1;
+    let mut coords = vec![0u64; rank];
+    loop {
+        let first = element(&coords)?;
+        let dst = dst_at(&coords);
+        if run {
+            coords[last] = row_len - 1;
+            element(&coords)?; // the run's last element is inside the buffer
+            coords[last] = 0;
+            let n = row_len as usize * unit;
+            let from = first as usize * unit;
+            out.bytes[dst..dst + n].copy_from_slice(&values[from..from + n]);
+        } else {
+            for k in 0..row_len {
+                coords[last] = k;
+                let e = element(&coords)?;
+                let d = dst + k as usize * out.strides[last] as usize * unit;
+                copy_element(values, bits, unit, e, &mut out.bytes[d..d + unit]);
+            }
+            coords[last] = 0;
+        }
+        // The next row: an odometer over every dimension but the last.
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            coords[d] += 1;
+            if coords[d] < counts[d] {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
+}
+
+fn copy_element(values: &[u8], bits: u32, unit: usize, e: u64, dst: &mut [u8]) {
+    if bits < 8 {
+        // `e` is below the stored element count, so the code is present.
+        dst[0] = pack::code_at(values, bits, e).unwrap_or(0);
+    } else {
+        let from = e as usize * unit;
+        dst.copy_from_slice(&values[from..from + unit]);
+    }
+}
+
+impl TensorRef<'_> {
+    /// Reads `self[ranges]` (one range per dimension) into a dense,
+    /// row-major buffer, touching only the bytes the slice covers. Dense
+    /// and strided tensors of every element type; sparse tensors are
+    /// [`Error::LayoutMismatch`], descriptor-only ones [`Error::NoData`],
+    /// bad ranges [`Error::InvalidSlice`] naming the dimension.
+    pub fn read_slice(&self, ranges: &[SliceRange]) -> Result<SliceData> {
+        self.require_data()?;
+        if !matches!(self.layout(), Layout::Dense | Layout::Strided(_)) {
+            return Err(Error::LayoutMismatch {
+                tensor: self.name().to_owned(),
+                found: self.plan().layout,
+                needed: "dense or strided",
+                operation: "a slice",
+            });
+        }
+        let shape = check_ranges(self.name(), ranges, &self.shape().to_wire())?;
+        // The output is at most the tensor's element count, which its
+        // verified values buffer holds.
+        let mut out = Gathered::new(self.name(), self.element_type(), shape)?;
+        let at = vec![0; ranges.len()];
+        gather(self, ranges, &mut out, &at)?;
+        Ok(out.finish())
+    }
+}

@@ -3,7 +3,8 @@
 use crate::output::{Shown, stdout};
 use anyhow::Result;
 use hurray::{
-    Dim, ElementType, File, Layout, Quantization, TensorDescriptor, TensorRef, Writer, shape,
+    Dim, ElementType, File, Layout, Quantization, ShardedFile, TensorDescriptor, TensorRef, Writer,
+    shape,
 };
 use serde_json::{Value, json};
 use std::io::Write;
@@ -97,6 +98,9 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
     // The error names the path already.
     let file = File::open(path)?;
     let reader = file.reader();
+    if reader.is_shard_index() {
+        return inspect_index(path, reader.version(), as_json);
+    }
     let mut out = stdout();
     if as_json {
         let (major, minor) = reader.version();
@@ -139,6 +143,108 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
     Ok(())
 }
 
+/// A sharded checkpoint's index: its members, then each logical tensor and
+/// where its pieces are.
+fn inspect_index(path: &Path, (major, minor): (u16, u16), as_json: bool) -> Result<()> {
+    let checkpoint = ShardedFile::open(path)?;
+    let members = checkpoint.members();
+    let mut out = stdout();
+    if as_json {
+        let tensors: Vec<Value> = checkpoint
+            .tensors()
+            .iter()
+            .map(|t| {
+                let pieces: Vec<Value> = t
+                    .pieces
+                    .iter()
+                    .map(|p| json!({ "member": members[p.member].path, "tensor": p.tensor, "offset": p.offset, "shape": p.shape }))
+                    .collect();
+                json!({ "name": t.name, "dtype": t.element_type.name(), "shape": t.shape, "pieces": pieces })
+            })
+            .collect();
+        let members: Vec<Value> = members
+            .iter()
+            .map(|m| json!({ "path": m.path, "size": m.size, "crc32c": m.crc32c }))
+            .collect();
+        let doc = json!({
+            "version": format!("{major}.{minor}"),
+            "metadata": checkpoint.metadata(),
+            "members": members,
+            "tensors": tensors,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}: Hurray {major}.{minor} sharded index, {} tensor(s) in {} member(s), {} bytes",
+        path.display(),
+        checkpoint.tensors().len(),
+        members.len(),
+        members.iter().map(|m| m.size).sum::<u64>()
+    )?;
+    for m in members {
+        writeln!(
+            out,
+            "  member {}  {} bytes  crc32c {:#010x}",
+            Shown(&m.path),
+            m.size,
+            m.crc32c
+        )?;
+    }
+    for t in checkpoint.tensors() {
+        let dims: Vec<String> = t.shape.iter().map(u64::to_string).collect();
+        let place = match t.pieces.as_slice() {
+            [p] if p.is_whole(&t.shape) => format!("in {}", Shown(&members[p.member].path)),
+            pieces => format!("{} pieces", pieces.len()),
+        };
+        writeln!(
+            out,
+            "  {}  {}  [{}]  {place}",
+            Shown(&t.name),
+            t.element_type.name(),
+            dims.join(",")
+        )?;
+    }
+    Ok(())
+}
+
+/// An index and its members: the index checked whole, each member validated
+/// as a file and against the index's size (and with `checksums`, its
+/// CRC-32C and its own per-buffer checksums).
+fn validate_index(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
+    let checkpoint = match ShardedFile::open(path) {
+        Ok(c) => c,
+        Err(e) => return (vec![e.to_string()], None),
+    };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut problems = Vec::new();
+    let mut verified = checksums.then_some(0);
+    for (i, m) in checkpoint.members().iter().enumerate() {
+        if let Err(e) = checkpoint.member(i) {
+            problems.push(e.to_string());
+            continue;
+        }
+        // `member` refused an index as a member, so this never recurses further.
+        let (member_problems, member_verified) = validate_one(&dir.join(&m.path), checksums);
+        problems.extend(
+            member_problems
+                .into_iter()
+                .map(|p| format!("member {}: {p}", Shown(&m.path))),
+        );
+        if let (Some(v), Some(n)) = (verified.as_mut(), member_verified) {
+            *v += n;
+        }
+    }
+    if checksums
+        && problems.is_empty()
+        && let Err(e) = checkpoint.verify_members()
+    {
+        problems.push(e.to_string());
+    }
+    (problems, verified)
+}
+
 /// Full validation of one file: the verifying open, then every sparse index.
 /// The problems of the file at `path`, and (with `checksums`) how many
 /// tensors had their checksums verified.
@@ -147,6 +253,9 @@ fn validate_one(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
         Ok(file) => file,
         Err(e) => return (vec![e.to_string()], None),
     };
+    if file.reader().is_shard_index() {
+        return validate_index(path, checksums);
+    }
     let mut problems: Vec<String> = file
         .reader()
         .check_sparse_indices()

@@ -1,6 +1,7 @@
 //! The `hurray` command as a library: each subcommand a module, called by
 //! `main.rs` (and `convert::read_all` by the fuzz targets).
 
+pub mod cat;
 pub mod convert;
 pub mod inspect;
 #[cfg(feature = "mlir")]

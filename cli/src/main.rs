@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 #[cfg(feature = "mlir")]
 use hurray_cli::mlir_cmd;
-use hurray_cli::{convert, inspect, output};
+use hurray_cli::{cat, convert, inspect, output};
 
 #[derive(Parser)]
 #[command(
@@ -39,6 +39,14 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Print a tensor's values, or a slice: `hurray cat FILE 'NAME[0:2, :, ::2]'`
+    /// (Python's slice notation; an index keeps its dimension). FILE may be a
+    /// sharded checkpoint's index: only the pieces the slice covers are read.
+    Cat {
+        file: PathBuf,
+        /// `NAME` or `NAME[slice]`.
+        tensor: String,
+    },
     /// Write the bundled example tensors (dense, empty, sub-byte, sparse, quantized, dynamic) to a file.
     Example { output: PathBuf },
     /// Convert between .hurray, .safetensors, .npy and .npz (formats chosen by extension).
@@ -62,6 +70,7 @@ fn main() -> ExitCode {
             inspect::inspect(&file, json).map(|()| ExitCode::SUCCESS)
         }
         Command::Validate { files, checksums } => inspect::validate(&files, checksums),
+        Command::Cat { file, tensor } => cat::cat(&file, &tensor).map(|()| ExitCode::SUCCESS),
         Command::Example { output } => inspect::example(&output).map(|()| ExitCode::SUCCESS),
         Command::Convert {
             input,

@@ -36,6 +36,11 @@ pub const EXPANSION_ALLOWANCE: u64 = 64 << 20;
 /// safetensors reader would read it back.
 pub const SAFETENSORS_MAX_HEADER: u64 = 100_000_000;
 
+/// The largest sharded-checkpoint index in JSON (transformers'
+/// `model.safetensors.index.json`) read: it is read whole. A model of a
+/// million tensors has an index of about 100 MB.
+pub const MAX_INDEX_JSON: u64 = 100_000_000;
+
 /// The longest `.npy` header read (NumPy writes a few hundred bytes; its own
 /// reader's default cap is 10 000): a header is read whole before parsing.
 pub const NPY_MAX_HEADER: u64 = 1 << 20;

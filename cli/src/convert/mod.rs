@@ -23,6 +23,7 @@ mod mxfp4;
 mod npy;
 mod npz;
 mod safetensors_format;
+mod sharded;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType, File};
@@ -322,12 +323,22 @@ pub struct Options {
 
 /// Converts `input` to `output`, formats chosen by extension.
 pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
-    let from = Format::of(input)?;
-    let to = Format::of(output)?;
     let context = || format!("converting {} to {}", input.display(), output.display());
+    // A sharded checkpoint: transformers' index (or its directory).
+    if let Some(index) = sharded::safetensors_index_of(input)? {
+        return sharded::from_safetensors(&index, output, options).with_context(context);
+    }
+    let from = Format::of(input)?;
     if from == Format::Hurray {
         // hurray's messages name the path and the cause (its `Io` variant also
         // chains the cause as a source, so format it once, here).
+        let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
+        if file.reader().is_shard_index() {
+            return sharded::to_safetensors(input, output, options).with_context(context);
+        }
+    }
+    let to = Format::of(output)?;
+    if from == Format::Hurray {
         let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
         hurray_format::check_complete(&file, input)?;
         if to == Format::Hurray {
@@ -510,13 +521,16 @@ fn entries(n: usize) -> String {
 }
 
 fn transfer(
-    source: Source<'_>,
+    mut source: Source<'_>,
     input: &Path,
     to: Format,
     output: &Path,
     options: Options,
 ) -> Result<()> {
     check(&source, input, to, options)?;
+    if to == Format::Safetensors {
+        safetensors_format::order(&mut source.entries);
+    }
     let mut sink: Box<dyn Sink> = match to {
         Format::Hurray => Box::new(hurray_format::Sink::create(output, &source.metadata)?),
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),

@@ -85,29 +85,56 @@ pub(super) fn refuses(e: &Entry<'_>) -> Option<String> {
     }
 }
 
+/// Puts `entries` in the order the safetensors crate lays tensors out:
+/// widest dtype first, then by name (its `prepare`), so that a file this
+/// writes is the file safetensors' own writer makes of the same tensors.
+pub(super) fn order(entries: &mut [Entry<'_>]) {
+    let width = |e: &Entry<'_>| match e.dtype {
+        ElementType::Bool => 8, // one byte there
+        t => t.bits(),
+    };
+    entries.sort_by(|a, b| width(b).cmp(&width(a)).then_with(|| a.name.cmp(&b.name)));
+}
+
+/// One tensor's entry in the header, its fields in the safetensors crate's order.
+#[derive(serde::Serialize)]
+struct Info<'a> {
+    dtype: &'a str,
+    shape: &'a [u64],
+    data_offsets: [u64; 2],
+}
+
 /// The JSON header for `source`'s tensors laid out back to back, padded with
-/// spaces so the data starts 8-byte aligned, as the safetensors writer does.
+/// spaces so the data starts 8-byte aligned, as the safetensors writer does:
+/// `__metadata__` first, then the tensors in data order.
 fn header(source: &Source<'_>) -> Result<Vec<u8>> {
-    let mut header = serde_json::Map::new();
+    let mut json = b"{".to_vec();
     if !source.metadata.is_empty() {
-        header.insert("__metadata__".into(), serde_json::json!(source.metadata));
+        json.extend_from_slice(b"\"__metadata__\":");
+        serde_json::to_writer(&mut json, &source.metadata)?;
     }
     let mut offset = 0u64;
     for e in &source.entries {
         let end = offset
             .checked_add(e.canonical_len()?)
             .context("the data size overflows")?;
-        header.insert(
-            e.name.clone(),
-            serde_json::json!({
-                "dtype": e.dtype.safetensors_dtype(),
-                "shape": e.shape,
-                "data_offsets": [offset, end],
-            }),
-        );
+        if json.len() > 1 {
+            json.push(b',');
+        }
+        serde_json::to_writer(&mut json, &e.name)?;
+        json.push(b':');
+        let info = Info {
+            dtype: e
+                .dtype
+                .safetensors_dtype()
+                .context("checked before writing")?,
+            shape: &e.shape,
+            data_offsets: [offset, end],
+        };
+        serde_json::to_writer(&mut json, &info)?;
         offset = end;
     }
-    let mut json = serde_json::to_vec(&header)?;
+    json.push(b'}');
     json.resize(json.len().next_multiple_of(PREFIX), b' ');
     if json.len() > MAX_HEADER {
         bail!(

@@ -386,6 +386,13 @@ impl<'a> Reader<'a> {
             .collect()
     }
 
+    /// Whether the file is the index of a sharded checkpoint (format 1.3),
+    /// to open with [`ShardedFile`](crate::ShardedFile): it holds no
+    /// tensors of its own.
+    pub fn is_shard_index(&self) -> bool {
+        self.header.shard_index().is_some()
+    }
+
     /// The format version of the file (major, minor).
     pub fn version(&self) -> (u16, u16) {
         self.version

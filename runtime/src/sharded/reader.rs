@@ -110,6 +110,15 @@ impl ShardedFile {
             });
         }
         let f = File::open(&path)?;
+        if f.reader().is_shard_index() {
+            // Indexes do not nest: that keeps every walk over members finite.
+            return Err(Error::MemberMismatch {
+                member: m.path.clone(),
+                field: "kind",
+                expected: "a Hurray file of tensors".into(),
+                found: "a sharded checkpoint's index".into(),
+            });
+        }
         Ok(cell.get_or_init(|| f))
     }
 

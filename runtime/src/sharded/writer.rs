@@ -128,6 +128,53 @@ impl ShardedWriter {
         Ok(())
     }
 
+    /// Takes in a Hurray file already written at `path` (relative to the
+    /// index's directory; a conversion writes members this way): opens and
+    /// verifies it, reads it whole for its CRC-32C, and records each of its
+    /// tensors as a whole logical tensor.
+    pub fn adopt_member(&mut self, path: &str) -> Result<()> {
+        check_member_path("member path", path)?;
+        self.close_member()?;
+        if self.members.iter().any(|m| m.path == path) {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "member path".into(),
+                value: format!("{path:?}"),
+                reason: "written twice".into(),
+            });
+        }
+        let file = crate::File::open(self.dir.join(path))?;
+        let member = self.members.len();
+        for t in file.tensors() {
+            let name = t.name().to_owned();
+            if self.tensors.contains_key(&name) {
+                return Err(Error::DuplicateName { name });
+            }
+            let shape = resolved_shape(&t.descriptor())?;
+            let piece = ShardPiece {
+                member,
+                tensor: name.clone(),
+                offset: vec![0; shape.len()],
+                shape: shape.clone(),
+            };
+            self.tensors.insert(
+                name.clone(),
+                ShardedTensor {
+                    name,
+                    element_type: t.element_type(),
+                    shape,
+                    pieces: vec![piece],
+                },
+            );
+        }
+        self.members.push(ShardMember {
+            path: path.to_owned(),
+            size: file.bytes().len() as u64,
+            crc32c: ChecksumAlgorithm::Crc32c.of(file.bytes()),
+        });
+        Ok(())
+    }
+
     /// Writes a whole tensor.
     pub fn add_tensor(&mut self, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<()> {
         let shape = resolved_shape(desc)?;

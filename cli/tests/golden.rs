@@ -1,4 +1,4 @@
-//! The CLI on files written by the released formats (1.0, 1.1, 1.2): `inspect
+//! The CLI on files written by the released formats (1.0, 1.1, 1.2, 1.3): `inspect
 //! --json` prints exactly the checked-in expectation and `validate` accepts them.
 
 mod common;
@@ -26,6 +26,23 @@ fn inspect_json_matches_the_v1_1_expectation() {
 #[test]
 fn inspect_json_matches_the_v1_2_expectation() {
     inspect_json_matches("v1.2");
+}
+
+#[test]
+fn inspect_json_matches_the_v1_3_expectation() {
+    inspect_json_matches("v1.3");
+    // And the 1.3 sharded checkpoint's index: members, pieces, offsets.
+    let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .args(["inspect", "--json"])
+        .arg(golden("v1.3/sharded/model.hurray"))
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(golden("v1.3/sharded/model.json")).unwrap())
+            .unwrap();
+    assert_eq!(got, want);
 }
 
 fn inspect_json_matches(version: &str) {
@@ -57,6 +74,8 @@ fn validate_accepts_the_released_examples() {
         .arg(golden("v1.2/example.hurray"))
         .arg(golden("v1.2/quant_microscaling.hurray"))
         .arg(golden("v1.2/quant_offsets.hurray"))
+        .arg(golden("v1.3/example.hurray"))
+        .arg(golden("v1.3/sharded/model.hurray"))
         .output()
         .unwrap();
     assert_eq!(

@@ -1,8 +1,9 @@
-//! Any bytes: open, read every tensor through every view, and for a file that
-//! opens, write its tensors again and check the copy reads back identically.
+//! Any bytes: open, read every tensor through every view and a strided
+//! slice, and for a file that opens, write its tensors again and check the
+//! copy reads back identically.
 #![no_main]
 
-use hurray::{File, Layout, Writer};
+use hurray::{File, Layout, SliceRange, Writer};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,6 +17,12 @@ fuzz_target!(|data: &[u8]| {
         let d = t.descriptor();
         let _ = t.packed().map(|p| p.iter().count());
         let _ = t.quantized().map(|q| q.dequantize().len());
+        if !t.is_descriptor_only() {
+            // The back half of every dimension, every other index.
+            let ranges: Vec<SliceRange> =
+                t.shape().to_wire().iter().map(|&d| SliceRange::new(d / 2, d, 2)).collect();
+            let _ = t.read_slice(&ranges);
+        }
         let sparse_ok = match t.layout() {
             Layout::Coo { .. } => t.coo().is_ok(),
             Layout::Csr { .. } => t.csr().is_ok(),

@@ -32,28 +32,46 @@ impl ShardedFile {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path)?;
-        let reader = file.reader();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        ShardedFile::from_index(&file, dir).map_err(|e| match e {
+            // Name the file that is not an index.
+            Error::InvalidField {
+                tensor,
+                field,
+                value,
+                reason,
+            } if field == "shard_index" => Error::InvalidField {
+                tensor,
+                field,
+                value,
+                reason: format!("{}: {reason}", path.display()),
+            },
+            e => e,
+        })
+    }
+
+    /// The checkpoint of an index file already open (read from anywhere),
+    /// whose members are found relative to `dir`: every check of
+    /// [`open`](Self::open). The index is copied out, so `index` may go.
+    pub fn from_index(index: &File, dir: impl Into<PathBuf>) -> Result<Self> {
+        let reader = index.reader();
         let Some(wire) = reader.header().shard_index() else {
             return Err(Error::InvalidField {
                 tensor: String::new(),
                 field: "shard_index".into(),
                 value: "absent".into(),
-                reason: format!(
-                    "{} is a Hurray file, not the index of a sharded checkpoint",
-                    path.display()
-                ),
+                reason: "a Hurray file of tensors, not the index of a sharded checkpoint".into(),
             });
         };
         let index = index::from_wire(wire)?;
         index.validate()?;
         let metadata = reader.metadata().to_map();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
         let opened = index.members.iter().map(|_| OnceLock::new()).collect();
         Ok(ShardedFile {
-            dir,
+            dir: dir.into(),
             index,
             metadata,
             opened,

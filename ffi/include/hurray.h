@@ -64,6 +64,16 @@ typedef enum HurrayStatus {
   // A buffer's bytes do not match the checksum the file records for it
   // (`hurray_tensor_verify_checksum`).
   HURRAY_ERR_CHECKSUM_MISMATCH = 11,
+  // A slice's ranges do not fit the tensor: not one range per dimension,
+  // a step of 0, or not `start <= stop <= size` (`hurray_*_read_slice`).
+  HURRAY_ERR_INVALID_SLICE = 12,
+  // A whole tensor was asked of a sharded tensor stored in pieces across
+  // member files: read it with `hurray_sharded_read_slice`.
+  HURRAY_ERR_CHUNKED = 13,
+  // A member file of a sharded checkpoint is not what its index records
+  // (size, CRC-32C, or a piece's type and shape): replaced, truncated or
+  // corrupt.
+  HURRAY_ERR_MEMBER_MISMATCH = 14,
 } HurrayStatus;
 
 // The layout of a tensor.
@@ -91,6 +101,19 @@ typedef struct BufferRole BufferRole;
 // An open, verified Hurray file (opaque). Thread-safe: any number of
 // threads may use one handle at once. Free with [`hurray_file_close`].
 typedef struct HurrayFile HurrayFile;
+
+// A sharded checkpoint opened through its index file (opaque): every
+// logical tensor by name, whole or in pieces across member files.
+// Thread-safe: any number of threads may use one handle at once. Free with
+// [`hurray_sharded_close`].
+typedef struct HurraySharded HurraySharded;
+
+// The values of a slice, copied out of a file (opaque): dense, row-major,
+// in the tensor's stored encoding (sub-byte types packed LSB-first from
+// the slice's first element, bools one bit each). Owned by the caller:
+// free it with [`hurray_slice_free`]. It does not depend on the file or
+// checkpoint it came from, which may be closed first. Thread-safe to read.
+typedef struct HurraySlice HurraySlice;
 
 // One tensor of an open file (opaque), borrowed from its [`HurrayFile`]:
 // valid until that file is closed. Thread-safe.
@@ -292,6 +315,197 @@ enum HurrayStatus hurray_file_metadata_at(const struct HurrayFile *file,
                                           size_t *key_len,
                                           const char **value,
                                           size_t *value_len);
+
+// Opens the index file of a sharded checkpoint at `path` and checks the
+// index whole (member paths, every piece inside its tensor, the pieces
+// tiling each tensor). Members are found relative to the index's directory
+// and mapped the first time one of their tensors is read. A Hurray file
+// that is not an index is `HURRAY_ERR_INVALID_FILE` (its message says
+// "not the index"). On success `*out` is a new handle to free with
+// [`hurray_sharded_close`].
+//
+// # Safety
+// `path` is a NUL-terminated UTF-8 string; `out` is writable.
+enum HurrayStatus hurray_sharded_open(const char *path, struct HurraySharded **out);
+
+// Closes a checkpoint handle and unmaps its members (NULL is ignored).
+// Slices read from it stay valid.
+//
+// # Safety
+// `sharded` is NULL or a handle from `hurray_sharded_open`, not used afterwards.
+void hurray_sharded_close(struct HurraySharded *sharded);
+
+// The number of logical tensors.
+//
+// # Safety
+// `sharded` is a live handle; `out` is writable.
+enum HurrayStatus hurray_sharded_count(const struct HurraySharded *sharded, size_t *out);
+
+// The name of logical tensor `index` (0-based, sorted by name): `*name` is
+// NUL-terminated and `*len` its length in bytes (a name may contain NUL
+// bytes, hence the length). Valid until the handle is closed.
+//
+// # Safety
+// `sharded` is a live handle; `name` is writable; `len` is writable or NULL.
+enum HurrayStatus hurray_sharded_name_at(const struct HurraySharded *sharded,
+                                         size_t index,
+                                         const char **name,
+                                         size_t *len);
+
+// The logical tensor `name`: its element type (wire value), its
+// dimensions (`*dims` points at `*rank` values owned by the handle, not
+// NULL even for rank 0) and the number of pieces it is stored in (1 for a
+// whole tensor). `pieces` may be NULL. `HURRAY_ERR_NOT_FOUND` for an
+// unknown name.
+//
+// # Safety
+// `sharded` is a live handle; `name` is NUL-terminated; `dtype`, `dims`
+// and `rank` are writable; `pieces` is writable or NULL.
+enum HurrayStatus hurray_sharded_tensor_info(const struct HurraySharded *sharded,
+                                             const char *name,
+                                             uint8_t *dtype,
+                                             const uint64_t **dims,
+                                             size_t *rank,
+                                             size_t *pieces);
+
+// Reads `name[starts[0]:stops[0]:steps[0], ...]` of the checkpoint into a
+// new [`HurraySlice`] (free it with [`hurray_slice_free`]), as
+// [`hurray_tensor_read_slice`] does for one file: whole tensors and
+// tensors in pieces alike, opening only the members whose pieces the
+// slice meets and reading only the bytes it covers. A member whose length
+// or pieces differ from the index is `HURRAY_ERR_MEMBER_MISMATCH`; one that
+// fails verification `HURRAY_ERR_INVALID_FILE`; a missing one `HURRAY_ERR_IO`.
+//
+// # Safety
+// `sharded` is a live handle; `name` is NUL-terminated; `starts`, `stops`
+// (and `steps` unless NULL) point at `rank` values (may be NULL when
+// `rank` is 0); `out` is writable.
+enum HurrayStatus hurray_sharded_read_slice(const struct HurraySharded *sharded,
+                                            const char *name,
+                                            const uint64_t *starts,
+                                            const uint64_t *stops,
+                                            const uint64_t *steps,
+                                            size_t rank,
+                                            struct HurraySlice **out);
+
+// The tensor `name` in place, when one member holds it whole: `*out_file`
+// is a new handle to that member (free it with [`hurray_file_close`];
+// the checkpoint handle may be closed first) and `*out_tensor` the tensor
+// in it, borrowed from `*out_file`: every `hurray_tensor_*` call, DLPack
+// export included, works on it without a copy. A tensor stored in pieces
+// is `HURRAY_ERR_CHUNKED` (read it with [`hurray_sharded_read_slice`]); a
+// member that differs from the index `HURRAY_ERR_MEMBER_MISMATCH`.
+//
+// # Safety
+// `sharded` is a live handle; `name` is NUL-terminated; `out_file` and
+// `out_tensor` are writable.
+enum HurrayStatus hurray_sharded_whole(const struct HurraySharded *sharded,
+                                       const char *name,
+                                       struct HurrayFile **out_file,
+                                       const struct HurrayTensor **out_tensor);
+
+// Reads every member whole and compares its length and CRC-32C with the
+// index's: `HURRAY_OK`, or `HURRAY_ERR_MEMBER_MISMATCH` (kind
+// `MemberMismatch`) with a message naming the first member that differs,
+// the field and both values.
+//
+// # Safety
+// `sharded` is a live handle.
+enum HurrayStatus hurray_sharded_verify_members(const struct HurraySharded *sharded);
+
+// The number of member files.
+//
+// # Safety
+// `sharded` is a live handle; `out` is writable.
+enum HurrayStatus hurray_sharded_member_count(const struct HurraySharded *sharded, size_t *out);
+
+// Member `index` as the index records it: its path relative to the index's
+// directory (NUL-terminated, valid until close), its length in bytes and
+// its CRC-32C (low 32 bits). `size` and `crc32c` may be NULL. Reads nothing.
+//
+// # Safety
+// `sharded` is a live handle; `path` is writable; `size` and `crc32c` are
+// writable or NULL.
+enum HurrayStatus hurray_sharded_member_at(const struct HurraySharded *sharded,
+                                           size_t index,
+                                           const char **path,
+                                           uint64_t *size,
+                                           uint64_t *crc32c);
+
+// The number of the checkpoint's metadata entries (the index file's).
+//
+// # Safety
+// `sharded` is a live handle; `out` is writable.
+enum HurrayStatus hurray_sharded_metadata_count(const struct HurraySharded *sharded, size_t *out);
+
+// The checkpoint's metadata entry `index` (sorted by key); as
+// [`hurray_file_metadata_at`](crate::hurray_file_metadata_at): key and
+// value are *not* NUL-terminated (use the lengths), valid until close.
+//
+// # Safety
+// `sharded` is a live handle; the four out pointers are writable.
+enum HurrayStatus hurray_sharded_metadata_at(const struct HurraySharded *sharded,
+                                             size_t index,
+                                             const char **key,
+                                             size_t *key_len,
+                                             const char **value,
+                                             size_t *value_len);
+
+// Reads `tensor[starts[0]:stops[0]:steps[0], ...]` (one range per
+// dimension, `rank` of them; `steps` NULL means steps of 1) into a new
+// [`HurraySlice`], touching only the bytes the slice covers. Python's
+// `start:stop:step` with `0 <= start <= stop <= size` and `step >= 1`; an
+// index `i` is `i:i+1` (the rank is kept). Ranges that do not fit give
+// `HURRAY_ERR_INVALID_SLICE` naming the dimension; sparse tensors
+// `HURRAY_ERR_UNSUPPORTED`; descriptor-only ones `HURRAY_ERR_NO_DATA`.
+// Quantized tensors give their stored values.
+//
+// # Safety
+// `tensor` is a live handle; `starts`, `stops` (and `steps` unless NULL)
+// point at `rank` values (may be NULL when `rank` is 0); `out` is writable.
+enum HurrayStatus hurray_tensor_read_slice(const struct HurrayTensor *tensor,
+                                           const uint64_t *starts,
+                                           const uint64_t *stops,
+                                           const uint64_t *steps,
+                                           size_t rank,
+                                           struct HurraySlice **out);
+
+// The slice's element type as its schema wire value (the tensor's).
+//
+// # Safety
+// `slice` is a live handle; `out` is writable.
+enum HurrayStatus hurray_slice_dtype(const struct HurraySlice *slice, uint8_t *out);
+
+// The slice's rank: the tensor's (an index keeps its dimension, of size 1).
+//
+// # Safety
+// `slice` is a live handle; `out` is writable.
+enum HurrayStatus hurray_slice_rank(const struct HurraySlice *slice, size_t *out);
+
+// The slice's dimensions: `*dims` points at `rank` values owned by the
+// slice (not NULL, even for rank 0); dimension `i` holds the number of
+// indices range `i` selects.
+//
+// # Safety
+// `slice` is a live handle; `dims` is writable.
+enum HurrayStatus hurray_slice_dims(const struct HurraySlice *slice, const uint64_t **dims);
+
+// The slice's values: `*data` points at `*len` bytes owned by the slice
+// (valid until [`hurray_slice_free`]), dense and row-major; sub-byte types
+// packed LSB-first, `ceil(elements × bits / 8)` bytes. An empty slice gives
+// NULL and 0 (ADR-007).
+//
+// # Safety
+// `slice` is a live handle; `data` and `len` are writable.
+enum HurrayStatus hurray_slice_data(const struct HurraySlice *slice,
+                                    const void **data,
+                                    size_t *len);
+
+// Frees a slice (NULL is ignored).
+//
+// # Safety
+// `slice` is NULL or a handle from `hurray_*_read_slice`, not used afterwards.
+void hurray_slice_free(struct HurraySlice *slice);
 
 // The message of the calling thread's last failed call, or NULL if none
 // failed yet. Valid until the next failing call on this thread.

@@ -28,6 +28,20 @@ pub(crate) unsafe fn arg_ref<'a, T>(p: *const T, name: &str) -> Result<&'a T, Fa
     unsafe { p.as_ref() }.ok_or_else(|| Failure::null(name))
 }
 
+/// Runs `f` on the handle `h` (named `name` in a NULL error), inside
+/// [`guard`]: how every `hurray_<handle>_*` call starts.
+pub(crate) fn with_handle<T>(
+    h: *const T,
+    name: &str,
+    f: impl FnOnce(&T) -> Result<(), Failure>,
+) -> HurrayStatus {
+    guard(|| {
+        // SAFETY: the C caller passes NULL or a live handle of ours.
+        let h = unsafe { arg_ref(h, name) }?;
+        f(h)
+    })
+}
+
 /// # Safety
 /// `p` is NULL or valid for a write of one `T`.
 pub(crate) unsafe fn put<T>(p: *mut T, name: &str, value: T) -> Result<(), Failure> {

@@ -28,6 +28,15 @@ impl HurrayFile {
         })))
     }
 
+    /// A new handle (freed by [`hurray_file_close`]) over a file already
+    /// mapped and verified (a sharded checkpoint's member).
+    pub(crate) fn shared_handle(file: Arc<File>) -> *mut HurrayFile {
+        Box::into_raw(Box::new(HurrayFile {
+            file,
+            tensors: OnceLock::new(),
+        }))
+    }
+
     pub(crate) fn tensors(&self) -> &[HurrayTensor] {
         self.tensors.get_or_init(|| {
             self.file

@@ -12,6 +12,8 @@ mod args;
 mod dlpack;
 mod dtype;
 mod file;
+mod sharded;
+mod slice;
 mod status;
 mod tensor;
 mod writer;
@@ -19,6 +21,8 @@ mod writer;
 pub use dlpack::*;
 pub use dtype::*;
 pub use file::*;
+pub use sharded::*;
+pub use slice::*;
 pub use status::*;
 pub use tensor::*;
 pub use writer::*;
@@ -77,6 +81,52 @@ mod tests {
         let name =
             unsafe { CStr::from_ptr(hurray_status_name(HURRAY_ERR_CHECKSUM_MISMATCH as i32)) };
         assert_eq!(name.to_str().unwrap(), "HURRAY_ERR_CHECKSUM_MISMATCH");
+    }
+
+    #[test]
+    fn slice_and_sharded_errors_have_their_own_statuses() {
+        let invalid_slice = hurray::Error::InvalidSlice {
+            tensor: "w".into(),
+            dim: 1,
+            range: "0:9".into(),
+            reason: "needs start <= stop <= the dimension's size",
+        };
+        let chunked = hurray::Error::Chunked {
+            tensor: "w".into(),
+            pieces: 3,
+        };
+        let member = hurray::Error::MemberMismatch {
+            member: "rank-1.hurray".into(),
+            field: "crc32c",
+            expected: "0x00000001".into(),
+            found: "0x00000002".into(),
+        };
+        for (e, status, name) in [
+            (
+                &invalid_slice,
+                HURRAY_ERR_INVALID_SLICE,
+                "HURRAY_ERR_INVALID_SLICE",
+            ),
+            (&chunked, HURRAY_ERR_CHUNKED, "HURRAY_ERR_CHUNKED"),
+            (
+                &member,
+                HURRAY_ERR_MEMBER_MISMATCH,
+                "HURRAY_ERR_MEMBER_MISMATCH",
+            ),
+        ] {
+            for context in [status::Context::View, status::Context::Sharded] {
+                let f = status::Failure::from_error(e, context);
+                assert_eq!(f.status, status);
+                assert_eq!(f.kind, e.kind());
+            }
+            // SAFETY: static NUL-terminated name.
+            let got = unsafe { CStr::from_ptr(hurray_status_name(status as i32)) };
+            assert_eq!(got.to_str().unwrap(), name);
+        }
+        // A member that fails verification when first read: an invalid file.
+        let bad = hurray::Error::BadMagic { found: [0; 8] };
+        let f = status::Failure::from_error(&bad, status::Context::Sharded);
+        assert_eq!(f.status, HURRAY_ERR_INVALID_FILE);
     }
 
     #[test]

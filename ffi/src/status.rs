@@ -37,6 +37,16 @@ pub enum HurrayStatus {
     /// A buffer's bytes do not match the checksum the file records for it
     /// (`hurray_tensor_verify_checksum`).
     HURRAY_ERR_CHECKSUM_MISMATCH = 11,
+    /// A slice's ranges do not fit the tensor: not one range per dimension,
+    /// a step of 0, or not `start <= stop <= size` (`hurray_*_read_slice`).
+    HURRAY_ERR_INVALID_SLICE = 12,
+    /// A whole tensor was asked of a sharded tensor stored in pieces across
+    /// member files: read it with `hurray_sharded_read_slice`.
+    HURRAY_ERR_CHUNKED = 13,
+    /// A member file of a sharded checkpoint is not what its index records
+    /// (size, CRC-32C, or a piece's type and shape): replaced, truncated or
+    /// corrupt.
+    HURRAY_ERR_MEMBER_MISMATCH = 14,
 }
 
 pub(crate) struct LastError {
@@ -88,13 +98,19 @@ impl Failure {
     pub(crate) fn from_error(e: &Error, context: Context) -> Self {
         let status = match (e, context) {
             (Error::ChecksumMismatch { .. }, _) => HURRAY_ERR_CHECKSUM_MISMATCH,
+            (Error::MemberMismatch { .. }, _) => HURRAY_ERR_MEMBER_MISMATCH,
             (Error::Io { .. } | Error::Stream(_), _) => HURRAY_ERR_IO,
             (Error::WriterPoisoned { .. }, _) => HURRAY_ERR_WRITER_FAILED,
             (_, Context::Open) => HURRAY_ERR_INVALID_FILE,
             (_, Context::Write) => HURRAY_ERR_INVALID_ARGUMENT,
+            (Error::InvalidSlice { .. }, _) => HURRAY_ERR_INVALID_SLICE,
+            (Error::Chunked { .. }, _) => HURRAY_ERR_CHUNKED,
             (Error::NotFound { .. }, _) => HURRAY_ERR_NOT_FOUND,
             (Error::NoData { .. }, _) => HURRAY_ERR_NO_DATA,
             (Error::InvalidSparseIndex { .. }, _) => HURRAY_ERR_INVALID_FILE,
+            // A member opened on first use that fails verification (or
+            // holds a piece no slice can read) makes the checkpoint invalid.
+            (_, Context::Sharded) => HURRAY_ERR_INVALID_FILE,
             _ => HURRAY_ERR_UNSUPPORTED,
         };
         Failure {
@@ -110,6 +126,8 @@ pub(crate) enum Context {
     Open,
     View,
     Write,
+    /// Reading a sharded checkpoint's tensors, which opens members lazily.
+    Sharded,
 }
 
 pub(crate) fn set_last_error(f: &Failure) {
@@ -188,7 +206,7 @@ pub extern "C" fn hurray_last_error_kind() -> *const c_char {
 /// `int` so that any value a C caller passes is defined behaviour.
 #[unsafe(no_mangle)]
 pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
-    const ALL: [HurrayStatus; 12] = [
+    const ALL: [HurrayStatus; 15] = [
         HURRAY_OK,
         HURRAY_ERR_NULL_ARGUMENT,
         HURRAY_ERR_INVALID_ARGUMENT,
@@ -201,6 +219,9 @@ pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
         HURRAY_ERR_WRITER_FAILED,
         HURRAY_ERR_PANIC,
         HURRAY_ERR_CHECKSUM_MISMATCH,
+        HURRAY_ERR_INVALID_SLICE,
+        HURRAY_ERR_CHUNKED,
+        HURRAY_ERR_MEMBER_MISMATCH,
     ];
     let Some(status) = ALL.into_iter().find(|s| *s as i32 == status) else {
         return c"HURRAY_ERR_UNKNOWN".as_ptr();
@@ -218,6 +239,9 @@ pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
         HURRAY_ERR_WRITER_FAILED => c"HURRAY_ERR_WRITER_FAILED",
         HURRAY_ERR_PANIC => c"HURRAY_ERR_PANIC",
         HURRAY_ERR_CHECKSUM_MISMATCH => c"HURRAY_ERR_CHECKSUM_MISMATCH",
+        HURRAY_ERR_INVALID_SLICE => c"HURRAY_ERR_INVALID_SLICE",
+        HURRAY_ERR_CHUNKED => c"HURRAY_ERR_CHUNKED",
+        HURRAY_ERR_MEMBER_MISMATCH => c"HURRAY_ERR_MEMBER_MISMATCH",
     };
     s.as_ptr()
 }

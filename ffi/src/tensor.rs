@@ -189,14 +189,10 @@ impl HurrayTensor {
 
 /// Runs `f` on a tensor handle.
 pub(crate) fn with_tensor(
-    t: *const HurrayTensor,
+    h: *const HurrayTensor,
     f: impl FnOnce(&HurrayTensor) -> Result<(), Failure>,
 ) -> HurrayStatus {
-    guard(|| {
-        // SAFETY: the C caller passes NULL or a live tensor handle.
-        let t = unsafe { arg_ref(t, "tensor") }?;
-        f(t)
-    })
+    with_handle(h, "tensor", f)
 }
 
 /// The tensor's name: `*name` is NUL-terminated and `*len` its length in

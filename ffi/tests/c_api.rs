@@ -1,15 +1,17 @@
-//! Compiles `tests/c/test_hurray.c` against `include/hurray.h` and the
-//! static library of this crate with the system C compiler (`$CC`, default
-//! `cc`), then runs it: once on files it writes itself, once on every
-//! compliance vector of `tests/vectors/` (facts from each NAME.json passed
-//! in a spec file), which it must read exactly or reject with the expected
-//! error.
+//! Compiles the C test programs of `tests/c/` against `include/hurray.h`
+//! and the static library of this crate with the system C compiler (`$CC`,
+//! default `cc`), then runs them: `test_hurray` once on files it writes
+//! itself, once on every compliance vector of `tests/vectors/` (facts from
+//! each NAME.json passed in a spec file), which it must read exactly or
+//! reject with the expected error; `test_slices` on slices of files it
+//! writes and of a sharded checkpoint this harness writes.
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -45,49 +47,105 @@ fn static_lib() -> PathBuf {
         .expect("libhurray_ffi.a was not built (crate-type staticlib)")
 }
 
-/// Builds the C test program once per test run.
-fn program() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let lib = static_lib();
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test_hurray");
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-        let status = Command::new(&cc)
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
-            .arg("-I")
-            .arg(manifest().join("include"))
-            .arg(manifest().join("tests/c/test_hurray.c"))
-            .arg(&lib)
-            .args(["-lpthread", "-ldl", "-lm"])
-            .arg("-o")
-            .arg(&out)
-            .status()
-            .unwrap_or_else(|e| panic!("running {cc}: {e}"));
-        assert!(status.success(), "compiling test_hurray.c failed");
-        out
-    })
+/// Builds the C test program `tests/c/NAME.c` once per test run.
+fn program(name: &'static str) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<&'static str, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    built
+        .entry(name)
+        .or_insert_with(|| {
+            let lib = static_lib();
+            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+            let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+            let status = Command::new(&cc)
+                .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
+                .arg("-I")
+                .arg(manifest().join("include"))
+                .arg(manifest().join(format!("tests/c/{name}.c")))
+                .arg(&lib)
+                .args(["-lpthread", "-ldl", "-lm"])
+                .arg("-o")
+                .arg(&out)
+                .status()
+                .unwrap_or_else(|e| panic!("running {cc}: {e}"));
+            assert!(status.success(), "compiling {name}.c failed");
+            out
+        })
+        .clone()
 }
 
-fn run(args: &[&Path]) {
-    let out = Command::new(program())
+fn run_program(name: &'static str, args: &[&Path]) {
+    let out = Command::new(program(name))
         .args(args)
         .output()
-        .expect("running test_hurray");
+        .unwrap_or_else(|e| panic!("running {name}: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
     eprintln!("{stderr}");
-    assert!(
-        out.status.success(),
-        "test_hurray failed:\n{stdout}\n{stderr}"
-    );
+    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+fn run(args: &[&Path]) {
+    run_program("test_hurray", args);
 }
 
 #[test]
 fn c_program_writes_and_reads() {
     let dir = tempfile::tempdir().unwrap();
     run(&[Path::new("selftest"), dir.path()]);
+}
+
+/// The sharded checkpoint `test_slices.c` reads, in `dir/ckpt/` (the C
+/// program documents the formulas and checks every value against them).
+fn write_checkpoint(dir: &Path) {
+    use hurray::{ElementType, ShardedWriter, TensorDescriptor, pack_codes, shape};
+    let ckpt = dir.join("ckpt");
+    std::fs::create_dir(&ckpt).unwrap();
+    let w: Vec<u8> = (0..70)
+        .flat_map(|i| (i as f32 - 20.0).to_le_bytes())
+        .collect();
+    let q: Vec<u8> = (0..24u32).map(|i| (5 * i % 16) as u8).collect();
+    let q_cols = |lo: usize, hi: usize| -> Vec<u8> {
+        let codes: Vec<u8> = (0..4)
+            .flat_map(|r| q[r * 6 + lo..r * 6 + hi].to_vec())
+            .collect();
+        pack_codes(codes, 4)
+    };
+    let mut writer = ShardedWriter::create(ckpt.join("model.hurray")).unwrap();
+    writer.set_metadata("format", "pt");
+    for (rank, (lo, hi)) in [(0u64, 3u64), (3, 7), (7, 10)].into_iter().enumerate() {
+        writer.start_member(&format!("rank-{rank}.hurray")).unwrap();
+        let rows = &w[(lo * 28) as usize..(hi * 28) as usize];
+        let desc = TensorDescriptor::new("w", ElementType::Float32, shape(&[hi - lo, 7]));
+        writer
+            .add_chunk(&[10, 7], &[lo, 0], &desc, &[rows])
+            .unwrap();
+        if rank < 2 {
+            let col = 3 * rank as u64;
+            let desc = TensorDescriptor::new("q", ElementType::Int4, shape(&[4, 3]));
+            let packed = q_cols(col as usize, col as usize + 3);
+            writer
+                .add_chunk(&[4, 6], &[0, col], &desc, &[&packed])
+                .unwrap();
+        }
+    }
+    let b: Vec<u8> = [0.5f32, 1.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    writer
+        .add_tensor(
+            &TensorDescriptor::new("b", ElementType::Float32, shape(&[2])),
+            &[&b],
+        )
+        .unwrap();
+    writer.finish().unwrap();
+}
+
+#[test]
+fn c_program_reads_slices_and_a_sharded_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    write_checkpoint(dir.path());
+    run_program("test_slices", &[dir.path()]);
 }
 
 /// A program that includes an official-style `dlpack.h` (>= 1.0) before

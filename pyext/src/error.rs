@@ -1,7 +1,7 @@
 //! Runtime errors as Python exceptions.
 
 use pyo3::PyErr;
-use pyo3::exceptions::{PyBufferError, PyKeyError};
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyKeyError};
 
 pyo3::create_exception!(
     _hurray,
@@ -17,13 +17,25 @@ pyo3::create_exception!(
     "A buffer's bytes do not match the checksum the file records: the data is corrupt."
 );
 
+pyo3::create_exception!(
+    _hurray,
+    MemberMismatchError,
+    ChecksumError,
+    "A member file of a sharded checkpoint is not what its index records (its length, \
+     its CRC-32C, or a piece's type and shape): replaced, truncated or corrupt."
+);
+
 /// `KeyError` for a missing tensor, `BufferError` for what an export cannot
-/// do, `ChecksumError` for a checksum mismatch, `HurrayError` with the
-/// runtime's message for the rest.
+/// do, `ChecksumError` for a checksum mismatch, `MemberMismatchError` for a
+/// sharded checkpoint's member that differs from its index, `IndexError`
+/// for a slice that does not fit, `HurrayError` with the runtime's message
+/// for the rest.
 pub(crate) fn err(e: hurray::Error) -> PyErr {
     match e {
         hurray::Error::NotFound { name } => PyKeyError::new_err(name),
         e @ hurray::Error::ChecksumMismatch { .. } => ChecksumError::new_err(e.to_string()),
+        e @ hurray::Error::MemberMismatch { .. } => MemberMismatchError::new_err(e.to_string()),
+        e @ hurray::Error::InvalidSlice { .. } => PyIndexError::new_err(e.to_string()),
         e @ hurray::Error::CopyRequired { .. } => PyBufferError::new_err(e.to_string()),
         e => HurrayError::new_err(e.to_string()),
     }

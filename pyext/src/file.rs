@@ -22,11 +22,7 @@ pub(crate) struct PyFile {
 #[pyfunction]
 #[pyo3(signature = (path, *, read_only=false))]
 pub(crate) fn open(path: std::path::PathBuf, read_only: bool) -> PyResult<PyFile> {
-    let mode = if read_only {
-        MapMode::ReadOnly
-    } else {
-        MapMode::CopyOnWrite
-    };
+    let mode = map_mode(read_only);
     // SAFETY: `open_with`'s contract: this extension reads tensor bytes only
     // when Python asks (`tobytes`, `unpacked`, a save that reads a Hurray
     // tensor), never behind a consumer's back, and each read copies the bytes
@@ -118,6 +114,14 @@ impl PyFile {
         self.file.reader().version()
     }
 
+    /// Whether the file is the index of a sharded checkpoint (format 1.3):
+    /// it holds no tensors of its own; open it with `open_sharded` (or
+    /// `safe_open`, which does).
+    #[getter]
+    fn is_shard_index(&self) -> bool {
+        self.file.reader().is_shard_index()
+    }
+
     /// Whether imported tensors may be written (a copy-on-write map).
     #[getter]
     fn writable(&self) -> bool {
@@ -165,5 +169,15 @@ impl PyFile {
             self.source,
             self.file.len()
         )
+    }
+}
+
+/// How `open` and `open_sharded` map files: private and copy-on-write, so
+/// that consumers may write to what they import, unless `read_only`.
+pub(crate) fn map_mode(read_only: bool) -> MapMode {
+    if read_only {
+        MapMode::ReadOnly
+    } else {
+        MapMode::CopyOnWrite
     }
 }

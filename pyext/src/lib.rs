@@ -12,6 +12,11 @@
 //!   NumPy) to write its tensor without a copy.
 //! - [`write`]: `write(path | None, items, metadata)`, the one writer behind
 //!   every `save`/`save_file`.
+//! - [`slice`]: `Tensor.read_slice` / `ShardedTensor.read_slice` results as
+//!   tensors of a file in memory.
+//! - [`sharded`]: `open_sharded(path)` → `ShardedFile`, a sharded
+//!   checkpoint's index as a mapping of names to `ShardedTensor`s.
+//! - [`sharded_writer`]: `ShardedWriter`, member files then the index.
 //! - [`dtypes`]: the schema's element-type table, for the package's lookups.
 
 mod dtypes;
@@ -19,6 +24,9 @@ mod error;
 mod export;
 mod file;
 mod import;
+mod sharded;
+mod sharded_writer;
+mod slice;
 mod tensor;
 mod write;
 
@@ -28,13 +36,21 @@ use pyo3::prelude::*;
 fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::open_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(sharded::open_sharded, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::element_types, m)?)?;
     m.add_class::<file::PyFile>()?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<export::StoredBits>()?;
+    m.add_class::<sharded::PyShardedFile>()?;
+    m.add_class::<sharded::PyShardedTensor>()?;
+    m.add_class::<sharded_writer::PyShardedWriter>()?;
     m.add("HurrayError", m.py().get_type::<error::HurrayError>())?;
     m.add("ChecksumError", m.py().get_type::<error::ChecksumError>())?;
+    m.add(
+        "MemberMismatchError",
+        m.py().get_type::<error::MemberMismatchError>(),
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

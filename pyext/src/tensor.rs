@@ -2,6 +2,7 @@
 
 use crate::error::err;
 use crate::export::{self, StoredBits};
+use crate::slice;
 use hurray::dlpack::KDL_CPU;
 use hurray::{Dim, File, Layout, TensorRef};
 use pyo3::exceptions::PyValueError;
@@ -168,6 +169,22 @@ impl PyTensor {
             }
             Ok(())
         })
+    }
+
+    /// `self[ranges]`, one `(start, stop, step)` per dimension (`0 <= start
+    /// <= stop <= size`, `step >= 1`; an index `i` is `(i, i + 1, 1)`, the
+    /// rank is kept), read from only the bytes the slice covers: a new
+    /// tensor of the same type and `shape` the ranges' lengths, its own copy
+    /// in memory (exported read-only, as `open_bytes` tensors are). Dense
+    /// and strided tensors of every type, sub-byte ones packed again from the
+    /// slice's first element; bad ranges raise `IndexError` naming the
+    /// dimension.
+    fn read_slice(&self, py: Python<'_>, ranges: Vec<(u64, u64, u64)>) -> PyResult<PyTensor> {
+        let ranges = slice::ranges(ranges);
+        let data = py
+            .detach(|| self.file.tensor(&self.name)?.read_slice(&ranges))
+            .map_err(err)?;
+        slice::into_tensor(&self.name, data)
     }
 
     /// This tensor exported as the unsigned integers of its width, bits

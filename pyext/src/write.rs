@@ -13,11 +13,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 /// Writes `items` (an iterable of `(name, source)`) to `path` atomically,
-/// or, with `path=None`, returns the file as bytes. A source is either an
-/// object with `__dlpack__` (a torch tensor, a JAX or NumPy array, a Hurray
-/// tensor), read in place, or a tuple `(dtype, shape, buffer)`: a Hurray
-/// dtype name, a shape and a contiguous buffer of the stored bytes, sub-byte
-/// types and bools one element per byte (how ml_dtypes holds them). Bools
+/// or, with `path=None`, returns the file as bytes. A source is read in
+/// place ([`with_source`]): an object with `__dlpack__` or a tuple
+/// `(dtype, shape, buffer)`. Bools
 /// and sub-byte types are packed by the runtime as they stream out. Nothing
 /// is written at `path` unless every tensor is. `durable=False` skips the
 /// fsyncs: still atomic for every reader, not flushed to the disk.
@@ -70,47 +68,106 @@ fn write_to<W: Write>(
     }
     for item in items.try_iter()? {
         let (name, source): (String, Bound<'_, PyAny>) = item?.extract()?;
-        if let Ok(parts) = source.cast::<PyTuple>() {
-            let (dtype, shape, buffer): (String, Vec<u64>, Bound<'_, PyAny>) = parts.extract()?;
-            let t = ElementType::from_name(&dtype).ok_or_else(|| {
-                PyValueError::new_err(format!("tensor {name:?}: unknown Hurray dtype {dtype:?}"))
-            })?;
-            let buf = PyBuffer::<u8>::get(&buffer)?;
-            if !buf.is_c_contiguous() {
-                return Err(PyValueError::new_err(format!(
-                    "tensor {name:?}: the buffer is not contiguous"
-                )));
-            }
-            let data: &[u8] = if buf.len_bytes() == 0 {
-                &[]
-            } else {
-                // SAFETY: the buffer protocol guarantees `len_bytes()` readable,
-                // contiguous bytes at `buf_ptr()` while `buf` holds the export
-                // (until it drops, after the write); the GIL stays held and no
-                // Python code runs meanwhile, so nothing writes to or frees them.
-                unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) }
-            };
-            add(&mut w, &name, t, &shape, data, t.bits() < 8)?;
-            drop(buf);
-        } else {
-            let imported = import(&name, &source)?;
-            add(
-                &mut w,
-                &name,
-                imported.element_type,
-                &imported.shape,
-                imported.bytes(),
-                imported.unpacked,
-            )?;
-        }
+        with_source(&name, &source, |t, shape, data, unpacked| {
+            add(&mut w, &name, t, shape, data, unpacked)
+        })?;
     }
     w.finish().map_err(err)?;
     Ok(())
 }
 
-/// Adds one dense tensor. `unpacked`: `data` holds one element per byte
-/// (bools, ml_dtypes' sub-byte types), which the runtime's packer packs a
-/// chunk at a time; otherwise `data` is the stored bytes.
+/// Runs `f` on one tensor of a Python source, `(element type, shape,
+/// bytes, unpacked)`, borrowed in place while `f` runs. A source is either an
+/// object with `__dlpack__` (a torch tensor, a JAX or NumPy array, a Hurray
+/// tensor) or a tuple `(dtype, shape, buffer)`: a Hurray dtype name, a shape
+/// and a contiguous buffer of the stored bytes, sub-byte types and bools one
+/// element per byte (how ml_dtypes holds them). `unpacked`: `bytes` holds
+/// one element per byte, to be packed; its length is checked against the
+/// shape before `f` runs.
+pub(crate) fn with_source<R>(
+    name: &str,
+    source: &Bound<'_, PyAny>,
+    f: impl FnOnce(ElementType, &[u64], &[u8], bool) -> PyResult<R>,
+) -> PyResult<R> {
+    if let Ok(parts) = source.cast::<PyTuple>() {
+        let (dtype, shape, buffer): (String, Vec<u64>, Bound<'_, PyAny>) = parts.extract()?;
+        let t = ElementType::from_name(&dtype).ok_or_else(|| {
+            PyValueError::new_err(format!("tensor {name:?}: unknown Hurray dtype {dtype:?}"))
+        })?;
+        let buf = PyBuffer::<u8>::get(&buffer)?;
+        if !buf.is_c_contiguous() {
+            return Err(PyValueError::new_err(format!(
+                "tensor {name:?}: the buffer is not contiguous"
+            )));
+        }
+        let data: &[u8] = if buf.len_bytes() == 0 {
+            &[]
+        } else {
+            // SAFETY: the buffer protocol guarantees `len_bytes()` readable,
+            // contiguous bytes at `buf_ptr()` while `buf` holds the export
+            // (until it drops, after `f`); the GIL stays held and no Python
+            // code runs meanwhile, so nothing writes to or frees them.
+            unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) }
+        };
+        let unpacked = t.bits() < 8;
+        check_len(name, t, &shape, data, unpacked)?;
+        let out = f(t, &shape, data, unpacked);
+        drop(buf);
+        out
+    } else {
+        let imported = import(name, source)?;
+        let (t, data) = (imported.element_type, imported.bytes());
+        check_len(name, t, &imported.shape, data, imported.unpacked)?;
+        f(t, &imported.shape, data, imported.unpacked)
+    }
+}
+
+/// `data` holds what `t` of `shape` needs: one byte per element when
+/// `unpacked`, the stored bytes otherwise.
+fn check_len(
+    name: &str,
+    t: ElementType,
+    shape: &[u64],
+    data: &[u8],
+    unpacked: bool,
+) -> PyResult<()> {
+    let count = hurray::element_count(shape).known();
+    let expected = if unpacked {
+        count
+    } else {
+        count.and_then(|c| t.byte_len(c))
+    };
+    if expected == Some(data.len() as u64) {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "tensor {name:?}: {} {shape:?} needs {} bytes{}, the buffer has {}",
+        t.name(),
+        expected.map_or("more than 2^64".to_owned(), |e| e.to_string()),
+        if unpacked {
+            " (one element per byte)"
+        } else {
+            ""
+        },
+        data.len()
+    )))
+}
+
+/// The codes of one-per-byte elements, for the packer: bools are any
+/// non-zero byte, as NumPy and torch read them; other types keep their
+/// bytes (the packer keeps the low `bits` bits).
+pub(crate) fn codes_of(t: ElementType, bytes: &[u8], out: &mut Vec<u8>) {
+    if t == ElementType::Bool {
+        out.extend(bytes.iter().map(|b| u8::from(*b != 0)));
+    } else {
+        out.extend_from_slice(bytes);
+    }
+}
+
+/// Adds one dense tensor, its length checked ([`with_source`]). `unpacked`:
+/// `data` holds one element per byte (bools, ml_dtypes' sub-byte types),
+/// which the runtime's packer packs a chunk at a time; otherwise `data` is
+/// the stored bytes.
 fn add<W: Write>(
     w: &mut Writer<W>,
     name: &str,
@@ -120,25 +177,6 @@ fn add<W: Write>(
     unpacked: bool,
 ) -> PyResult<()> {
     let desc = TensorDescriptor::new(name, t, hurray::shape(shape));
-    let count = hurray::element_count(shape).known();
-    let expected = if unpacked {
-        count
-    } else {
-        count.and_then(|c| t.byte_len(c))
-    };
-    if expected != Some(data.len() as u64) {
-        return Err(PyValueError::new_err(format!(
-            "tensor {name:?}: {} {shape:?} needs {} bytes{}, the buffer has {}",
-            t.name(),
-            expected.map_or("more than 2^64".to_owned(), |e| e.to_string()),
-            if unpacked {
-                " (one element per byte)"
-            } else {
-                ""
-            },
-            data.len()
-        )));
-    }
     if !unpacked || data.is_empty() {
         return w.add_tensor(&desc, &[data]).map_err(err);
     }

@@ -32,6 +32,7 @@ TABLES = {
         2: ("u64",),
         3: ("scalars", 4, False),  # name_index (format 1.1)
         4: ("u8",),  # checksum_algorithm (format 1.2)
+        5: ("table", "ShardIndex"),  # shard_index (format 1.3)
     },
     "Tensor": {
         0: ("string", True),
@@ -66,6 +67,11 @@ TABLES = {
         12: ("struct", 16),  # offsets (1.2)
     },
     "KeyValue": {0: ("string", True), 1: ("string", True)},
+    # Format 1.3: a sharded checkpoint's index.
+    "ShardIndex": {0: ("tables", "ShardMember", True), 1: ("tables", "ShardedTensor", True)},
+    "ShardMember": {0: ("string", True), 1: ("u64",), 2: ("u64",)},
+    "ShardedTensor": {0: ("string", True), 1: ("u8",), 2: ("scalars", 8, True), 3: ("tables", "ShardPiece", True)},
+    "ShardPiece": {0: ("u32",), 1: ("string", True), 2: ("scalars", 8, False), 3: ("scalars", 8, True)},
 }
 
 SCALAR_SIZE = {"u8": 1, "bool": 1, "u32": 4, "u64": 8, "i64": 8, "f64": 8, "union_type": 1}

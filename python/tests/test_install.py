@@ -67,4 +67,5 @@ def test_readme_python_quick_start_runs(hurray, tmp_path, monkeypatch):
     scope = {}
     exec(compile(code, "README.md", "exec"), scope)
     assert scope["row"].tolist() == [[1.0, 1.0, 1.0]]
+    assert scope["part"].tolist() == [1.0, 1.0, 1.0]  # from the sharded checkpoint
     assert scope["arrays"]["empty"].shape == (3, 0, 5)

@@ -10,27 +10,16 @@
 //! `cargo bench -p hurray --bench compare -- checksum write` runs the
 //! checksum and write sections only. No argument runs them all.
 
+mod common;
+
+use common::median;
 use hurray::{
     ChecksumAlgorithm, Durability, ElementType, File, Reader, TensorDescriptor, Writer, shape,
 };
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::hint::black_box;
 use std::io::Write;
-use std::time::{Duration, Instant};
-
-/// Median wall time of `f` over `runs` runs (after one warm-up run).
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
-}
+use std::time::Duration;
 
 fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("model.layers.{i}.weight")).collect()

@@ -24,34 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed = 0;
-static int failed = 0;
-static const char *context = "";
-
-#define CHECK(cond, ...)                                              \
-    do {                                                              \
-        if (cond) {                                                   \
-            passed++;                                                 \
-        } else {                                                      \
-            failed++;                                                 \
-            fprintf(stderr, "FAIL %s:%d [%s] %s: ", __FILE__, __LINE__, \
-                    context, #cond);                                  \
-            fprintf(stderr, __VA_ARGS__);                             \
-            fprintf(stderr, " (last error: %s)\n", last_error());     \
-        }                                                             \
-    } while (0)
-
-static const char *last_error(void) {
-    const char *m = hurray_last_error_message();
-    return m ? m : "(none)";
-}
-
-static const char *last_kind(void) {
-    const char *k = hurray_last_error_kind();
-    return k ? k : "(none)";
-}
-
-#define OK(call) CHECK((call) == HURRAY_OK, "%s", #call)
+#include "check.h"
 
 /* ------------------------------------------------------------ selftest -- */
 

@@ -18,12 +18,32 @@ read-only flag. ``hurray.save(path, {"name": array, ...})`` writes arrays of
 any framework, with a CRC-32C per buffer; ``File.verify_checksums()`` (or
 ``safe_open(...).verify_checksums()``) reads the data and raises
 :class:`ChecksumError` if a byte changed.
+
+Sharded checkpoints (format 1.3): ``hurray.save_sharded(path, tensors,
+max_shard_size=...)`` (or :class:`ShardedWriter`, which also writes a
+tensor in chunks across member files) writes member files and an index;
+``safe_open(index)`` reads the checkpoint as one file, and
+``hurray.open_sharded(index)`` returns a :class:`ShardedFile`.
 """
 
 from collections.abc import Mapping
 
-from ._hurray import ChecksumError, File, HurrayError, StoredBits, Tensor, __version__, open, open_bytes
+from ._hurray import (
+    ChecksumError,
+    File,
+    HurrayError,
+    MemberMismatchError,
+    ShardedFile,
+    ShardedTensor,
+    StoredBits,
+    Tensor,
+    __version__,
+    open,
+    open_bytes,
+    open_sharded,
+)
 from ._safe_open import TensorSlice, safe_open
+from ._sharded import ShardedWriter, save_sharded
 from ._convert import write as _write
 
 # The framework modules import their framework only when called.
@@ -42,11 +62,16 @@ def save(path, tensors, metadata=None, *, durable=True, checksums=True) -> None:
 
 
 Mapping.register(File)
+Mapping.register(ShardedFile)
 
 __all__ = [
     "ChecksumError",
     "File",
     "HurrayError",
+    "MemberMismatchError",
+    "ShardedFile",
+    "ShardedTensor",
+    "ShardedWriter",
     "StoredBits",
     "Tensor",
     "TensorSlice",
@@ -56,7 +81,9 @@ __all__ = [
     "numpy",
     "open",
     "open_bytes",
+    "open_sharded",
     "safe_open",
     "save",
+    "save_sharded",
     "torch",
 ]

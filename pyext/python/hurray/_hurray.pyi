@@ -1,7 +1,8 @@
 """Type stubs of the compiled extension module ``hurray._hurray``."""
 
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+import pathlib
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -10,6 +11,10 @@ class HurrayError(Exception):
 
 class ChecksumError(HurrayError):
     """A buffer's bytes do not match the checksum the file records: the data is corrupt."""
+
+class MemberMismatchError(ChecksumError):
+    """A member file of a sharded checkpoint is not what its index records (its
+    length, its CRC-32C, or a piece's type and shape): replaced, truncated or corrupt."""
 
 class Tensor:
     """One tensor of an open file; exportable with DLPack when dense."""
@@ -47,6 +52,11 @@ class Tensor:
     def tobytes(self) -> bytes: ...
     def unpacked(self, *, sign_extend: bool = False) -> bytes:
         """A dense sub-byte tensor's elements one per byte."""
+    def read_slice(self, ranges: Sequence[Tuple[int, int, int]]) -> "Tensor":
+        """``self[ranges]``, one ``(start, stop, step)`` per dimension
+        (``0 <= start <= stop <= size``, ``step >= 1``; the rank is kept),
+        reading only the bytes the slice covers: a tensor of its own, in
+        memory (read-only exports). Raises IndexError for ranges that do not fit."""
     def stored_bits(self) -> "StoredBits": ...
     def __dlpack_device__(self) -> Tuple[int, int]: ...
     def __dlpack__(
@@ -89,6 +99,9 @@ class File:
     def version(self) -> Tuple[int, int]: ...
     @property
     def writable(self) -> bool: ...
+    @property
+    def is_shard_index(self) -> bool:
+        """Whether the file is the index of a sharded checkpoint (no tensors of its own)."""
     def address_range(self) -> Tuple[int, int]: ...
     def verify_checksums(self) -> bool:
         """Reads every tensor: True when all recorded checksums match, False
@@ -96,7 +109,68 @@ class File:
     def __enter__(self) -> "File": ...
     def __exit__(self, *args: Any) -> bool: ...
 
+class ShardedTensor:
+    """One logical tensor of a sharded checkpoint, whole or in pieces across members."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def pieces(self) -> List[Tuple[str, str, List[int], List[int]]]:
+        """``(member path, tensor name in the member, offset, shape)`` per piece."""
+    def read_slice(self, ranges: Sequence[Tuple[int, int, int]]) -> Tensor:
+        """As ``Tensor.read_slice``, reading only the pieces the slice meets."""
+    def whole(self) -> Optional[Tensor]:
+        """The tensor in place, without a copy, when one piece holds all of it; None otherwise."""
+    def assemble(self) -> Tensor:
+        """The whole tensor copied out of its pieces, as a tensor in memory."""
+    def verify_checksum(self) -> bool:
+        """Every piece's buffers against the checksums their members record."""
+
+class ShardedFile:
+    """A sharded checkpoint opened through its index: a mapping of names to ShardedTensor."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, name: str) -> ShardedTensor: ...
+    def __contains__(self, name: object) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def keys(self) -> List[str]: ...
+    @property
+    def metadata(self) -> Dict[str, str]: ...
+    @property
+    def members(self) -> List[Tuple[str, int, int]]:
+        """``(path, size, crc32c)`` of each member, as the index records them."""
+    def verify_members(self) -> None:
+        """Each member's length and CRC-32C against the index; raises MemberMismatchError."""
+    def verify_checksums(self) -> bool:
+        """verify_members, then every buffer checksum the members record."""
+    def __enter__(self) -> "ShardedFile": ...
+    def __exit__(self, *args: Any) -> bool: ...
+
+class ShardedWriter:
+    """A sharded checkpoint being written: members as tensors arrive, the index on finish()."""
+
+    def __init__(
+        self,
+        index_path: Union[str, os.PathLike],
+        *,
+        max_shard_size: Optional[int] = None,
+        metadata: Optional[Dict[str, str]] = None,
+        durable: bool = True,
+    ) -> None: ...
+    def start_member(self, path: str) -> None: ...
+    def add(self, name: str, source: Any) -> None: ...
+    def add_chunk(self, name: str, shape: Sequence[int], offset: Sequence[int], source: Any) -> None: ...
+    def finish(self) -> pathlib.Path:
+        """Writes the index; returns its path (a pathlib.Path)."""
+    @property
+    def finished(self) -> bool: ...
+
 def open(path: Union[str, os.PathLike], *, read_only: bool = False) -> File: ...
+def open_sharded(path: Union[str, os.PathLike], *, read_only: bool = False) -> ShardedFile: ...
 def open_bytes(data: bytes) -> File: ...
 def write(
     path: Optional[Union[str, os.PathLike]],

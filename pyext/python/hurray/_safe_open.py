@@ -1,8 +1,10 @@
-"""``safe_open``: safetensors' reading verbs over a Hurray file."""
+"""``safe_open``: safetensors' reading verbs over a Hurray file or the index
+of a sharded checkpoint."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+import operator
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import _convert, _hurray
 
@@ -24,6 +26,14 @@ class safe_open:
             rows = f.get_slice("embed")[0:16]
 
     Tensors taken from the file stay valid after the ``with`` block.
+
+    ``filename`` may be the index file of a sharded checkpoint (format 1.3,
+    written by :func:`hurray.save_sharded` or :class:`hurray.ShardedWriter`):
+    the same verbs then see every logical tensor of the checkpoint, whole or
+    stored in pieces across member files. ``get_tensor`` assembles a copy;
+    ``get_slice(name)[...]`` opens only the members holding the slice and
+    reads only its bytes; ``verify_checksums()`` also checks every member's
+    length and CRC-32C against the index.
     """
 
     def __init__(self, filename, framework: str, device: Any = "cpu", *, read_only: bool = False):
@@ -32,6 +42,10 @@ class safe_open:
         self._framework = framework
         self._device = device
         self._file = _hurray.open(str(filename), read_only=read_only)
+        if self._file.is_shard_index:
+            # Members are mapped as a plain file would be: a tensor one
+            # member holds whole is exported in place.
+            self._file = _hurray.open_sharded(str(filename), read_only=read_only)
         # Whole-tensor views that slices index, made once per name.
         self._views: Dict[str, Any] = {}
 
@@ -48,6 +62,11 @@ class safe_open:
             raise ValueError("the file was closed (used after its `with` block)")
         return self._file
 
+    @property
+    def sharded(self) -> bool:
+        """Whether the file is the index of a sharded checkpoint. Not in safetensors."""
+        return isinstance(self._open(), _hurray.ShardedFile)
+
     def keys(self) -> List[str]:
         """Tensor names, sorted."""
         return self._open().keys()
@@ -60,7 +79,11 @@ class safe_open:
         """Reads every tensor and checks each buffer against the checksum the
         file records: True when all match, False when the file records none.
         Raises ``hurray.ChecksumError`` (naming the tensor, the buffer and
-        both values) on a mismatch. Not in safetensors, which has no checksums."""
+        both values) on a mismatch. Over a sharded checkpoint's index it
+        first reads every member whole and compares its length and CRC-32C
+        with the index's, raising ``hurray.MemberMismatchError`` (a
+        ``ChecksumError``) naming the member that differs. Not in
+        safetensors, which has no checksums."""
         return self._open().verify_checksums()
 
     def verify_checksum(self, name: str) -> bool:
@@ -69,8 +92,17 @@ class safe_open:
         return self._open()[name].verify_checksum()
 
     def get_tensor(self, name: str):
-        """The whole tensor, in the framework (zero-copy where the framework has the type)."""
-        return _convert.to_framework(self._open()[name], self._framework, self._device)
+        """The whole tensor, in the framework (zero-copy where the framework
+        has the type, a tensor of a sharded checkpoint that one member holds
+        whole included; a tensor stored in pieces is a copy assembled from
+        them)."""
+        tensor = self._open()[name]
+        if isinstance(tensor, _hurray.ShardedTensor):
+            whole = tensor.whole()
+            if whole is None:
+                return _convert.to_framework(tensor.assemble(), self._framework, self._device, copy=True)
+            tensor = whole
+        return _convert.to_framework(tensor, self._framework, self._device)
 
     def get_slice(self, name: str) -> "TensorSlice":
         """A lazy handle: index it (``[a:b, i, ...]``) to read only that part."""
@@ -78,29 +110,75 @@ class safe_open:
 
     def _view(self, tensor):
         """The whole tensor for slices to index and copy: a zero-copy view of
-        the map where one exists (kept, made once per name), else an
-        unpacked copy (bools, sub-byte types; not kept)."""
+        the map, kept (made once per name). Byte-multiple types only: the
+        others are read with ``read_slice``."""
         view = self._views.get(tensor.name)
         if view is not None:
             return view
         facts = _convert.BY_NAME[tensor.dtype]
-        in_place = facts.bits >= 8 and facts.cls != "bool"
         if self._framework in ("pt", "torch"):
             if facts.cls == "float":
                 _convert.check_torch_has(tensor, facts)
-            if in_place:
-                # Zero-copy even over a read-only map: only the slice's copy
-                # ever leaves this object, so nothing writes through it.
-                import torch
+            # Zero-copy even over a read-only map: only the slice's copy
+            # ever leaves this object, so nothing writes through it.
+            import torch
 
-                view = torch.from_dlpack(tensor)
-            else:
-                view = _convert.to_torch(tensor)
+            view = torch.from_dlpack(tensor)
         else:
             view = _convert.to_numpy(tensor)
-        if in_place:
-            self._views[tensor.name] = view
+        self._views[tensor.name] = view
         return view
+
+
+def _plan(index, shape: Tuple[int, ...]):
+    """A NumPy basic index of a tensor of ``shape`` as ``read_slice`` ranges
+    (one ``(start, stop, step)`` per dimension, steps >= 1) and the shape
+    NumPy gives the result: an integer drops its dimension, ``None`` adds
+    one of size 1, ``...`` stands for the dimensions not indexed."""
+    items = index if isinstance(index, tuple) else (index,)
+    # By identity: an array among the items must not be compared with `==`.
+    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    indexed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if indexed > len(shape):
+        raise IndexError(
+            f"too many indices for tensor: tensor is {len(shape)}-dimensional, but {indexed} were indexed"
+        )
+    rest = (slice(None),) * (len(shape) - indexed)
+    at = ellipses[0] if ellipses else len(items)
+    items = items[:at] + rest + items[at + 1 :]
+    ranges, out, dim = [], [], 0
+    for item in items:
+        if item is None:
+            out.append(1)
+            continue
+        size = shape[dim]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(size)
+            if step < 0:
+                raise ValueError(
+                    f"get_slice reads steps of 1 or more (dimension {dim} has step {step}): "
+                    "read with a positive step and reverse the result"
+                )
+            stop = max(start, stop)
+            ranges.append((start, stop, step))
+            out.append(len(range(start, stop, step)))
+        else:
+            if isinstance(item, bool):
+                raise TypeError("get_slice takes integers, slices, None and '...', not booleans")
+            try:
+                i = operator.index(item)
+            except TypeError:
+                raise TypeError(
+                    f"get_slice takes integers, slices, None and '...' (a basic index), not {type(item).__name__}"
+                ) from None
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+            i %= size
+            ranges.append((i, i + 1, 1))
+        dim += 1
+    return ranges, tuple(out)
 
 
 class TensorSlice:
@@ -126,11 +204,21 @@ class TensorSlice:
         return shape[0]
 
     def __getitem__(self, index):
+        tensor = self._tensor
+        facts = _convert.BY_NAME[tensor.dtype]
+        if self._framework in ("jax", "flax"):
+            _convert.check_jax_holds(tensor, facts)
+        if isinstance(tensor, _hurray.ShardedTensor) or facts.bits < 8:
+            # Sub-byte types and bools have no view to index, and a sharded
+            # tensor no single map: the runtime reads the slice's elements
+            # (of the pieces it meets) into a tensor of their own.
+            shape = tuple(0 if d is None else d for d in tensor.shape)  # descriptor-only: refused by read_slice
+            ranges, out_shape = _plan(index, shape)
+            part = tensor.read_slice(ranges)
+            return _convert.to_framework(part, self._framework, self._device, copy=True).reshape(out_shape)
         # A view of the map, indexed, then copied: only the pages of the
         # slice are read.
-        if self._framework in ("jax", "flax"):
-            _convert.check_jax_holds(self._tensor, _convert.BY_NAME[self._tensor.dtype])
-        full = self._source._view(self._tensor)
+        full = self._source._view(tensor)
         if self._framework in ("pt", "torch"):
             out = full[index].clone()
             return out if str(self._device) == "cpu" else out.to(self._device)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Union
 
-from . import _convert, _hurray
+from . import _convert, _hurray, _sharded
 from ._save import save, save_file
 
 __all__ = ["save", "save_file", "load", "load_file"]
@@ -18,6 +18,9 @@ def load(data: bytes) -> Dict[str, Any]:
 
 
 def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, Any]:
-    """The arrays of the file as jax.Array (every type JAX has, ml_dtypes' included)."""
+    """The arrays of the file as jax.Array (every type JAX has, ml_dtypes' included). Given a sharded
+    checkpoint's index, every logical tensor of the checkpoint."""
     f = _hurray.open(str(filename))
+    if f.is_shard_index:
+        return _sharded.load_checkpoint(filename, "jax", device)
     return {name: _convert.to_jax(t, device) for name, t in f.items()}

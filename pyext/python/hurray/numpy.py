@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Dict, Union
 
-from . import _convert, _hurray
+from . import _convert, _hurray, _sharded
 from ._save import save, save_file
 
 if TYPE_CHECKING:
@@ -21,6 +21,9 @@ def load(data: bytes) -> Dict[str, "np.ndarray"]:
 
 
 def load_file(filename: Union[str, os.PathLike]) -> Dict[str, "np.ndarray"]:
-    """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes)."""
+    """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes). Given a sharded
+    checkpoint's index, every logical tensor of the checkpoint."""
     f = _hurray.open(str(filename))
+    if f.is_shard_index:
+        return _sharded.load_checkpoint(filename, "np")
     return {name: _convert.to_numpy(t) for name, t in f.items()}

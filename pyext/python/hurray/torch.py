@@ -6,7 +6,7 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
-from . import _convert, _hurray
+from . import _convert, _hurray, _sharded
 from ._save import save, save_file
 
 if TYPE_CHECKING:
@@ -24,8 +24,11 @@ def load(data: bytes) -> Dict[str, "torch.Tensor"]:
 def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
-    never reaches the file."""
+    never reaches the file. Given a sharded
+    checkpoint's index, every logical tensor of the checkpoint."""
     f = _hurray.open(str(filename))
+    if f.is_shard_index:
+        return _sharded.load_checkpoint(filename, "pt", device)
     return {name: _convert.to_torch(t, device) for name, t in f.items()}
 
 

@@ -3,11 +3,11 @@
 use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
 use crate::checksum::ChecksumAlgorithm;
 use crate::error::{Error, Result};
-use crate::reader::{File, TensorRef};
+use crate::reader::{File, MapMode, TensorRef};
 use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// A sharded checkpoint opened through its index file: every logical tensor
 /// by name, whole or in pieces across member files.
@@ -22,7 +22,11 @@ pub struct ShardedFile {
     dir: PathBuf,
     index: ShardIndex,
     metadata: BTreeMap<String, String>,
-    opened: Vec<OnceLock<File>>,
+    /// Shared, so that a whole tensor can outlive this borrow (a DLPack
+    /// export, a Python tensor) without a copy.
+    opened: Vec<OnceLock<Arc<File>>>,
+    /// How members are mapped.
+    mode: MapMode,
 }
 
 impl ShardedFile {
@@ -30,13 +34,25 @@ impl ShardedFile {
     /// directory). A Hurray file that is not an index is
     /// [`Error::InvalidField`] on `shard_index`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        // SAFETY: members are mapped read-only: no export lets a consumer write.
+        unsafe { ShardedFile::open_with(path, MapMode::ReadOnly) }
+    }
+
+    /// [`open`](Self::open), mapping each member as `mode` says.
+    ///
+    /// # Safety
+    /// [`File::open_with`]'s contract, for every member: with
+    /// [`MapMode::CopyOnWrite`], nothing may use a reference to a member's
+    /// bytes obtained from this `ShardedFile` (slices, `get`'s views) while
+    /// a consumer of an export writes to those bytes.
+    pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path)?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
             _ => PathBuf::from("."),
         };
-        ShardedFile::from_index(&file, dir).map_err(|e| match e {
+        let mut checkpoint = ShardedFile::from_index(&file, dir).map_err(|e| match e {
             // Name the file that is not an index.
             Error::InvalidField {
                 tensor,
@@ -50,7 +66,9 @@ impl ShardedFile {
                 reason: format!("{}: {reason}", path.display()),
             },
             e => e,
-        })
+        })?;
+        checkpoint.mode = mode;
+        Ok(checkpoint)
     }
 
     /// The checkpoint of an index file already open (read from anywhere),
@@ -75,6 +93,7 @@ impl ShardedFile {
             index,
             metadata,
             opened,
+            mode: MapMode::ReadOnly,
         })
     }
 
@@ -107,6 +126,16 @@ impl ShardedFile {
     /// Member `i`, mapped and verified on first use; its length must be the
     /// index's ([`Error::MemberMismatch`] otherwise: replaced or truncated).
     pub fn member(&self, i: usize) -> Result<&File> {
+        self.member_cell(i).map(|f| &**f)
+    }
+
+    /// [`member`](Self::member), shared: the mapped member outlives this
+    /// `ShardedFile` (a front door's tensor handle holds it).
+    pub fn member_shared(&self, i: usize) -> Result<Arc<File>> {
+        self.member_cell(i).map(Arc::clone)
+    }
+
+    fn member_cell(&self, i: usize) -> Result<&Arc<File>> {
         let (Some(cell), Some(m)) = (self.opened.get(i), self.index.members.get(i)) else {
             return Err(Error::NotFound {
                 name: format!("member #{i}"),
@@ -127,7 +156,9 @@ impl ShardedFile {
                 found: len.to_string(),
             });
         }
-        let f = File::open(&path)?;
+        // SAFETY: `open_with`'s caller took on `File::open_with`'s contract
+        // for every member (`open` and `from_index` map read-only).
+        let f = unsafe { File::open_with(&path, self.mode)? };
         if f.reader().is_shard_index() {
             // Indexes do not nest: that keeps every walk over members finite.
             return Err(Error::MemberMismatch {
@@ -137,7 +168,7 @@ impl ShardedFile {
                 found: "a sharded checkpoint's index".into(),
             });
         }
-        Ok(cell.get_or_init(|| f))
+        Ok(cell.get_or_init(|| Arc::new(f)))
     }
 
     /// The member tensor holding `piece` of `t`, checked against the index:

@@ -1,0 +1,102 @@
+"""Writing sharded checkpoints (format 1.3): member files, then an index
+that ``safe_open`` and ``open_sharded`` read as one checkpoint."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
+
+from . import _convert, _hurray
+
+#: transformers' default ``max_shard_size`` ("5GB", decimal), in bytes.
+DEFAULT_MAX_SHARD_SIZE = 5_000_000_000
+
+
+class ShardedWriter:
+    """Writes a sharded checkpoint whose index is ``index_path``.
+
+    Tensors (of any framework, as :func:`hurray.save` takes them) go to
+    member files named after the index (``model-00001.hurray``, ...) in its
+    directory, each member written atomically and closed once the next
+    tensor would take it past ``max_shard_size`` bytes (a larger tensor gets
+    a member of its own), as ``save_pretrained(max_shard_size=...)`` splits.
+    ``add_chunk`` writes one piece of a larger logical tensor (a
+    tensor-parallel rank's part); ``start_member`` names the next member.
+    :meth:`finish` writes the index, atomically, last: a writer that fails
+    or is abandoned leaves no index, only members nothing refers to.
+
+    As a context manager it finishes on a clean exit::
+
+        with hurray.ShardedWriter("ckpt/model.hurray") as w:
+            for rank, rows in enumerate(parts):
+                w.start_member(f"rank-{rank}.hurray")
+                w.add_chunk("w", (1024, 512), (rank * 256, 0), rows)
+    """
+
+    def __init__(
+        self,
+        index_path: Union[str, os.PathLike],
+        metadata: Optional[Dict[str, str]] = None,
+        *,
+        max_shard_size: int = DEFAULT_MAX_SHARD_SIZE,
+        durable: bool = True,
+    ):
+        self._writer = _hurray.ShardedWriter(
+            str(index_path), max_shard_size=max_shard_size, metadata=metadata, durable=durable
+        )
+
+    def start_member(self, path: str) -> None:
+        """Closes the current member; the next tensor starts the member
+        ``path`` (relative to the index's directory, ``/``-separated)."""
+        self._writer.start_member(path)
+
+    def add(self, name: str, tensor: Any) -> None:
+        """Writes the whole tensor ``name``."""
+        self._writer.add(name, _convert.source(name, tensor))
+
+    def add_chunk(self, name: str, shape: Sequence[int], offset: Sequence[int], chunk: Any) -> None:
+        """Writes ``chunk`` as the part of the logical tensor ``name`` (of
+        ``shape``) that starts at ``offset``. Each chunk of a tensor goes to
+        a member of its own, and the chunks must tile the tensor exactly (no
+        gap, no overlap), which :meth:`finish` checks."""
+        self._writer.add_chunk(name, list(shape), list(offset), _convert.source(name, chunk))
+
+    def finish(self) -> str:
+        """Closes the last member, checks the index and writes it; returns its path."""
+        return str(self._writer.finish())
+
+    def __enter__(self) -> "ShardedWriter":
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None and not self._writer.finished:
+            self.finish()
+
+
+def save_sharded(
+    path: Union[str, os.PathLike],
+    tensors: Mapping[str, Any],
+    metadata: Optional[Dict[str, str]] = None,
+    *,
+    max_shard_size: int = DEFAULT_MAX_SHARD_SIZE,
+    durable: bool = True,
+) -> None:
+    """Writes ``tensors`` (name -> array of any framework) as a sharded
+    checkpoint: members of at most ``max_shard_size`` bytes each (a larger
+    tensor alone in its member), then the index ``path``, which
+    ``hurray.safe_open(path, ...)`` opens as one file. Whole tensors only;
+    :class:`ShardedWriter` also writes tensors in chunks."""
+    with ShardedWriter(path, metadata, max_shard_size=max_shard_size, durable=durable) as w:
+        for name, value in tensors.items():
+            w.add(name, value)
+
+
+def load_checkpoint(filename: Union[str, os.PathLike], framework: str, device: Any = "cpu") -> Dict[str, Any]:
+    """Every logical tensor of the sharded checkpoint whose index is
+    ``filename``, in ``framework``: in place where one member holds a tensor
+    whole, assembled from its pieces otherwise. What the ``load_file`` verbs
+    return for an index, which holds no tensors of its own."""
+    from ._safe_open import safe_open
+
+    with safe_open(filename, framework=framework, device=device) as f:
+        return {name: f.get_tensor(name) for name in f.keys()}

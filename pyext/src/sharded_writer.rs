@@ -1,0 +1,121 @@
+//! `ShardedWriter`: writes a sharded checkpoint (format 1.3), member files
+//! as tensors arrive and the index last, through the runtime's
+//! [`hurray::ShardedWriter`].
+
+use crate::error::{HurrayError, err};
+use crate::write::{codes_of, with_source};
+use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor, pack_codes};
+use pyo3::prelude::*;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A sharded checkpoint being written. Members are Hurray files written
+/// atomically as tensors arrive, each rolling to the next past
+/// `max_shard_size`; `finish()` writes the index, atomically, last: until
+/// then there is no checkpoint to open.
+#[pyclass(name = "ShardedWriter", module = "hurray")]
+pub(crate) struct PyShardedWriter {
+    writer: Option<ShardedWriter>,
+}
+
+/// The stored bytes of a source's data: packed by the runtime when the
+/// source holds one element per byte.
+fn stored(t: ElementType, data: &[u8], unpacked: bool) -> Cow<'_, [u8]> {
+    if !unpacked || data.is_empty() {
+        return Cow::Borrowed(data);
+    }
+    let mut codes = Vec::with_capacity(data.len());
+    codes_of(t, data, &mut codes);
+    Cow::Owned(pack_codes(codes, t.bits()))
+}
+
+impl PyShardedWriter {
+    fn writer(&mut self) -> PyResult<&mut ShardedWriter> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| HurrayError::new_err("the sharded writer is finished"))
+    }
+}
+
+#[pymethods]
+impl PyShardedWriter {
+    /// Starts a checkpoint whose index is `index_path` (`model.hurray`);
+    /// members are named after it (`model-00001.hurray`, ...) in its
+    /// directory unless `start_member` names them. `max_shard_size` is in
+    /// bytes (the runtime's default is transformers' 5 GB); `durable=False`
+    /// skips the fsyncs (still atomic for every reader).
+    #[new]
+    #[pyo3(signature = (index_path, *, max_shard_size=None, metadata=None, durable=true))]
+    fn new(
+        index_path: PathBuf,
+        max_shard_size: Option<u64>,
+        metadata: Option<BTreeMap<String, String>>,
+        durable: bool,
+    ) -> PyResult<Self> {
+        let mut w = ShardedWriter::create(index_path).map_err(err)?;
+        if let Some(bytes) = max_shard_size {
+            w.set_max_shard_size(bytes);
+        }
+        if !durable {
+            w.set_durability(Durability::RenameOnly);
+        }
+        for (k, v) in metadata.unwrap_or_default() {
+            w.set_metadata(k, v);
+        }
+        Ok(PyShardedWriter { writer: Some(w) })
+    }
+
+    /// Closes the current member; the next tensor starts the member `path`
+    /// (relative to the index's directory, `/`-separated).
+    fn start_member(&mut self, path: &str) -> PyResult<()> {
+        self.writer()?.start_member(path).map_err(err)
+    }
+
+    /// Writes the whole tensor `name` from `source` (an object with
+    /// `__dlpack__`, or `(dtype, shape, buffer)` as `write` takes).
+    fn add(&mut self, name: &str, source: &Bound<'_, PyAny>) -> PyResult<()> {
+        let w = self.writer()?;
+        with_source(name, source, |t, shape, data, unpacked| {
+            let desc = TensorDescriptor::new(name, t, hurray::shape(shape));
+            w.add_tensor(&desc, &[&stored(t, data, unpacked)])
+                .map_err(err)
+        })
+    }
+
+    /// Writes one chunk of the logical tensor `name` of shape `shape`:
+    /// `source` holds the chunk, placed at `offset` (one coordinate per
+    /// dimension). A tensor's chunks go to different members and must tile
+    /// it exactly, no gap and no overlap, which `finish()` checks.
+    fn add_chunk(
+        &mut self,
+        name: &str,
+        shape: Vec<u64>,
+        offset: Vec<u64>,
+        source: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let w = self.writer()?;
+        with_source(name, source, |t, chunk_shape, data, unpacked| {
+            let desc = TensorDescriptor::new(name, t, hurray::shape(chunk_shape));
+            w.add_chunk(&shape, &offset, &desc, &[&stored(t, data, unpacked)])
+                .map_err(err)
+        })
+    }
+
+    /// Closes the last member, checks the index (every chunked tensor tiled
+    /// exactly) and writes it; returns the index's path. A refused index is
+    /// not written (the members stay behind, referred to by nothing).
+    fn finish(&mut self) -> PyResult<PathBuf> {
+        let w = self
+            .writer
+            .take()
+            .ok_or_else(|| HurrayError::new_err("the sharded writer is finished"))?;
+        w.finish().map_err(err)
+    }
+
+    /// Whether `finish()` has run (successfully or not).
+    #[getter]
+    fn finished(&self) -> bool {
+        self.writer.is_none()
+    }
+}

@@ -318,25 +318,35 @@ pub(crate) fn gather(
     // A run of whole bytes copied at once: byte-aligned elements, step 1,
     // contiguous in the source.
     let run = bits >= 8 && ranges[last].step == 1 && src_strides[last] == 1;
+    // Source elements between two of a row's (negative for a reversed layout).
+    let step = ranges[last].step as i64 * src_strides[last];
     let mut coords = vec![0u64; rank];
     loop {
+        // A row's elements lie on a line: its first and last are checked
+        // inside the buffer, so every one between is.
         let first = element(&coords)?;
+        coords[last] = row_len - 1;
+        element(&coords)?;
+        coords[last] = 0;
         let dst = dst_at(&coords);
+        let row = &mut out.bytes[dst..dst + row_len as usize * unit];
         if run {
-            coords[last] = row_len - 1;
-            element(&coords)?; // the run's last element is inside the buffer
-            coords[last] = 0;
-            let n = row_len as usize * unit;
             let from = first as usize * unit;
-            out.bytes[dst..dst + n].copy_from_slice(&values[from..from + n]);
+            row.copy_from_slice(&values[from..from + row.len()]);
         } else {
-            for k in 0..row_len {
-                coords[last] = k;
-                let e = element(&coords)?;
-                let d = dst + k as usize * out.strides[last] as usize * unit;
-                copy_element(values, bits, unit, e, &mut out.bytes[d..d + unit]);
+            match (bits, unit) {
+                (8.., 1) => copy_row::<1>(values, first, step, row),
+                (8.., 2) => copy_row::<2>(values, first, step, row),
+                (8.., 4) => copy_row::<4>(values, first, step, row),
+                (8.., 8) => copy_row::<8>(values, first, step, row),
+                (8.., 16) => copy_row::<16>(values, first, step, row),
+                _ => {
+                    for (k, d) in row.chunks_exact_mut(unit).enumerate() {
+                        let e = (first as i64 + k as i64 * step) as u64;
+                        copy_element(values, bits, unit, e, d);
+                    }
+                }
             }
-            coords[last] = 0;
         }
         // The next row: an odometer over every dimension but the last.
         let mut d = last;
@@ -351,6 +361,15 @@ pub(crate) fn gather(
             }
             coords[d] = 0;
         }
+    }
+}
+
+/// One row of `U`-byte elements, `step` elements apart in `values` from
+/// element `first` (the caller checked both ends lie in `values`).
+fn copy_row<const U: usize>(values: &[u8], first: u64, step: i64, row: &mut [u8]) {
+    for (k, d) in row.chunks_exact_mut(U).enumerate() {
+        let e = (first as i64 + k as i64 * step) as usize * U;
+        d.copy_from_slice(&values[e..e + U]);
     }
 }
 

@@ -6,11 +6,10 @@
 //! `ShardedFile::slice`) and the decoding of every element type
 //! (`minifloat`, `pack`); this module only prints.
 
+use crate::convert::sharded::open_index;
 use crate::output::{Shown, stdout};
 use anyhow::Result;
-use hurray::{
-    ElementClass, ElementType, File, ShardedFile, SliceData, minifloat, pack, parse_slice,
-};
+use hurray::{ElementClass, ElementType, File, SliceData, minifloat, pack, parse_slice};
 use std::io::Write;
 use std::path::Path;
 
@@ -31,7 +30,7 @@ pub fn cat(path: &Path, spec: &str) -> Result<()> {
     let (name, slice_text) = split_spec(spec);
     let file = File::open(path)?;
     let data = if file.reader().is_shard_index() {
-        let checkpoint = ShardedFile::open(path)?;
+        let checkpoint = open_index(&file, path)?;
         let t = checkpoint.tensor(name)?;
         let ranges = parse_slice(name, slice_text, &t.shape)?;
         checkpoint.slice(name, &ranges)?

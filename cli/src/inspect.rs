@@ -1,10 +1,10 @@
 //! `hurray inspect`, `hurray validate` and `hurray example`.
 
+use crate::convert::sharded::open_index;
 use crate::output::{Shown, stdout};
 use anyhow::Result;
 use hurray::{
-    Dim, ElementType, File, Layout, Quantization, ShardedFile, TensorDescriptor, TensorRef, Writer,
-    shape,
+    Dim, ElementType, File, Layout, Quantization, TensorDescriptor, TensorRef, Writer, shape,
 };
 use serde_json::{Value, json};
 use std::io::Write;
@@ -99,7 +99,7 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
     let file = File::open(path)?;
     let reader = file.reader();
     if reader.is_shard_index() {
-        return inspect_index(path, reader.version(), as_json);
+        return inspect_index(path, &file, reader.version(), as_json);
     }
     let mut out = stdout();
     if as_json {
@@ -145,8 +145,13 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
 
 /// A sharded checkpoint's index: its members, then each logical tensor and
 /// where its pieces are.
-fn inspect_index(path: &Path, (major, minor): (u16, u16), as_json: bool) -> Result<()> {
-    let checkpoint = ShardedFile::open(path)?;
+fn inspect_index(
+    path: &Path,
+    file: &File,
+    (major, minor): (u16, u16),
+    as_json: bool,
+) -> Result<()> {
+    let checkpoint = open_index(file, path)?;
     let members = checkpoint.members();
     let mut out = stdout();
     if as_json {
@@ -194,9 +199,9 @@ fn inspect_index(path: &Path, (major, minor): (u16, u16), as_json: bool) -> Resu
     }
     for t in checkpoint.tensors() {
         let dims: Vec<String> = t.shape.iter().map(u64::to_string).collect();
-        let place = match t.pieces.as_slice() {
-            [p] if p.is_whole(&t.shape) => format!("in {}", Shown(&members[p.member].path)),
-            pieces => format!("{} pieces", pieces.len()),
+        let place = match t.whole_piece() {
+            Some(p) => format!("in {}", Shown(&members[p.member].path)),
+            None => format!("{} pieces", t.pieces.len()),
         };
         writeln!(
             out,
@@ -212,21 +217,24 @@ fn inspect_index(path: &Path, (major, minor): (u16, u16), as_json: bool) -> Resu
 /// An index and its members: the index checked whole, each member validated
 /// as a file and against the index's size (and with `checksums`, its
 /// CRC-32C and its own per-buffer checksums).
-fn validate_index(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
-    let checkpoint = match ShardedFile::open(path) {
+fn validate_index(path: &Path, file: &File, checksums: bool) -> (Vec<String>, Option<usize>) {
+    let checkpoint = match open_index(file, path) {
         Ok(c) => c,
         Err(e) => return (vec![e.to_string()], None),
     };
-    let dir = path.parent().unwrap_or(Path::new(""));
     let mut problems = Vec::new();
     let mut verified = checksums.then_some(0);
     for (i, m) in checkpoint.members().iter().enumerate() {
-        if let Err(e) = checkpoint.member(i) {
-            problems.push(e.to_string());
-            continue;
-        }
-        // `member` refused an index as a member, so this never recurses further.
-        let (member_problems, member_verified) = validate_one(&dir.join(&m.path), checksums);
+        // Mapped and verified once, here; its size checked against the
+        // index; never an index itself, so nothing recurses.
+        let member = match checkpoint.member(i) {
+            Ok(member) => member,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
+        let (member_problems, member_verified) = validate_file(member, checksums);
         problems.extend(
             member_problems
                 .into_iter()
@@ -254,8 +262,14 @@ fn validate_one(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
         Err(e) => return (vec![e.to_string()], None),
     };
     if file.reader().is_shard_index() {
-        return validate_index(path, checksums);
+        return validate_index(path, &file, checksums);
     }
+    validate_file(&file, checksums)
+}
+
+/// What opening leaves to check in a file of tensors: its sparse indices,
+/// and with `checksums` every buffer (how many tensors matched).
+fn validate_file(file: &File, checksums: bool) -> (Vec<String>, Option<usize>) {
     let mut problems: Vec<String> = file
         .reader()
         .check_sparse_indices()

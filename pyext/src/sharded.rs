@@ -214,12 +214,9 @@ impl PyShardedTensor {
     /// tensor stored in pieces.
     fn whole(&self, py: Python<'_>) -> PyResult<Option<PyTensor>> {
         let t = self.info()?;
-        let [p] = t.pieces.as_slice() else {
+        let Some(p) = t.whole_piece() else {
             return Ok(None);
         };
-        if !p.is_whole(&t.shape) {
-            return Ok(None);
-        }
         py.detach(|| self.file.piece(t, p)).map_err(err)?;
         let member = self.file.member_shared(p.member).map_err(err)?;
         Ok(Some(PyTensor::new(member, p.tensor.clone())))

@@ -134,7 +134,8 @@ impl Write for AtomicFile {
     }
 }
 
-fn parent_dir(path: &Path) -> PathBuf {
+/// The directory `path` is in: `.` for a bare file name.
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),

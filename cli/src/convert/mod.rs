@@ -23,7 +23,7 @@ mod mxfp4;
 mod npy;
 mod npz;
 mod safetensors_format;
-mod sharded;
+pub(crate) mod sharded;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType, File};
@@ -334,12 +334,9 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         // chains the cause as a source, so format it once, here).
         let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
         if file.reader().is_shard_index() {
-            return sharded::to_safetensors(input, output, options).with_context(context);
+            return sharded::to_safetensors(&file, input, output, options).with_context(context);
         }
-    }
-    let to = Format::of(output)?;
-    if from == Format::Hurray {
-        let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
+        let to = Format::of(output)?;
         hurray_format::check_complete(&file, input)?;
         if to == Format::Hurray {
             return hurray_format::copy(&file, output).with_context(context);
@@ -347,6 +344,7 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         let source = hurray_format::source(&file)?;
         return transfer(source, input, to, output, options).with_context(context);
     }
+    let to = Format::of(output)?;
     if to == Format::Gguf {
         bail!(
             "{}: GGUF is a source only; convert to .hurray, .safetensors, .npy or .npz",

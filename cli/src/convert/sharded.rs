@@ -13,7 +13,7 @@
 
 use super::{Format, Options, map, safetensors_format};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, ShardedFile, ShardedWriter};
+use hurray::{AtomicFile, File, ShardedFile, ShardedWriter};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -84,6 +84,12 @@ fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
+/// The checkpoint of the index `file`, already opened from `path` (which
+/// says where its members are): the index is not mapped and verified again.
+pub(crate) fn open_index(file: &File, path: &Path) -> hurray::Result<ShardedFile> {
+    ShardedFile::from_index(file, dir_of(path))
+}
+
 fn read_index(path: &Path) -> Result<SafetensorsIndex> {
     let len = std::fs::metadata(path)
         .with_context(|| format!("reading {}", path.display()))?
@@ -149,16 +155,21 @@ pub(super) fn from_safetensors(index_path: &Path, output: &Path, options: Option
 
 /// A Hurray index and its members to transformers' layout: a safetensors
 /// shard per member and `output`, the `*.index.json`, written last.
-pub(super) fn to_safetensors(index_path: &Path, output: &Path, options: Options) -> Result<()> {
+pub(super) fn to_safetensors(
+    index: &File,
+    index_path: &Path,
+    output: &Path,
+    options: Options,
+) -> Result<()> {
     if !output.to_str().is_some_and(|p| p.ends_with(INDEX_SUFFIX)) {
         bail!(
             "{} is a sharded checkpoint's index: convert it to a `*.safetensors.index.json` (its shards are written beside it)",
             index_path.display()
         );
     }
-    let checkpoint = ShardedFile::open(index_path)?;
+    let checkpoint = open_index(index, index_path)?;
     for t in checkpoint.tensors() {
-        if !(t.pieces.len() == 1 && t.pieces[0].is_whole(&t.shape)) {
+        if t.whole_piece().is_none() {
             bail!(
                 "tensor {:?} is stored in {} pieces; a safetensors index maps each tensor to one whole file",
                 t.name,

@@ -54,6 +54,17 @@ pub struct ShardedTensor {
     pub pieces: Vec<ShardPiece>,
 }
 
+impl ShardedTensor {
+    /// The one piece that holds all of the tensor, or `None` for a tensor
+    /// stored in pieces.
+    pub fn whole_piece(&self) -> Option<&ShardPiece> {
+        match self.pieces.as_slice() {
+            [p] if p.is_whole(&self.shape) => Some(p),
+            _ => None,
+        }
+    }
+}
+
 /// The whole index.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct ShardIndex {

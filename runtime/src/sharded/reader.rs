@@ -1,6 +1,7 @@
 //! [`ShardedFile`]: an index file and its members as one logical mapping.
 
 use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
+use crate::atomic::parent_dir;
 use crate::checksum::ChecksumAlgorithm;
 use crate::error::{Error, Result};
 use crate::reader::{File, MapMode, TensorRef};
@@ -48,25 +49,22 @@ impl ShardedFile {
     pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path)?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        let mut checkpoint = ShardedFile::from_index(&file, dir).map_err(|e| match e {
-            // Name the file that is not an index.
-            Error::InvalidField {
-                tensor,
-                field,
-                value,
-                reason,
-            } if field == "shard_index" => Error::InvalidField {
-                tensor,
-                field,
-                value,
-                reason: format!("{}: {reason}", path.display()),
-            },
-            e => e,
-        })?;
+        let mut checkpoint =
+            ShardedFile::from_index(&file, parent_dir(path)).map_err(|e| match e {
+                // Name the file that is not an index.
+                Error::InvalidField {
+                    tensor,
+                    field,
+                    value,
+                    reason,
+                } if field == "shard_index" => Error::InvalidField {
+                    tensor,
+                    field,
+                    value,
+                    reason: format!("{}: {reason}", path.display()),
+                },
+                e => e,
+            })?;
         checkpoint.mode = mode;
         Ok(checkpoint)
     }
@@ -198,11 +196,11 @@ impl ShardedFile {
     /// [`assemble`](Self::assemble) or [`slice`](Self::slice)).
     pub fn get(&self, name: &str) -> Result<TensorRef<'_>> {
         let t = self.tensor(name)?;
-        match t.pieces.as_slice() {
-            [p] if p.is_whole(&t.shape) => self.piece(t, p),
-            pieces => Err(Error::Chunked {
+        match t.whole_piece() {
+            Some(p) => self.piece(t, p),
+            None => Err(Error::Chunked {
                 tensor: name.to_owned(),
-                pieces: pieces.len(),
+                pieces: t.pieces.len(),
             }),
         }
     }

@@ -2,7 +2,7 @@
 //! member past a size, and the index last.
 
 use super::index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
-use crate::atomic::{AtomicFile, Durability};
+use crate::atomic::{AtomicFile, Durability, parent_dir};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::{Layout, TensorDescriptor};
 use crate::error::{Error, Result};
@@ -84,10 +84,7 @@ impl ShardedWriter {
             .strip_suffix(".hurray")
             .unwrap_or(file_name)
             .to_owned();
-        let dir = match index_path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
+        let dir = parent_dir(&index_path);
         Ok(ShardedWriter {
             index_path,
             dir,

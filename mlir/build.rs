@@ -1,11 +1,13 @@
-//! Compiles `csrc/shim.cpp`, the C++ accessor for `dense_resource` blob bytes
-//! that the MLIR C API does not offer, against Debian's LLVM/MLIR 22 headers.
+//! Compiles the C++ the MLIR C API leaves to us against Debian's LLVM/MLIR 22
+//! headers: `csrc/shim.cpp` (`dense_resource` blobs and handles, unregistered
+//! properties) and `csrc/passes.cpp` (the two passes' registry entries).
 
 use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
+    println!("cargo:rerun-if-changed=csrc/passes.cpp");
     println!("cargo:rerun-if-env-changed=MLIR_SYS_220_PREFIX");
     let prefix = std::env::var_os("MLIR_SYS_220_PREFIX")
         .map(PathBuf::from)
@@ -28,5 +30,6 @@ fn main() {
         .define("__STDC_FORMAT_MACROS", None)
         .define("__STDC_LIMIT_MACROS", None)
         .file("csrc/shim.cpp")
+        .file("csrc/passes.cpp")
         .compile("hurray_mlir_shim");
 }

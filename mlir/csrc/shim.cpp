@@ -1,5 +1,6 @@
-// The two things the MLIR C API lacks for Hurray: the bytes of a
-// `dense_resource` blob, and the properties of an operation of an
+// What the MLIR C API lacks for Hurray: the bytes of a `dense_resource`
+// blob, a `dense_resource` handle without data (a reference the import pass
+// fills later) and filling it, and the properties of an operation of an
 // unregistered dialect read from bytecode. Everything else goes through the
 // C API (mlir-sys).
 //
@@ -7,7 +8,9 @@
 // and linked statically with the MLIR libraries mlir-sys links.
 
 #include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Support.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Operation.h"
 
@@ -54,6 +57,51 @@ MlirAttribute hurray_mlir_properties(MlirOperation op) {
   if (operation->isRegistered())
     return wrap(mlir::Attribute());
   return wrap(operation->getPropertiesAsAttribute());
+}
+
+// A `dense_resource<key>` attribute of `type` whose resource has no data:
+// the builtin dialect's entry `key`, inserted if absent. Null when `key`
+// already holds data (a reference never aliases bytes) or MLIR chose another
+// name for it.
+MlirAttribute hurray_mlir_resource_reference(MlirType type, MlirStringRef key) {
+  auto shaped = llvm::cast<mlir::ShapedType>(unwrap(type));
+  auto &manager =
+      mlir::DenseResourceElementsHandle::getManagerInterface(shaped.getContext());
+  llvm::StringRef name = unwrap(key);
+  if (auto *entry = manager.getBlobManager().lookup(name)) {
+    if (entry->getBlob())
+      return wrap(mlir::Attribute());
+    auto *dialect = llvm::cast<mlir::BuiltinDialect>(manager.getDialect());
+    return wrap(mlir::DenseResourceElementsAttr::get(
+        shaped, mlir::DenseResourceElementsHandle(entry, dialect)));
+  }
+  mlir::DenseResourceElementsHandle handle = manager.insert(name);
+  if (handle.getKey() != name)
+    return wrap(mlir::Attribute());
+  return wrap(mlir::DenseResourceElementsAttr::get(shaped, handle));
+}
+
+// Gives the resource behind the dense_resource attribute `attr` the bytes
+// `data[0..len)` (aligned to `alignment`, never written), for every attribute
+// that names it. `release(owner)` runs when MLIR drops the bytes (the
+// context is destroyed, or the resource replaced). 0: done; 1: `attr` is not
+// a dense_resource; 2: the resource already has data (nothing changed, and
+// `release` is not called).
+int hurray_mlir_resource_fill(MlirAttribute attr, const char *data, size_t len,
+                              size_t alignment, void (*release)(void *),
+                              void *owner) {
+  auto resource =
+      llvm::dyn_cast_or_null<mlir::DenseResourceElementsAttr>(unwrap(attr));
+  if (!resource)
+    return 1;
+  auto *entry = resource.getRawHandle().getResource();
+  if (entry->getBlob())
+    return 2;
+  entry->setBlob(mlir::AsmResourceBlob(
+      llvm::ArrayRef<char>(data, len), alignment,
+      [release, owner](void *, size_t, size_t) { release(owner); },
+      /*dataIsMutable=*/false));
+  return 0;
 }
 
 } // extern "C"

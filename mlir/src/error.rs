@@ -80,6 +80,15 @@ pub enum Error {
     /// size, a malformed `hurray.tensor`, ...).
     #[error("{op}: {reason}")]
     Malformed { op: String, reason: String },
+    /// A reference `hurray-import-constants` cannot resolve: the tensor is
+    /// not in the file, or not what the IR expects.
+    #[error("{op}: the reference to tensor {tensor:?} in {file}: {reason}", file = file.display())]
+    Reference {
+        op: String,
+        tensor: String,
+        file: PathBuf,
+        reason: String,
+    },
     /// Two entries would get the same tensor name.
     #[error("tensor name {name:?} is produced twice: by {first} and by {second}")]
     DuplicateName {

@@ -36,6 +36,7 @@ mod error;
 mod ffi;
 mod import;
 mod lower;
+pub mod passes;
 mod refusal;
 mod typed;
 mod types;

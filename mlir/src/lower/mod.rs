@@ -30,7 +30,7 @@ use crate::vocab;
 use hurray::{Dim, ElementCount, ElementType, TensorDescriptor, Writer};
 use melior::ir::operation::OperationLike;
 use melior::ir::{Attribute, BlockLike, Module, OperationRef, RegionLike, Type};
-use payload::{Buf, write_all};
+pub(crate) use payload::{Buf, write_all};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -98,7 +98,7 @@ pub fn lower_module<W: Write>(
     out: W,
     options: LowerOptions,
 ) -> Result<Lowered> {
-    let collected = collect(module, options)?;
+    let collected = collect(&module.as_operation(), options)?;
     write_all(Writer::new(out)?, collected)
 }
 
@@ -109,7 +109,7 @@ pub fn lower_module_to_path(
     path: &Path,
     options: LowerOptions,
 ) -> Result<Lowered> {
-    let collected = collect(module, options)?;
+    let collected = collect(&module.as_operation(), options)?;
     write_all(Writer::create(path)?, collected)
 }
 
@@ -120,6 +120,32 @@ pub(crate) struct Entry<'c> {
     pub(crate) op: String,
     /// Layout buffers, then scales and zero points; empty when descriptor-only.
     pub(crate) buffers: Vec<Buf<'c>>,
+    /// Where the values came from, when they are one elements attribute
+    /// that the op holds by name (what `hurray-export-constants` replaces).
+    pub(crate) origin: Option<Origin<'c>>,
+}
+
+/// The op attribute a tensor entry's values were read from.
+#[derive(Debug, Clone)]
+pub(crate) struct Origin<'c> {
+    /// The op, raw (an `OperationRef` would borrow the visitor's parent):
+    /// valid while the module it was collected from is, which whoever
+    /// collected holds borrowed (see `passes::export`).
+    pub(crate) op: mlir_sys::MlirOperation,
+    /// The attribute's name on the op (`value`, `values`, `initial_value`).
+    pub(crate) attribute: String,
+    /// The elements attribute itself.
+    pub(crate) value: Attribute<'c>,
+}
+
+impl<'c> Origin<'c> {
+    pub(crate) fn new(op: &OperationRef<'c, '_>, attribute: &str, value: Attribute<'c>) -> Self {
+        Self {
+            op: op.to_raw(),
+            attribute: attribute.to_owned(),
+            value,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -196,7 +222,11 @@ pub(crate) fn sym_name(op: &OperationRef<'_, '_>) -> Option<String> {
     attr(op, "sym_name").and_then(ffi::string_attr)
 }
 
-fn collect<'c>(module: &Module<'c>, options: LowerOptions) -> Result<Collected<'c>> {
+/// Every tensor entry of `module` (a `builtin.module` op), names settled.
+pub(crate) fn collect<'c>(
+    module: &OperationRef<'c, '_>,
+    options: LowerOptions,
+) -> Result<Collected<'c>> {
     let mut c = Collector {
         options,
         entries: Vec::new(),
@@ -209,7 +239,7 @@ fn collect<'c>(module: &Module<'c>, options: LowerOptions) -> Result<Collected<'
         name: "module".to_owned(),
         counter: 0,
     };
-    c.visit_regions(&module.as_operation(), &mut scope, "")?;
+    c.visit_regions(module, &mut scope, "")?;
     c.take_proposed_names();
     Ok(Collected {
         entries: c.entries,
@@ -253,6 +283,7 @@ impl<'c> Collector<'c> {
             desc,
             op: op.to_owned(),
             buffers: Vec::new(),
+            origin: None,
         })
     }
 

@@ -375,6 +375,7 @@ mod tests {
                     data: &codes,
                     bits: 4,
                 }],
+            origin: None,
             },
             Entry {
                 desc: TensorDescriptor::new("b", ElementType::Bool, vec![Dim::Fixed(11)]),
@@ -384,6 +385,7 @@ mod tests {
                     count: 11,
                     bits: 1,
                 }],
+            origin: None,
             },
         ];
         let mut out = Vec::new();
@@ -419,6 +421,7 @@ mod tests {
                 data: &codes,
                 bits: 6,
             }],
+        origin: None,
         }];
         for count in splats {
             entries.push(Entry {
@@ -433,6 +436,7 @@ mod tests {
                     storage: Storage::BytePerElement { bits: 6 },
                     count,
                 }],
+                origin: None,
             });
         }
         let mut out = Vec::new();

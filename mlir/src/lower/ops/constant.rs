@@ -20,7 +20,7 @@
 
 use crate::error::Result;
 use crate::ffi;
-use crate::lower::{Collector, NAME_ATTR, attr, sym_name};
+use crate::lower::{Collector, NAME_ATTR, Origin, attr, sym_name};
 use crate::typed;
 use crate::types;
 use melior::ir::operation::OperationLike;
@@ -36,7 +36,7 @@ impl<'c> Collector<'c> {
         prefix: &str,
         fallback: &str,
     ) -> Result<()> {
-        let Some(value) = elements_attribute(op) else {
+        let Some((attribute, value)) = elements_attribute(op) else {
             return self.valueless_global(op, desc, prefix);
         };
         if !typed::is_ranked_tensor(typed::attr_type(value)) {
@@ -62,7 +62,8 @@ impl<'c> Collector<'c> {
         };
         let explicit = attr(op, NAME_ATTR).and_then(ffi::string_attr).or(global);
         let name = explicit.clone().unwrap_or_else(|| fallback.to_owned());
-        let entry = self.elements_entry(&name, desc, value, declared)?;
+        let mut entry = self.elements_entry(&name, desc, value, declared)?;
+        entry.origin = attribute.map(|attribute| Origin::new(op, &attribute, value));
         self.add(entry)?;
         if explicit.is_none()
             && let Some(located) = ffi::bare_location_name(op.location())
@@ -99,23 +100,28 @@ impl<'c> Collector<'c> {
     }
 }
 
-/// The elements attribute an op holds: `value` / `values` first, then any
-/// attribute, then the properties of an unregistered op (a dictionary when
-/// parsed from text, whose entries the C API's attribute list leaves out;
-/// one attribute when read from bytecode).
-fn elements_attribute<'c>(op: &OperationRef<'c, '_>) -> Option<Attribute<'c>> {
+/// The elements attribute an op holds, with its name when the op holds it
+/// by name: `value` / `values` first, then any attribute, then the
+/// properties of an unregistered op (a dictionary when parsed from text,
+/// whose entries the C API's attribute list leaves out; one unnamed
+/// attribute when read from bytecode).
+fn elements_attribute<'c>(op: &OperationRef<'c, '_>) -> Option<(Option<String>, Attribute<'c>)> {
     let by_name = ["value", "values"]
         .into_iter()
-        .filter_map(|name| attr(op, name));
-    let listed = op.attributes().map(|(_, a)| a);
+        .filter_map(|name| attr(op, name).map(|a| (Some(name.to_owned()), a)));
+    let listed = op.attributes().map(|(n, a)| (identifier(n), a));
     let properties = ffi::unregistered_properties(op)
         .map(|p| match ffi::dictionary_attr(p) {
-            Some(entries) => entries.into_iter().map(|(_, a)| a).collect(),
-            None => vec![p],
+            Some(entries) => entries.into_iter().map(|(n, a)| (Some(n), a)).collect(),
+            None => vec![(None, p)],
         })
         .unwrap_or_default();
     by_name
         .chain(listed)
         .chain(properties)
-        .find(|a| typed::is_elements(*a))
+        .find(|(_, a)| typed::is_elements(*a))
+}
+
+fn identifier(id: melior::ir::Identifier<'_>) -> Option<String> {
+    id.as_string_ref().as_str().ok().map(str::to_owned)
 }

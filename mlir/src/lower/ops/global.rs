@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::lower::{Collector, attr, sym_name};
+use crate::lower::{Collector, Origin, attr, sym_name};
 use crate::typed;
 use melior::ir::OperationRef;
 use melior::ir::operation::OperationLike;
@@ -26,7 +26,8 @@ impl<'c> Collector<'c> {
         let declared = attr(op, "type").and_then(typed::type_attr_value);
         match attr(op, "value").filter(|a| typed::is_elements(*a)) {
             Some(value) => {
-                let entry = self.elements_entry(&name, desc, value, declared)?;
+                let mut entry = self.elements_entry(&name, desc, value, declared)?;
+                entry.origin = Some(Origin::new(op, "value", value));
                 self.add(entry)
             }
             None => {
@@ -62,7 +63,8 @@ impl<'c> Collector<'c> {
         let name = format!("{prefix}{sym}");
         match attr(op, "initial_value") {
             Some(v) if typed::is_elements(v) => {
-                let entry = self.elements_entry(&name, desc, v, None)?;
+                let mut entry = self.elements_entry(&name, desc, v, None)?;
+                entry.origin = Some(Origin::new(op, "initial_value", v));
                 self.add(entry)
             }
             Some(v) if typed::is_unit(v) => {

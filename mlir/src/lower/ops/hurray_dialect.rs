@@ -198,6 +198,7 @@ impl<'c> Collector<'c> {
             desc: d,
             op: desc.to_owned(),
             buffers,
+            origin: None,
         })
     }
 }

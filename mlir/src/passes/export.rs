@@ -1,0 +1,161 @@
+//! `hurray-export-constants`: the module's tensor constants to a Hurray
+//! file, references in their place.
+
+use super::reference::{self, FILE_ATTR, Form};
+use super::resource;
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::lower::{self, Collected, Entry, LowerOptions, Lowered, Origin};
+use crate::typed;
+use hurray::Writer;
+use melior::ir::attribute::StringAttribute;
+use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
+use melior::ir::Attribute;
+use std::path::PathBuf;
+
+/// The options of `hurray-export-constants`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExportOptions {
+    /// The Hurray file to write (atomically: nothing appears there unless
+    /// the whole export succeeds). Recorded in the module as given.
+    pub file: PathBuf,
+    /// Constants holding at least this many bytes of IR are exported.
+    /// Default: 256.
+    pub threshold: u64,
+    /// Keep constants under the threshold inline (default); `false` exports
+    /// every constant that can be referenced, empty ones included.
+    pub inline_small: bool,
+}
+
+impl ExportOptions {
+    /// Exports to `file` with the default threshold (256 bytes).
+    pub fn new(file: impl Into<PathBuf>) -> Self {
+        Self {
+            file: file.into(),
+            threshold: 256,
+            inline_small: true,
+        }
+    }
+
+    /// Sets [`ExportOptions::threshold`].
+    pub fn threshold(mut self, bytes: u64) -> Self {
+        self.threshold = bytes;
+        self
+    }
+
+    /// Sets [`ExportOptions::inline_small`].
+    pub fn inline_small(mut self, inline_small: bool) -> Self {
+        self.inline_small = inline_small;
+        self
+    }
+}
+
+/// What an export did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exported {
+    /// The file written: every exported constant and every signature
+    /// (descriptor-only), in file order.
+    pub lowered: Lowered,
+    /// The tensors whose constants now hold references, in file order.
+    pub references: Vec<String>,
+    /// Constants left inline: under the threshold, splats, sparse, or held
+    /// where a reference cannot go (properties an unregistered op read from
+    /// bytecode keeps in its own encoding).
+    pub inline: usize,
+}
+
+/// Exports the tensor constants of `module` (a `builtin.module`) by
+/// `options`: writes the file, then replaces each exported constant's
+/// elements attribute with its reference and sets [`FILE_ATTR`]. On error
+/// the IR is unchanged and no file is written.
+pub fn export_constants(module: OperationRefMut<'_, '_>, options: &ExportOptions) -> Result<Exported> {
+    let op = super::read_only(module);
+    let collected = lower::collect(&op, LowerOptions::default())?;
+    let mut written = Vec::new();
+    let mut references = Vec::new();
+    let mut inline = 0usize;
+    for entry in collected.entries {
+        if entry.desc.descriptor_only {
+            written.push(entry);
+            continue;
+        }
+        match reference_for(&entry, options)? {
+            Some(reference) => {
+                references.push((entry.desc.name.clone(), reference));
+                written.push(entry);
+            }
+            None => inline += 1,
+        }
+    }
+    let kept = Collected {
+        entries: written,
+        skipped: collected.skipped,
+        file: collected.file,
+    };
+    let lowered = lower::write_all(Writer::create(&options.file)?, kept)?;
+    let mut names = Vec::with_capacity(references.len());
+    for (name, (origin, reference)) in references {
+        // SAFETY: `origin.op` was collected from `module`, which this
+        // function holds mutably borrowed; nothing has erased ops since.
+        let mut target = unsafe { OperationRefMut::from_raw(origin.op) };
+        target.set_attribute(&origin.attribute, reference);
+        if target.attribute(&origin.attribute).ok() != Some(reference) {
+            return Err(Error::Unsupported {
+                op: lower::describe_op(&super::read_only(target)),
+                what: format!("replacing attribute {:?} of tensor {name:?}", origin.attribute),
+                reason: "MLIR did not take the reference (the file is written; the IR is partly rewritten)".into(),
+            });
+        }
+        names.push(name);
+    }
+    let path = options.file.to_string_lossy();
+    let mut module = module;
+    let ctx = module.context();
+    // SAFETY: the module's own context, alive while the module is.
+    let ctx = unsafe { ctx.to_ref() };
+    module.set_attribute(FILE_ATTR, StringAttribute::new(ctx, &path).into());
+    Ok(Exported {
+        lowered,
+        references: names,
+        inline,
+    })
+}
+
+/// The reference that replaces `entry`'s constant, if it is exported:
+/// `None` when it stays inline.
+fn reference_for<'c>(
+    entry: &Entry<'c>,
+    options: &ExportOptions,
+) -> Result<Option<(Origin<'c>, Attribute<'c>)>> {
+    let Some(origin) = &entry.origin else {
+        return Ok(None);
+    };
+    let value = origin.value;
+    if typed::is_sparse_elements(value)
+        || (typed::is_dense_elements(value) && ffi::dense_is_splat(value))
+    {
+        return Ok(None);
+    }
+    let bytes: u64 = entry.buffers.iter().map(|b| b.in_len()).sum();
+    if options.inline_small && bytes < options.threshold {
+        return Ok(None);
+    }
+    let form = if ffi::is_dense_resource(value) {
+        Form::Resource
+    } else {
+        Form::Dense
+    };
+    let key = reference::key(form, &entry.desc.name);
+    let reference = resource::reference(typed::attr_type(value), &key).ok_or_else(|| {
+        Error::Unsupported {
+            op: entry.op.clone(),
+            what: format!("a reference to tensor {:?}", entry.desc.name),
+            reason: format!(
+                "the context already holds data under resource key {key:?} (export each \
+                 module into a context of its own, or import it first)"
+            ),
+        }
+    })?;
+    Ok(Some((origin.clone(), reference)))
+}

@@ -1,0 +1,236 @@
+//! `hurray-import-constants`: the references `hurray-export-constants` left,
+//! resolved back to constants from the Hurray file.
+
+use super::reference::{self, FILE_ATTR, Form};
+use super::resource::{self, Fill};
+use crate::error::{Error, Result};
+use crate::ffi::{self, Blob, RawDim};
+use crate::lower::describe_op;
+use crate::typed;
+use crate::types::{self, Storage};
+use hurray::{BufferRole, Dim, File, Layout, TensorRef};
+use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
+use melior::ir::{Attribute, BlockLike, OperationRef, RegionLike};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The options of `hurray-import-constants`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// The Hurray file to read; `None`: the module's [`FILE_ATTR`].
+    pub file: Option<PathBuf>,
+}
+
+impl ImportOptions {
+    /// Reads the file the module names.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads `file` instead of the one the module names.
+    pub fn file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// The file read.
+    pub file: PathBuf,
+    /// The tensors restored, in the order the IR references them.
+    pub tensors: Vec<String>,
+}
+
+/// Resolves every reference in `module` (a `builtin.module`) from the Hurray
+/// file, checking each against the tensor it names, and removes
+/// [`FILE_ATTR`]. A `resource` reference of a byte-aligned type borrows the
+/// file's memory (the map lives until MLIR drops the blob); others are
+/// copied into the form MLIR holds. On error, references already resolved
+/// stay resolved and the rest stay references.
+pub fn import_constants(module: OperationRefMut<'_, '_>, options: &ImportOptions) -> Result<Imported> {
+    let named = module
+        .attribute(FILE_ATTR)
+        .ok()
+        .and_then(ffi::string_attr)
+        .map(PathBuf::from);
+    let path = options.file.clone().or(named).ok_or_else(|| Error::Unsupported {
+        op: describe_op(&super::read_only(module)),
+        what: "importing constants".into(),
+        reason: format!("no file: pass file=PATH, or give the module a {FILE_ATTR} attribute"),
+    })?;
+    let file = Arc::new(File::open(&path).map_err(|e| Error::Io {
+        op: "open",
+        path: path.clone(),
+        error: std::io::Error::other(e.to_string()),
+    })?);
+    let mut resolver = Resolver {
+        file,
+        path: path.clone(),
+        dense: BTreeMap::new(),
+        tensors: Vec::new(),
+    };
+    resolver.visit(&super::read_only(module))?;
+    let mut module = module;
+    module.remove_attribute(FILE_ATTR).ok();
+    Ok(Imported {
+        file: path,
+        tensors: resolver.tensors,
+    })
+}
+
+struct Resolver<'c> {
+    file: Arc<File>,
+    path: PathBuf,
+    /// `dense` attributes made so far, by key (one constant may be used by
+    /// several ops).
+    dense: BTreeMap<String, Attribute<'c>>,
+    tensors: Vec<String>,
+}
+
+impl<'c> Resolver<'c> {
+    fn visit(&mut self, op: &OperationRef<'c, '_>) -> Result<()> {
+        let named: Vec<(Option<String>, Attribute<'c>)> = op
+            .attributes()
+            .map(|(n, a)| (n.as_string_ref().as_str().ok().map(str::to_owned), a))
+            .collect();
+        let properties = ffi::unregistered_properties(op)
+            .filter(|p| ffi::dictionary_attr(*p).is_none())
+            .map(|p| (None, p));
+        for (name, value) in named.into_iter().chain(properties) {
+            if ffi::is_dense_resource(value)
+                && let Blob::Missing(key) = ffi::resource_blob(value)
+                && let Some((form, tensor)) = reference::parse_key(&key)
+            {
+                self.resolve(op, name.as_deref(), value, &key, form, tensor)?;
+            }
+        }
+        for region in op.regions() {
+            let mut block = region.first_block();
+            while let Some(b) = block {
+                let mut next = b.first_operation();
+                while let Some(child) = next {
+                    self.visit(&child)?;
+                    next = child.next_in_block();
+                }
+                block = b.next_in_region();
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve(
+        &mut self,
+        op: &OperationRef<'c, '_>,
+        attribute: Option<&str>,
+        value: Attribute<'c>,
+        key: &str,
+        form: Form,
+        tensor: &str,
+    ) -> Result<()> {
+        let bad = |reason: String| Error::Reference {
+            op: describe_op(op),
+            tensor: tensor.to_owned(),
+            file: self.path.clone(),
+            reason,
+        };
+        let ty = typed::attr_type(value);
+        let t = self
+            .file
+            .tensor(tensor)
+            .map_err(|_| bad("the file has no tensor of that name".into()))?;
+        let storage = check(&t, ty).map_err(bad)?;
+        let count = t.element_count().unwrap_or(0);
+        let bytes = t.buffer(BufferRole::Values).unwrap_or(&[]);
+        match form {
+            Form::Resource => {
+                let filled = match storage {
+                    Storage::Same { bytes: element } => {
+                        // The bytes stay in the file's map; the blob keeps the
+                        // map alive.
+                        let owner: resource::Owner = Box::new(Arc::clone(&self.file));
+                        resource::fill(value, bytes, element, owner)
+                    }
+                    Storage::Bits | Storage::BytePerElement { .. } => {
+                        // MLIR holds these one element per byte.
+                        let codes: Vec<u8> =
+                            hurray::pack::unpack_codes(bytes, storage.bits(), count).collect();
+                        resource::fill_owned(value, codes)
+                    }
+                };
+                if filled != Fill::Done {
+                    return Err(bad(format!("MLIR refused the bytes ({filled:?})")));
+                }
+            }
+            Form::Dense => {
+                let Some(attribute) = attribute else {
+                    return Err(bad(
+                        "a dense reference held in unregistered properties cannot be replaced"
+                            .into(),
+                    ));
+                };
+                let dense = match self.dense.get(key) {
+                    Some(d) => *d,
+                    None => {
+                        let raw: std::borrow::Cow<'_, [u8]> = match storage {
+                            Storage::BytePerElement { bits } => {
+                                hurray::pack::unpack_codes(bytes, bits, count).collect()
+                            }
+                            _ => bytes.into(),
+                        };
+                        let d = ffi::dense_from_raw(ty, &raw).ok_or_else(|| {
+                            bad(format!("MLIR rejects {} bytes for {}", raw.len(), ffi::type_str(ty)))
+                        })?;
+                        self.dense.insert(key.to_owned(), d);
+                        d
+                    }
+                };
+                // SAFETY: `op` is an op of the module `import_constants` holds
+                // mutably borrowed; only this attribute changes.
+                let mut target = unsafe { OperationRefMut::from_raw(op.to_raw()) };
+                target.set_attribute(attribute, dense);
+            }
+        }
+        self.tensors.push(tensor.to_owned());
+        Ok(())
+    }
+}
+
+/// The storage of `t`'s elements if a reference of type `ty` may take its
+/// values: a dense tensor with data, of the same element type and shape.
+fn check(t: &TensorRef<'_>, ty: melior::ir::Type<'_>) -> std::result::Result<Storage, String> {
+    let d = t.descriptor();
+    if d.descriptor_only {
+        return Err("the file's tensor is descriptor-only (it has no data)".into());
+    }
+    if d.layout != Layout::Dense {
+        return Err(format!("the file's tensor has layout {}, not dense", d.layout.name()));
+    }
+    let element = ffi::element_type(ty).and_then(types::hurray_type);
+    if element != Some(d.element_type) {
+        return Err(format!(
+            "the IR expects {} but the file's tensor is {}",
+            ffi::type_str(ty),
+            d.element_type.name()
+        ));
+    }
+    let shape: Option<Vec<Dim>> = ffi::ranked_shape(ty).map(|dims| {
+        dims.iter()
+            .map(|d| match d {
+                RawDim::Static(n) => Dim::Fixed(*n),
+                _ => Dim::Dynamic,
+            })
+            .collect()
+    });
+    if shape.as_ref() != Some(&d.shape) {
+        return Err(format!(
+            "the IR expects {} but the file's tensor has shape {:?}",
+            ffi::type_str(ty),
+            d.shape
+        ));
+    }
+    Ok(types::storage(d.element_type))
+}

@@ -1,5 +1,5 @@
-//! `hurray from-mlir` and `hurray to-mlir` (cargo feature `mlir`, which links
-//! LLVM/MLIR 22 through hurray-mlir).
+//! `hurray from-mlir`, `hurray to-mlir` and `hurray opt` (cargo feature
+//! `mlir`, which links LLVM/MLIR 22 through hurray-mlir).
 
 use crate::output::stdout;
 use anyhow::{Context, Result};
@@ -47,6 +47,24 @@ pub enum MlirCommand {
         /// Write MLIR bytecode instead of text.
         #[arg(long)]
         bytecode: bool,
+    },
+    /// Run an MLIR pass pipeline, as `mlir-opt --pass-pipeline` does, with every upstream
+    /// pass and Hurray's: `hurray-export-constants{file=PATH threshold=256 inline-small=true}`
+    /// writes the module's constants to a Hurray file and leaves typed references;
+    /// `hurray-import-constants{file=PATH}` restores them.
+    Opt {
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// For example `builtin.module(hurray-export-constants{file=w.hurray})`.
+        #[arg(long)]
+        pass_pipeline: String,
+        /// Write MLIR bytecode instead of text.
+        #[arg(long)]
+        emit_bytecode: bool,
+        /// Work in this process (see from-mlir).
+        #[arg(long, hide = true)]
+        in_process: bool,
     },
 }
 
@@ -99,6 +117,28 @@ pub fn run(command: MlirCommand) -> Result<ExitCode> {
                 descriptors,
                 lowered.file_len
             )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        MlirCommand::Opt {
+            input,
+            output,
+            in_process: false,
+            ..
+        } => isolated(&input, &output),
+        MlirCommand::Opt {
+            input,
+            output,
+            pass_pipeline,
+            emit_bytecode,
+            in_process: true,
+        } => {
+            let mlir = Mlir::new()?;
+            let mut module = mlir.parse_file(&input)?;
+            hurray_mlir::passes::run_pipeline(&mlir, &mut module, &pass_pipeline)
+                .with_context(|| format!("running passes on {}", input.display()))?;
+            let bytes = Mlir::print(&module, emit_bytecode);
+            write_atomically(&output, &bytes)?;
+            writeln!(stdout(), "{}: {} bytes", output.display(), bytes.len())?;
             Ok(ExitCode::SUCCESS)
         }
         MlirCommand::ToMlir {

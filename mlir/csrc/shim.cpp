@@ -84,7 +84,7 @@ MlirAttribute hurray_mlir_resource_reference(MlirType type, MlirStringRef key) {
 // Gives the resource behind the dense_resource attribute `attr` the bytes
 // `data[0..len)` (aligned to `alignment`, never written), for every attribute
 // that names it. `release(owner)` runs when MLIR drops the bytes (the
-// context is destroyed, or the resource replaced). 0: done; 1: `attr` is not
+// context is destroyed, or the resource replaced; at once for no bytes). 0: done; 1: `attr` is not
 // a dense_resource; 2: the resource already has data (nothing changed, and
 // `release` is not called).
 int hurray_mlir_resource_fill(MlirAttribute attr, const char *data, size_t len,
@@ -97,6 +97,12 @@ int hurray_mlir_resource_fill(MlirAttribute attr, const char *data, size_t len,
   auto *entry = resource.getRawHandle().getResource();
   if (entry->getBlob())
     return 2;
+  if (len == 0) {
+    // What MLIR's parser makes of an empty blob (printed "0x00000000").
+    entry->setBlob(mlir::AsmResourceBlob());
+    release(owner);
+    return 0;
+  }
   entry->setBlob(mlir::AsmResourceBlob(
       llvm::ArrayRef<char>(data, len), alignment,
       [release, owner](void *, size_t, size_t) { release(owner); },

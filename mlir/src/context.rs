@@ -156,6 +156,17 @@ impl Mlir {
         })
     }
 
+    /// `module` as MLIR text (with its resources), or as bytecode.
+    pub fn print(module: &Module<'_>, bytecode: bool) -> Vec<u8> {
+        use melior::ir::operation::OperationLike;
+        let op = module.as_operation();
+        if bytecode {
+            op.write_bytecode()
+        } else {
+            crate::ffi::operation_bytes(op)
+        }
+    }
+
     /// Parses MLIR text.
     pub fn parse_text(&self, text: &str) -> Result<Module<'_>> {
         self.parse(text.as_bytes(), "<text>")

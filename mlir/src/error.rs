@@ -89,6 +89,12 @@ pub enum Error {
         file: PathBuf,
         reason: String,
     },
+    /// A pass pipeline that did not parse or failed.
+    #[error("pass pipeline {pipeline:?} failed:\n{diagnostics}")]
+    Pipeline {
+        pipeline: String,
+        diagnostics: String,
+    },
     /// Two entries would get the same tensor name.
     #[error("tensor name {name:?} is produced twice: by {first} and by {second}")]
     DuplicateName {

@@ -47,8 +47,14 @@ fn export_then_import_through_a_pass_manager_restores_the_module() {
     ));
     pm.run(&mut module).unwrap();
     let exported = print(&module);
-    assert!(exported.contains(&format!("hurray.file = \"{}\"", path.display())), "{exported}");
-    assert!(exported.contains("dense_resource<\"hurray.dense:f/0\"> : tensor<4x4xf32>"), "{exported}");
+    assert!(
+        exported.contains(&format!("hurray.file = \"{}\"", path.display())),
+        "{exported}"
+    );
+    assert!(
+        exported.contains("dense_resource<\"hurray.dense:f/0\"> : tensor<4x4xf32>"),
+        "{exported}"
+    );
     assert!(!exported.contains("1.000000e+00"), "{exported}");
     assert!(module.as_operation().verify());
     println!("{exported}");
@@ -67,5 +73,8 @@ fn export_then_import_through_a_pass_manager_restores_the_module() {
     pm.run(&mut module).unwrap();
     let imported = print(&module);
     println!("{imported}");
-    assert_eq!(imported.replace("\"hurray.resource:f/2\"", "torch_bias"), original);
+    assert_eq!(
+        imported.replace("\"hurray.resource:f/2\"", "torch_bias"),
+        original
+    );
 }

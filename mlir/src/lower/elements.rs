@@ -257,7 +257,7 @@ ml_program.global private @d(dense<[1.0, 2.0]> : tensor<2xf32>) : tensor<2xf32>
 #-}"#,
             )
             .unwrap();
-        let collected = collect(&module, LowerOptions::default()).unwrap();
+        let collected = collect(&module.as_operation(), LowerOptions::default()).unwrap();
         let body = module.body();
         let ops: Vec<_> =
             std::iter::successors(body.first_operation(), |o| o.next_in_block()).collect();

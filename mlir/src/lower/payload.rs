@@ -375,7 +375,7 @@ mod tests {
                     data: &codes,
                     bits: 4,
                 }],
-            origin: None,
+                origin: None,
             },
             Entry {
                 desc: TensorDescriptor::new("b", ElementType::Bool, vec![Dim::Fixed(11)]),
@@ -385,7 +385,7 @@ mod tests {
                     count: 11,
                     bits: 1,
                 }],
-            origin: None,
+                origin: None,
             },
         ];
         let mut out = Vec::new();
@@ -421,7 +421,7 @@ mod tests {
                 data: &codes,
                 bits: 6,
             }],
-        origin: None,
+            origin: None,
         }];
         for count in splats {
             entries.push(Entry {

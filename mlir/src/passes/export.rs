@@ -8,9 +8,9 @@ use crate::ffi;
 use crate::lower::{self, Collected, Entry, LowerOptions, Lowered, Origin};
 use crate::typed;
 use hurray::Writer;
+use melior::ir::Attribute;
 use melior::ir::attribute::StringAttribute;
 use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
-use melior::ir::Attribute;
 use std::path::PathBuf;
 
 /// The options of `hurray-export-constants`.
@@ -69,7 +69,10 @@ pub struct Exported {
 /// `options`: writes the file, then replaces each exported constant's
 /// elements attribute with its reference and sets [`FILE_ATTR`]. On error
 /// the IR is unchanged and no file is written.
-pub fn export_constants(module: OperationRefMut<'_, '_>, options: &ExportOptions) -> Result<Exported> {
+pub fn export_constants(
+    module: OperationRefMut<'_, '_>,
+    options: &ExportOptions,
+) -> Result<Exported> {
     let op = super::read_only(module);
     let collected = lower::collect(&op, LowerOptions::default())?;
     let mut written = Vec::new();
@@ -147,15 +150,14 @@ fn reference_for<'c>(
         Form::Dense
     };
     let key = reference::key(form, &entry.desc.name);
-    let reference = resource::reference(typed::attr_type(value), &key).ok_or_else(|| {
-        Error::Unsupported {
+    let reference =
+        resource::reference(typed::attr_type(value), &key).ok_or_else(|| Error::Unsupported {
             op: entry.op.clone(),
             what: format!("a reference to tensor {:?}", entry.desc.name),
             reason: format!(
                 "the context already holds data under resource key {key:?} (export each \
                  module into a context of its own, or import it first)"
             ),
-        }
-    })?;
+        })?;
     Ok(Some((origin.clone(), reference)))
 }

@@ -51,22 +51,25 @@ pub struct Imported {
 /// file's memory (the map lives until MLIR drops the blob); others are
 /// copied into the form MLIR holds. On error, references already resolved
 /// stay resolved and the rest stay references.
-pub fn import_constants(module: OperationRefMut<'_, '_>, options: &ImportOptions) -> Result<Imported> {
+pub fn import_constants(
+    module: OperationRefMut<'_, '_>,
+    options: &ImportOptions,
+) -> Result<Imported> {
     let named = module
         .attribute(FILE_ATTR)
         .ok()
         .and_then(ffi::string_attr)
         .map(PathBuf::from);
-    let path = options.file.clone().or(named).ok_or_else(|| Error::Unsupported {
-        op: describe_op(&super::read_only(module)),
-        what: "importing constants".into(),
-        reason: format!("no file: pass file=PATH, or give the module a {FILE_ATTR} attribute"),
-    })?;
-    let file = Arc::new(File::open(&path).map_err(|e| Error::Io {
-        op: "open",
-        path: path.clone(),
-        error: std::io::Error::other(e.to_string()),
-    })?);
+    let path = options
+        .file
+        .clone()
+        .or(named)
+        .ok_or_else(|| Error::Unsupported {
+            op: describe_op(&super::read_only(module)),
+            what: "importing constants".into(),
+            reason: format!("no file: pass file=PATH, or give the module a {FILE_ATTR} attribute"),
+        })?;
+    let file = Arc::new(File::open(&path)?);
     let mut resolver = Resolver {
         file,
         path: path.clone(),
@@ -182,7 +185,11 @@ impl<'c> Resolver<'c> {
                             _ => bytes.into(),
                         };
                         let d = ffi::dense_from_raw(ty, &raw).ok_or_else(|| {
-                            bad(format!("MLIR rejects {} bytes for {}", raw.len(), ffi::type_str(ty)))
+                            bad(format!(
+                                "MLIR rejects {} bytes for {}",
+                                raw.len(),
+                                ffi::type_str(ty)
+                            ))
                         })?;
                         self.dense.insert(key.to_owned(), d);
                         d
@@ -207,7 +214,10 @@ fn check(t: &TensorRef<'_>, ty: melior::ir::Type<'_>) -> std::result::Result<Sto
         return Err("the file's tensor is descriptor-only (it has no data)".into());
     }
     if d.layout != Layout::Dense {
-        return Err(format!("the file's tensor has layout {}, not dense", d.layout.name()));
+        return Err(format!(
+            "the file's tensor has layout {}, not dense",
+            d.layout.name()
+        ));
     }
     let element = ffi::element_type(ty).and_then(types::hurray_type);
     if element != Some(d.element_type) {

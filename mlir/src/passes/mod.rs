@@ -22,18 +22,22 @@
 //! The passes are registered with MLIR as C++ pass shells (`csrc/passes.cpp`,
 //! options and registry only) that call [`entry`]'s functions, so the same
 //! code runs from a Rust [`melior::pass::PassManager`] ([`export_pass`],
-//! [`import_pass`], or [`register`] and a textual pipeline), from
+//! [`import_pass`], or a textual pipeline: [`run_pipeline`]), from
 //! `hurray opt`, and from stock `mlir-opt-22 --load-pass-plugin` with the
 //! `hurray-mlir-plugin` library.
 
+mod compare;
 mod entry;
 mod export;
 mod import;
+mod pipeline;
 mod reference;
 mod resource;
 
+pub use compare::canonical_resource_names;
 pub use export::{ExportOptions, Exported, export_constants};
 pub use import::{ImportOptions, Imported, import_constants};
+pub use pipeline::run_pipeline;
 pub use reference::{FILE_ATTR, Form};
 
 use melior::pass::Pass;
@@ -58,7 +62,9 @@ pub fn register() {
 }
 
 /// The read-only view of `op` (melior has no safe conversion).
-fn read_only<'c, 'a>(op: melior::ir::operation::OperationRefMut<'c, 'a>) -> melior::ir::OperationRef<'c, 'a> {
+fn read_only<'c, 'a>(
+    op: melior::ir::operation::OperationRefMut<'c, 'a>,
+) -> melior::ir::OperationRef<'c, 'a> {
     // SAFETY: the same live operation, borrowed for the same lifetime;
     // reading through it while `op` is not used to write is sound.
     unsafe { melior::ir::OperationRef::from_raw(op.to_raw()) }

@@ -110,4 +110,17 @@ int hurray_mlir_resource_fill(MlirAttribute attr, const char *data, size_t len,
   return 0;
 }
 
+// Replaces the properties of an unregistered operation (the one attribute
+// hurray_mlir_properties returns) with `attr`. 0: done; 1: `op` is
+// registered (its properties are typed storage, set through attributes).
+int hurray_mlir_set_properties(MlirOperation op, MlirAttribute attr) {
+  mlir::Operation *operation = unwrap(op);
+  if (operation->isRegistered())
+    return 1;
+  return mlir::failed(operation->setPropertiesFromAttribute(
+             unwrap(attr), /*emitError=*/nullptr))
+             ? 1
+             : 0;
+}
+
 } // extern "C"

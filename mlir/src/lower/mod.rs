@@ -132,17 +132,27 @@ pub(crate) struct Origin<'c> {
     /// valid while the module it was collected from is, which whoever
     /// collected holds borrowed (see `passes::export`).
     pub(crate) op: mlir_sys::MlirOperation,
-    /// The attribute's name on the op (`value`, `values`, `initial_value`).
-    pub(crate) attribute: String,
+    /// Where the op holds it.
+    pub(crate) slot: Slot,
     /// The elements attribute itself.
     pub(crate) value: Attribute<'c>,
 }
 
+/// Where an op holds an attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// By name (`value`, `values`, `initial_value`; an entry of the
+    /// properties dictionary of an unregistered op parsed from text).
+    Named(String),
+    /// As the whole properties of an unregistered op read from bytecode.
+    Properties,
+}
+
 impl<'c> Origin<'c> {
-    pub(crate) fn new(op: &OperationRef<'c, '_>, attribute: &str, value: Attribute<'c>) -> Self {
+    pub(crate) fn new(op: &OperationRef<'c, '_>, slot: Slot, value: Attribute<'c>) -> Self {
         Self {
             op: op.to_raw(),
-            attribute: attribute.to_owned(),
+            slot,
             value,
         }
     }

@@ -101,13 +101,15 @@ pub fn export_constants(
     for (name, (origin, reference)) in references {
         // SAFETY: `origin.op` was collected from `module`, which this
         // function holds mutably borrowed; nothing has erased ops since.
-        let mut target = unsafe { OperationRefMut::from_raw(origin.op) };
-        target.set_attribute(&origin.attribute, reference);
-        if target.attribute(&origin.attribute).ok() != Some(reference) {
+        let target = unsafe { OperationRefMut::from_raw(origin.op) };
+        if !resource::set(target, &origin.slot, reference) {
             return Err(Error::Unsupported {
                 op: lower::describe_op(&super::read_only(target)),
-                what: format!("replacing attribute {:?} of tensor {name:?}", origin.attribute),
-                reason: "MLIR did not take the reference (the file is written; the IR is partly rewritten)".into(),
+                what: format!("replacing the value of tensor {name:?}"),
+                reason: format!(
+                    "MLIR did not take the reference (the file is written; constants \
+                     before this one hold references already)"
+                ),
             });
         }
         names.push(name);

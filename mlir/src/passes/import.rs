@@ -5,7 +5,7 @@ use super::reference::{self, FILE_ATTR, Form};
 use super::resource::{self, Fill};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, RawDim};
-use crate::lower::describe_op;
+use crate::lower::{Slot, describe_op};
 use crate::typed;
 use crate::types::{self, Storage};
 use hurray::{BufferRole, Dim, File, Layout, TensorRef};
@@ -100,15 +100,21 @@ impl<'c> Resolver<'c> {
             .attributes()
             .map(|(n, a)| (n.as_string_ref().as_str().ok().map(str::to_owned), a))
             .collect();
-        let properties = ffi::unregistered_properties(op)
-            .filter(|p| ffi::dictionary_attr(*p).is_none())
-            .map(|p| (None, p));
+        // An unregistered op's properties: a dictionary (parsed from text,
+        // not in the attribute list) or one attribute (from bytecode).
+        let properties: Vec<(Option<String>, Attribute<'c>)> = ffi::unregistered_properties(op)
+            .map(|p| match ffi::dictionary_attr(p) {
+                Some(entries) => entries.into_iter().map(|(n, a)| (Some(n), a)).collect(),
+                None => vec![(None, p)],
+            })
+            .unwrap_or_default();
         for (name, value) in named.into_iter().chain(properties) {
             if ffi::is_dense_resource(value)
                 && let Blob::Missing(key) = ffi::resource_blob(value)
                 && let Some((form, tensor)) = reference::parse_key(&key)
             {
-                self.resolve(op, name.as_deref(), value, &key, form, tensor)?;
+                let slot = name.map_or(Slot::Properties, Slot::Named);
+                self.resolve(op, slot, value, &key, form, tensor)?;
             }
         }
         for region in op.regions() {
@@ -128,7 +134,7 @@ impl<'c> Resolver<'c> {
     fn resolve(
         &mut self,
         op: &OperationRef<'c, '_>,
-        attribute: Option<&str>,
+        slot: Slot,
         value: Attribute<'c>,
         key: &str,
         form: Form,
@@ -169,12 +175,6 @@ impl<'c> Resolver<'c> {
                 }
             }
             Form::Dense => {
-                let Some(attribute) = attribute else {
-                    return Err(bad(
-                        "a dense reference held in unregistered properties cannot be replaced"
-                            .into(),
-                    ));
-                };
                 let dense = match self.dense.get(key) {
                     Some(d) => *d,
                     None => {
@@ -185,11 +185,7 @@ impl<'c> Resolver<'c> {
                             _ => bytes.into(),
                         };
                         let d = ffi::dense_from_raw(ty, &raw).ok_or_else(|| {
-                            bad(format!(
-                                "MLIR rejects {} bytes for {}",
-                                raw.len(),
-                                ffi::type_str(ty)
-                            ))
+                            bad(format!("MLIR rejects {} bytes for {}", raw.len(), ffi::type_str(ty)))
                         })?;
                         self.dense.insert(key.to_owned(), d);
                         d
@@ -197,8 +193,10 @@ impl<'c> Resolver<'c> {
                 };
                 // SAFETY: `op` is an op of the module `import_constants` holds
                 // mutably borrowed; only this attribute changes.
-                let mut target = unsafe { OperationRefMut::from_raw(op.to_raw()) };
-                target.set_attribute(attribute, dense);
+                let target = unsafe { OperationRefMut::from_raw(op.to_raw()) };
+                if !resource::set(target, &slot, dense) {
+                    return Err(bad("MLIR did not take the restored attribute".into()));
+                }
             }
         }
         self.tensors.push(tensor.to_owned());

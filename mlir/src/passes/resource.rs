@@ -1,11 +1,15 @@
 //! The shim's `dense_resource` handles (`csrc/shim.cpp`): a reference without
-//! data, and filling it with bytes MLIR borrows.
+//! data, and filling it with bytes MLIR borrows; and putting an attribute
+//! back where an op holds it.
 
+use crate::lower::Slot;
+use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
 use melior::ir::{Attribute, AttributeLike, Type, TypeLike};
-use mlir_sys::{MlirAttribute, MlirStringRef, MlirType};
+use mlir_sys::{MlirAttribute, MlirOperation, MlirStringRef, MlirType};
 use std::ffi::{c_char, c_void};
 
 unsafe extern "C" {
+    fn hurray_mlir_set_properties(op: MlirOperation, attr: MlirAttribute) -> i32;
     fn hurray_mlir_resource_reference(ty: MlirType, key: MlirStringRef) -> MlirAttribute;
     fn hurray_mlir_resource_fill(
         attr: MlirAttribute,
@@ -99,4 +103,20 @@ pub(crate) fn fill_owned(attr: Attribute<'_>, bytes: Vec<u8>) -> Fill {
     // blob, and nothing writes it.
     let view = unsafe { std::slice::from_raw_parts(ptr, len) };
     fill(attr, view, 1, Box::new(bytes))
+}
+
+/// Puts `value` where `slot` says `op` holds its elements attribute; whether
+/// the op now holds it there.
+pub(crate) fn set<'c>(mut op: OperationRefMut<'c, '_>, slot: &Slot, value: Attribute<'c>) -> bool {
+    match slot {
+        Slot::Named(name) => {
+            op.set_attribute(name, value);
+            op.attribute(name).ok() == Some(value)
+        }
+        Slot::Properties => {
+            // SAFETY: a live operation and an attribute of its context; the
+            // shim refuses a registered op.
+            unsafe { hurray_mlir_set_properties(op.to_raw(), value.to_raw()) == 0 }
+        }
+    }
 }

@@ -20,7 +20,7 @@
 
 use crate::error::Result;
 use crate::ffi;
-use crate::lower::{Collector, NAME_ATTR, Origin, attr, sym_name};
+use crate::lower::{Collector, NAME_ATTR, Origin, Slot, attr, sym_name};
 use crate::typed;
 use crate::types;
 use melior::ir::operation::OperationLike;
@@ -63,7 +63,8 @@ impl<'c> Collector<'c> {
         let explicit = attr(op, NAME_ATTR).and_then(ffi::string_attr).or(global);
         let name = explicit.clone().unwrap_or_else(|| fallback.to_owned());
         let mut entry = self.elements_entry(&name, desc, value, declared)?;
-        entry.origin = attribute.map(|attribute| Origin::new(op, &attribute, value));
+        let slot = attribute.map_or(Slot::Properties, Slot::Named);
+        entry.origin = Some(Origin::new(op, slot, value));
         self.add(entry)?;
         if explicit.is_none()
             && let Some(located) = ffi::bare_location_name(op.location())
@@ -100,11 +101,11 @@ impl<'c> Collector<'c> {
     }
 }
 
-/// The elements attribute an op holds, with its name when the op holds it
-/// by name: `value` / `values` first, then any attribute, then the
+/// The elements attribute an op holds, with its name (`None`: it is the
+/// whole properties): `value` / `values` first, then any attribute, then the
 /// properties of an unregistered op (a dictionary when parsed from text,
-/// whose entries the C API's attribute list leaves out; one unnamed
-/// attribute when read from bytecode).
+/// whose entries the C API's attribute list leaves out; one attribute when
+/// read from bytecode).
 fn elements_attribute<'c>(op: &OperationRef<'c, '_>) -> Option<(Option<String>, Attribute<'c>)> {
     let by_name = ["value", "values"]
         .into_iter()

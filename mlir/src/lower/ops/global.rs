@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::lower::{Collector, Origin, attr, sym_name};
+use crate::lower::{Collector, Origin, Slot, attr, sym_name};
 use crate::typed;
 use melior::ir::OperationRef;
 use melior::ir::operation::OperationLike;
@@ -27,7 +27,7 @@ impl<'c> Collector<'c> {
         match attr(op, "value").filter(|a| typed::is_elements(*a)) {
             Some(value) => {
                 let mut entry = self.elements_entry(&name, desc, value, declared)?;
-                entry.origin = Some(Origin::new(op, "value", value));
+                entry.origin = Some(Origin::new(op, Slot::Named("value".into()), value));
                 self.add(entry)
             }
             None => {
@@ -64,7 +64,7 @@ impl<'c> Collector<'c> {
         match attr(op, "initial_value") {
             Some(v) if typed::is_elements(v) => {
                 let mut entry = self.elements_entry(&name, desc, v, None)?;
-                entry.origin = Some(Origin::new(op, "initial_value", v));
+                entry.origin = Some(Origin::new(op, Slot::Named("initial_value".into()), v));
                 self.add(entry)
             }
             Some(v) if typed::is_unit(v) => {

@@ -176,10 +176,13 @@ fn real_producer_ir_round_trips_through_export_and_import() {
         "iree/mlp.input.mlir",
         "iree/mlp.params.mlir",
         "tflite/mlp.tfl.mlir",
+        // The project's own example (ml_program globals, a quantized
+        // tosa.const, an empty global).
+        "../../../examples/mlp.mlir",
     ];
     let dir = tempfile::tempdir().unwrap();
     for rel in fixtures {
-        let path = dir.path().join(rel.replace('/', "_") + ".hurray");
+        let path = dir.path().join(rel.replace(['/', '.'], "_") + ".hurray");
         let mlir = Mlir::new().unwrap();
         let mut module = mlir.parse_file(&fixture(rel)).unwrap();
         let original = text(&module);

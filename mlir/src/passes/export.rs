@@ -11,6 +11,7 @@ use hurray::Writer;
 use melior::ir::Attribute;
 use melior::ir::attribute::StringAttribute;
 use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// The options of `hurray-export-constants`.
@@ -73,6 +74,25 @@ pub fn export_constants(
     module: OperationRefMut<'_, '_>,
     options: &ExportOptions,
 ) -> Result<Exported> {
+    export_with(module, options, || Ok(Writer::create(&options.file)?))
+}
+
+/// As [`export_constants`], but the file's bytes go to `out` (a buffer, a
+/// socket, an object store upload); the module still names
+/// [`ExportOptions::file`], where the bytes are expected to end up.
+pub fn export_constants_into<W: Write>(
+    module: OperationRefMut<'_, '_>,
+    out: W,
+    options: &ExportOptions,
+) -> Result<Exported> {
+    export_with(module, options, || Ok(Writer::new(out)?))
+}
+
+fn export_with<W: Write>(
+    module: OperationRefMut<'_, '_>,
+    options: &ExportOptions,
+    writer: impl FnOnce() -> Result<Writer<W>>,
+) -> Result<Exported> {
     let op = super::read_only(module);
     let collected = lower::collect(&op, LowerOptions::default())?;
     let mut written = Vec::new();
@@ -96,7 +116,7 @@ pub fn export_constants(
         skipped: collected.skipped,
         file: collected.file,
     };
-    let lowered = lower::write_all(Writer::create(&options.file)?, kept)?;
+    let lowered = lower::write_all(writer()?, kept)?;
     let mut names = Vec::with_capacity(references.len());
     for (name, (origin, reference)) in references {
         // SAFETY: `origin.op` was collected from `module`, which this

@@ -35,7 +35,7 @@ mod reference;
 mod resource;
 
 pub use compare::canonical_resource_names;
-pub use export::{ExportOptions, Exported, export_constants};
+pub use export::{ExportOptions, Exported, export_constants, export_constants_into};
 pub use import::{ImportOptions, Imported, import_constants};
 pub use pipeline::run_pipeline;
 pub use reference::{FILE_ATTR, Form};

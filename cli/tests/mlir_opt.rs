@@ -79,7 +79,10 @@ fn pipeline_errors_name_the_pipeline_and_write_nothing() {
     let out_path = dir.path().join("out.mlir");
     let input = repo("examples/mlp.mlir");
     for (pipeline, expected) in [
-        ("builtin.module(no-such-pass)", "'no-such-pass' does not refer to a registered pass"),
+        (
+            "builtin.module(no-such-pass)",
+            "'no-such-pass' does not refer to a registered pass",
+        ),
         (
             "builtin.module(hurray-import-constants)",
             "no file: pass file=PATH, or give the module a hurray.file attribute",
@@ -94,7 +97,10 @@ fn pipeline_errors_name_the_pipeline_and_write_nothing() {
         ]);
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(expected) && stderr.contains(pipeline), "{stderr}");
+        assert!(
+            stderr.contains(expected) && stderr.contains(pipeline),
+            "{stderr}"
+        );
         assert!(!out_path.exists());
     }
 }

@@ -15,6 +15,7 @@ use std::ffi::c_char;
 /// MLIR's `mlir::PassPluginLibraryInfo` (mlir/Tools/Plugins/PassPlugin.h),
 /// a C struct.
 #[repr(C)]
+#[derive(Debug)]
 pub struct PassPluginLibraryInfo {
     api_version: u32,
     plugin_name: *const c_char,

@@ -23,11 +23,10 @@ fn fixture(rel: &str) -> PathBuf {
 }
 
 fn mlir_opt(args: &[&str]) -> Output {
-    let out = Command::new("mlir-opt-22")
+    Command::new("mlir-opt-22")
         .args(args)
         .output()
-        .expect("mlir-opt-22 runs (apt install mlir-22-tools; .ci/run does)");
-    out
+        .expect("mlir-opt-22 runs (apt install mlir-22-tools; .ci/run does)")
 }
 
 fn ok(out: Output, what: &str) -> String {
@@ -76,19 +75,39 @@ fn torch_mlir_linalg_exports_to_a_valid_file_and_imports_back() {
     let names: Vec<String> = file.tensors().map(|t| t.descriptor().name).collect();
     assert_eq!(
         names,
-        ["main/1", "main/2", "main/3", "main/4", "main/5", "main/arg0", "main/result0", "main/result1", "main/result2"]
+        [
+            "main/1",
+            "main/2",
+            "main/3",
+            "main/4",
+            "main/5",
+            "main/arg0",
+            "main/result0",
+            "main/result1",
+            "main/result2"
+        ]
     );
     // The weights, as torch-mlir wrote them (fc1.weight, 4x3 f32).
     let w = file.tensor("main/5").unwrap();
     assert_eq!(w.dims(), hurray::shape(&[4, 3]));
     assert_eq!(w.as_slice::<f32>().unwrap()[0].to_bits(), 0xBB8D_A3E8);
-    assert_eq!(file.tensor("main/1").unwrap().dims(), hurray::shape(&[3, 0, 5]));
+    assert_eq!(
+        file.tensor("main/1").unwrap().dims(),
+        hurray::shape(&[3, 0, 5])
+    );
 
     // The exported IR holds no data and verifies in mlir-opt-22 alone.
     let text = std::fs::read_to_string(&exported_ir).unwrap();
     assert!(!text.contains("dialect_resources"), "{text}");
-    assert_eq!(text.matches("dense_resource<\"hurray.resource:").count(), 5, "{text}");
-    ok(mlir_opt(&["--verify-each", exported_ir.to_str().unwrap()]), "verify");
+    assert_eq!(
+        text.matches("dense_resource<\"hurray.resource:").count(),
+        5,
+        "{text}"
+    );
+    ok(
+        mlir_opt(&["--verify-each", exported_ir.to_str().unwrap()]),
+        "verify",
+    );
 
     // Import restores the module mlir-opt-22 prints from the input.
     let imported = ok(
@@ -131,7 +150,10 @@ fn jax_stablehlo_round_trips_with_its_dense_constants() {
     );
     assert_eq!(round_trip, original);
     let file = validate(&weights);
-    assert_eq!(file.tensor("main/0").unwrap().dims(), hurray::shape(&[3, 4]));
+    assert_eq!(
+        file.tensor("main/0").unwrap().dims(),
+        hurray::shape(&[3, 4])
+    );
 }
 
 #[test]
@@ -146,7 +168,13 @@ fn errors_are_mlir_diagnostics_and_fail_the_pipeline() {
         weights.display()
     );
     ok(
-        mlir_opt(&[&load(&plugin), &pipeline, input.to_str().unwrap(), "-o", exported_ir.to_str().unwrap()]),
+        mlir_opt(&[
+            &load(&plugin),
+            &pipeline,
+            input.to_str().unwrap(),
+            "-o",
+            exported_ir.to_str().unwrap(),
+        ]),
         "export",
     );
     std::fs::remove_file(&weights).unwrap();
@@ -157,7 +185,10 @@ fn errors_are_mlir_diagnostics_and_fail_the_pipeline() {
     ]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("error:") && stderr.contains("mlp.hurray"), "{stderr}");
+    assert!(
+        stderr.contains("error:") && stderr.contains("mlp.hurray"),
+        "{stderr}"
+    );
 
     // An unknown option is refused by MLIR's option parser.
     let out = mlir_opt(&[

@@ -92,7 +92,10 @@ fn main() {
     let [mut m, mut w, mut d, mut r, mut dm, mut rm] = std::array::from_fn(|_| Vec::new());
     for _ in 0..RUNS {
         m.push(time_memcpy(&src, &mut dst));
-        dm.push(time_export_into(dense_module(&mlir, &src, "f32", 4), &mut buffer));
+        dm.push(time_export_into(
+            dense_module(&mlir, &src, "f32", 4),
+            &mut buffer,
+        ));
         rm.push(time_export_into(resource_module(&mlir, &src), &mut buffer));
         w.push(time_file_write(&src, &peer));
         d.push(time_export(dense_module(&mlir, &src, "f32", 4), &out));

@@ -59,12 +59,7 @@ fn assert_same_tensors_as_lowering(original: &hurray::File, exported: &hurray::F
             .tensor(&d.name)
             .unwrap_or_else(|e| panic!("{}: {e}", d.name));
         assert_eq!(o.descriptor(), d, "{}", d.name);
-        assert_eq!(
-            o.buffers(),
-            t.buffers(),
-            "{}",
-            d.name
-        );
+        assert_eq!(o.buffers(), t.buffers(), "{}", d.name);
     }
 }
 
@@ -104,10 +99,16 @@ fn export_then_import_through_a_pass_manager_restores_the_module() {
 
     let file = hurray::File::open(&path).unwrap();
     assert_same_tensors_as_lowering(&hurray::File::from_bytes(&lowered).unwrap(), &file);
-    assert_eq!(file.tensor("f/0").unwrap().as_slice::<f32>().unwrap()[15], 16.0);
+    assert_eq!(
+        file.tensor("f/0").unwrap().as_slice::<f32>().unwrap()[15],
+        16.0
+    );
     // Empty: a 0-byte tensor, not dropped. Dynamic: still dynamic.
     let e = file.tensor("f/1").unwrap();
-    assert_eq!((e.element_type(), e.dims()), (ElementType::Float32, shape(&[3, 0, 5])));
+    assert_eq!(
+        (e.element_type(), e.dims()),
+        (ElementType::Float32, shape(&[3, 0, 5]))
+    );
     assert_eq!(e.buffer(BufferRole::Values), Some(&[][..]));
     let x = file.tensor("f/arg0").unwrap();
     assert_eq!(x.dims(), vec![Dim::Dynamic, Dim::Fixed(4)]);
@@ -144,7 +145,10 @@ fn the_threshold_keeps_small_constants_inline_by_default() {
     let exported = text(&module);
     // 256 bytes are exported, 252 stay.
     assert!(exported.contains("dense_resource<\"hurray.dense:f/0\"> : tensor<64xf32>"));
-    assert!(exported.contains("dense<[5.000000e-01, 1.500000e+00, "), "{exported}");
+    assert!(
+        exported.contains("dense<[5.000000e-01, 1.500000e+00, "),
+        "{exported}"
+    );
     let file = hurray::File::open(&path).unwrap();
     let names: Vec<String> = file.tensors().map(|t| t.descriptor().name).collect();
     assert_eq!(names, ["f/0", "f/result0", "f/result1"]);
@@ -152,10 +156,22 @@ fn the_threshold_keeps_small_constants_inline_by_default() {
     // threshold=1000: nothing to export, the file holds the signature only.
     let mut module = mlir.parse_text(&src).unwrap();
     let before = text(&module);
-    passes::run_pipeline(&mlir, &mut module, &export_pipeline(&path, "threshold=1000")).unwrap();
+    passes::run_pipeline(
+        &mlir,
+        &mut module,
+        &export_pipeline(&path, "threshold=1000"),
+    )
+    .unwrap();
     assert_eq!(
         text(&module),
-        before.replacen("module {", &format!("module attributes {{hurray.file = \"{}\"}} {{", path.display()), 1)
+        before.replacen(
+            "module {",
+            &format!(
+                "module attributes {{hurray.file = \"{}\"}} {{",
+                path.display()
+            ),
+            1
+        )
     );
     assert_eq!(hurray::File::open(&path).unwrap().len(), 2);
 }
@@ -189,8 +205,12 @@ fn real_producer_ir_round_trips_through_export_and_import() {
         let mut lowered = Vec::new();
         lower_module(&module, &mut lowered, Default::default()).unwrap();
 
-        passes::run_pipeline(&mlir, &mut module, &export_pipeline(&path, "inline-small=false"))
-            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        passes::run_pipeline(
+            &mlir,
+            &mut module,
+            &export_pipeline(&path, "inline-small=false"),
+        )
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert!(module.as_operation().verify(), "{rel}");
         let exported = text(&module);
         let file = hurray::File::open(&path).unwrap();
@@ -204,8 +224,12 @@ fn real_producer_ir_round_trips_through_export_and_import() {
             "{rel}: {references} references, {data} tensors\n{exported}"
         );
 
-        passes::run_pipeline(&mlir, &mut module, "builtin.module(hurray-import-constants)")
-            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        passes::run_pipeline(
+            &mlir,
+            &mut module,
+            "builtin.module(hurray-import-constants)",
+        )
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert_eq!(
             canonical_resource_names(&text(&module)),
             canonical_resource_names(&original),
@@ -218,7 +242,12 @@ fn exported_model(dir: &Path) -> (PathBuf, String) {
     let path = dir.join("w.hurray");
     let mlir = Mlir::new().unwrap();
     let mut module = mlir.parse_text(MODEL).unwrap();
-    passes::run_pipeline(&mlir, &mut module, &export_pipeline(&path, "inline-small=false")).unwrap();
+    passes::run_pipeline(
+        &mlir,
+        &mut module,
+        &export_pipeline(&path, "inline-small=false"),
+    )
+    .unwrap();
     (path, text(&module))
 }
 
@@ -269,7 +298,10 @@ fn import_names_the_missing_or_mismatched_tensor() {
         assert!(e.contains(&path.display().to_string()), "{e}");
     }
     // No file named anywhere.
-    let unnamed = exported.replace(&format!("attributes {{hurray.file = \"{}\"}} ", path.display()), "");
+    let unnamed = exported.replace(
+        &format!("attributes {{hurray.file = \"{}\"}} ", path.display()),
+        "",
+    );
     assert!(!unnamed.contains("hurray.file"));
     let e = import_err(&unnamed, None).to_string();
     assert!(e.contains("no file: pass file=PATH"), "{e}");
@@ -290,8 +322,12 @@ fn a_failed_export_leaves_the_ir_and_the_disk_alone() {
     assert!(e.to_string().contains("no/such/dir"), "{e}");
     assert_eq!(text(&module), before);
     // Without a file option.
-    let e = passes::run_pipeline(&mlir, &mut module, "builtin.module(hurray-export-constants)")
-        .expect_err("no file");
+    let e = passes::run_pipeline(
+        &mlir,
+        &mut module,
+        "builtin.module(hurray-export-constants)",
+    )
+    .expect_err("no file");
     assert!(e.to_string().contains("pass file=PATH"), "{e}");
     assert_eq!(text(&module), before);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -309,5 +345,9 @@ fn exporting_twice_in_one_context_is_refused_not_aliased() {
         dir.path().join("w.hurray").display()
     );
     let e = passes::run_pipeline(&mlir, &mut module, &pipeline).expect_err("aliasing");
-    assert!(e.to_string().contains("already holds data under resource key"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("already holds data under resource key"),
+        "{e}"
+    );
 }

@@ -61,7 +61,12 @@ pub(crate) fn global<'c>(
 }
 
 /// A module of dense f32 constants holding `src`'s bytes (copied into MLIR).
-pub(crate) fn dense_module<'c>(mlir: &'c Mlir, src: &[Vec<u8>], el: &str, per_byte: usize) -> Module<'c> {
+pub(crate) fn dense_module<'c>(
+    mlir: &'c Mlir,
+    src: &[Vec<u8>],
+    el: &str,
+    per_byte: usize,
+) -> Module<'c> {
     let ctx = mlir.context();
     let module = Module::new(Location::unknown(ctx));
     let el = Type::parse(ctx, el).unwrap();
@@ -112,4 +117,3 @@ pub(crate) fn resource_module<'c>(mlir: &'c Mlir, src: &'c [Vec<u8>]) -> Module<
     }
     module
 }
-

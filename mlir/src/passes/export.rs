@@ -126,10 +126,9 @@ fn export_with<W: Write>(
             return Err(Error::Unsupported {
                 op: lower::describe_op(&super::read_only(target)),
                 what: format!("replacing the value of tensor {name:?}"),
-                reason: format!(
-                    "MLIR did not take the reference (the file is written; constants \
-                     before this one hold references already)"
-                ),
+                reason: "MLIR did not take the reference (the file is written; constants \
+                         before this one hold references already)"
+                    .into(),
             });
         }
         names.push(name);

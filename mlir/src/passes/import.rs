@@ -185,7 +185,11 @@ impl<'c> Resolver<'c> {
                             _ => bytes.into(),
                         };
                         let d = ffi::dense_from_raw(ty, &raw).ok_or_else(|| {
-                            bad(format!("MLIR rejects {} bytes for {}", raw.len(), ffi::type_str(ty)))
+                            bad(format!(
+                                "MLIR rejects {} bytes for {}",
+                                raw.len(),
+                                ffi::type_str(ty)
+                            ))
                         })?;
                         self.dense.insert(key.to_owned(), d);
                         d

@@ -82,14 +82,17 @@ fn string_ref(s: &str) -> MlirStringRef {
 pub fn export_pass(options: &ExportOptions) -> Pass {
     let file = options.file.to_string_lossy();
     // SAFETY: the shim copies the string into the new pass's option and
-    // returns an owned pass, which the pass manager takes.
-    unsafe {
-        Pass::from_raw(hurray_mlir_create_export_constants(
+    // returns an owned pass.
+    let raw = unsafe {
+        hurray_mlir_create_export_constants(
             string_ref(&file),
             options.threshold,
             options.inline_small,
-        ))
-    }
+        )
+    };
+    // SAFETY: a pass just created, owned by nobody else; the pass manager
+    // it is added to takes it.
+    unsafe { Pass::from_raw(raw) }
 }
 
 /// `hurray-import-constants` with `options`, for a [`melior::pass::PassManager`].
@@ -100,5 +103,7 @@ pub fn import_pass(options: &ImportOptions) -> Pass {
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
     // SAFETY: as in `export_pass`.
-    unsafe { Pass::from_raw(hurray_mlir_create_import_constants(string_ref(&file))) }
+    let raw = unsafe { hurray_mlir_create_import_constants(string_ref(&file)) };
+    // SAFETY: as in `export_pass`.
+    unsafe { Pass::from_raw(raw) }
 }

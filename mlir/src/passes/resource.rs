@@ -25,16 +25,18 @@ unsafe extern "C" {
 /// data in this context.
 pub(crate) fn reference<'c>(ty: Type<'c>, key: &str) -> Option<Attribute<'c>> {
     // SAFETY: `ty` is a valid shaped type (the type of an elements
-    // attribute); MLIR copies the key; a null result is checked.
-    unsafe {
-        Attribute::from_option_raw(hurray_mlir_resource_reference(
+    // attribute); MLIR copies the key.
+    let raw = unsafe {
+        hurray_mlir_resource_reference(
             ty.to_raw(),
             MlirStringRef {
                 data: key.as_ptr().cast(),
                 length: key.len(),
             },
-        ))
-    }
+        )
+    };
+    // SAFETY: an attribute of `ty`'s context, or null (checked).
+    unsafe { Attribute::from_option_raw(raw) }
 }
 
 /// How filling a reference went.

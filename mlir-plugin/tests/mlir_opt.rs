@@ -50,20 +50,18 @@ fn validate(path: &Path) -> hurray::File {
     file
 }
 
-#[test]
-fn torch_mlir_linalg_exports_to_a_valid_file_and_imports_back() {
-    let plugin = plugin();
-    let dir = tempfile::tempdir().unwrap();
-    let input = fixture("torch/mlp.linalg.mlir");
-    let weights = dir.path().join("mlp.hurray");
-    let exported_ir = dir.path().join("mlp.ref.mlir");
+/// Exports `input` with the plugin in `mlir-opt-22` under `options`, into
+/// `dir`: the weights file and the exported IR.
+fn export(plugin: &Path, input: &Path, dir: &Path, options: &str) -> (PathBuf, PathBuf) {
+    let weights = dir.join("mlp.hurray");
+    let exported_ir = dir.join("mlp.ref.mlir");
     let pipeline = format!(
-        "--pass-pipeline=builtin.module(hurray-export-constants{{file={} inline-small=false}})",
+        "--pass-pipeline=builtin.module(hurray-export-constants{{file={} {options}}})",
         weights.display()
     );
     ok(
         mlir_opt(&[
-            &load(&plugin),
+            &load(plugin),
             &pipeline,
             input.to_str().unwrap(),
             "-o",
@@ -71,6 +69,15 @@ fn torch_mlir_linalg_exports_to_a_valid_file_and_imports_back() {
         ]),
         "export",
     );
+    (weights, exported_ir)
+}
+
+#[test]
+fn torch_mlir_linalg_exports_to_a_valid_file_and_imports_back() {
+    let plugin = plugin();
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("torch/mlp.linalg.mlir");
+    let (weights, exported_ir) = export(&plugin, &input, dir.path(), "inline-small=false");
     let file = validate(&weights);
     let names: Vec<String> = file.tensors().map(|t| t.descriptor().name).collect();
     assert_eq!(
@@ -161,22 +168,7 @@ fn errors_are_mlir_diagnostics_and_fail_the_pipeline() {
     let plugin = plugin();
     let dir = tempfile::tempdir().unwrap();
     let input = fixture("torch/mlp.linalg.mlir");
-    let exported_ir = dir.path().join("mlp.ref.mlir");
-    let weights = dir.path().join("mlp.hurray");
-    let pipeline = format!(
-        "--pass-pipeline=builtin.module(hurray-export-constants{{file={} threshold=0}})",
-        weights.display()
-    );
-    ok(
-        mlir_opt(&[
-            &load(&plugin),
-            &pipeline,
-            input.to_str().unwrap(),
-            "-o",
-            exported_ir.to_str().unwrap(),
-        ]),
-        "export",
-    );
+    let (weights, exported_ir) = export(&plugin, &input, dir.path(), "threshold=0");
     std::fs::remove_file(&weights).unwrap();
     let out = mlir_opt(&[
         &load(&plugin),

@@ -14,7 +14,9 @@
 
 mod common;
 
-use common::{CHUNK_BYTES, RUNS, dense_module, gib_s, median, resource_module, sources};
+use common::{
+    CHUNK_BYTES, RUNS, dense_module, gib_s, median, resource_module, sources, time_memcpy,
+};
 use hurray_mlir::Mlir;
 use hurray_mlir::passes::{ExportOptions, export_constants, export_constants_into};
 use melior::ir::Module;
@@ -51,18 +53,6 @@ fn time_file_write(src: &[Vec<u8>], path: &Path) -> Duration {
     }
     f.commit().unwrap();
     t.elapsed()
-}
-
-fn time_memcpy(src: &[Vec<u8>], dst: &mut [u8]) -> Duration {
-    let t = Instant::now();
-    let mut off = 0;
-    for s in src {
-        dst[off..off + s.len()].copy_from_slice(s);
-        off += s.len();
-    }
-    let d = t.elapsed();
-    std::hint::black_box(&dst);
-    d
 }
 
 fn main() {

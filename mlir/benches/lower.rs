@@ -13,7 +13,9 @@
 
 mod common;
 
-use common::{CHUNK_BYTES, RUNS, dense_module, gib_s, median, resource_module, sources};
+use common::{
+    CHUNK_BYTES, RUNS, dense_module, gib_s, median, resource_module, sources, time_memcpy,
+};
 use hurray_mlir::{LowerOptions, Mlir, lower_module};
 use melior::ir::Module;
 use std::time::{Duration, Instant};
@@ -25,18 +27,6 @@ fn time_lowering(module: &Module<'_>, out: &mut Vec<u8>) -> Duration {
     let d = t.elapsed();
     assert_eq!(l.file_len as usize, out.len());
     std::hint::black_box(&out);
-    d
-}
-
-fn time_memcpy(src: &[Vec<u8>], dst: &mut [u8]) -> Duration {
-    let t = Instant::now();
-    let mut off = 0;
-    for s in src {
-        dst[off..off + s.len()].copy_from_slice(s);
-        off += s.len();
-    }
-    let d = t.elapsed();
-    std::hint::black_box(&dst);
     d
 }
 

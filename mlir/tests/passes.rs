@@ -311,6 +311,39 @@ fn import_names_the_missing_or_mismatched_tensor() {
 }
 
 #[test]
+fn exported_ir_survives_bytecode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, exported) = exported_model(dir.path());
+    let mlir = Mlir::new().unwrap();
+    let bytecode = Mlir::print(&mlir.parse_text(&exported).unwrap(), true);
+    let reader = Mlir::new().unwrap();
+    let mut module = reader.parse(&bytecode, "exported.mlirbc").unwrap();
+    assert_eq!(text(&module), exported);
+    passes::run_pipeline(
+        &reader,
+        &mut module,
+        "builtin.module(hurray-import-constants)",
+    )
+    .unwrap();
+    let original = text(&Mlir::new().unwrap().parse_text(MODEL).unwrap());
+    assert_eq!(
+        canonical_resource_names(&text(&module)),
+        canonical_resource_names(&original)
+    );
+}
+
+#[test]
+fn lowering_an_exported_module_says_to_import_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, exported) = exported_model(dir.path());
+    let e = common::lower_err(&exported).to_string();
+    assert!(
+        e.contains("refers to tensor \"f/0\"") && e.contains("run hurray-import-constants first"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_failed_export_leaves_the_ir_and_the_disk_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mlir = Mlir::new().unwrap();

@@ -7,7 +7,7 @@ use melior::ir::attribute::{DenseElementsAttribute, StringAttribute, TypeAttribu
 use melior::ir::operation::OperationBuilder;
 use melior::ir::r#type::RankedTensorType;
 use melior::ir::{Attribute, BlockLike, Identifier, Location, Module, Type};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) const CHUNK_BYTES: usize = 4 << 20;
 pub(crate) const RUNS: usize = 5;
@@ -116,4 +116,17 @@ pub(crate) fn resource_module<'c>(mlir: &'c Mlir, src: &'c [Vec<u8>]) -> Module<
             .append_operation(global(mlir, &format!("r{i:03}"), ty, attr));
     }
     module
+}
+
+/// memcpy of `src`, chunk after chunk, into the pre-faulted `dst`.
+pub(crate) fn time_memcpy(src: &[Vec<u8>], dst: &mut [u8]) -> Duration {
+    let t = Instant::now();
+    let mut off = 0;
+    for s in src {
+        dst[off..off + s.len()].copy_from_slice(s);
+        off += s.len();
+    }
+    let d = t.elapsed();
+    std::hint::black_box(&dst);
+    d
 }

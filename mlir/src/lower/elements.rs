@@ -168,11 +168,22 @@ impl<'c> Collector<'c> {
         if ffi::is_dense_resource(value) {
             return match ffi::resource_blob(value) {
                 Blob::Data(key, bytes) => blob_buf(bytes, storage, count, desc, name, &key),
-                Blob::Missing(key) => Err(Error::MissingResourceData {
-                    op: desc.to_owned(),
-                    tensor: name.to_owned(),
-                    resource: key,
-                }),
+                Blob::Missing(key) => match crate::passes::reference_target(&key) {
+                    // Not elided data: a reference hurray-export-constants left.
+                    Some(tensor) => Err(Error::Unsupported {
+                        op: desc.to_owned(),
+                        what: format!("tensor {name:?}: dense_resource<{key:?}>"),
+                        reason: format!(
+                            "it refers to tensor {tensor:?} of the file the module's \
+                             hurray.file names; run hurray-import-constants first"
+                        ),
+                    }),
+                    None => Err(Error::MissingResourceData {
+                        op: desc.to_owned(),
+                        tensor: name.to_owned(),
+                        resource: key,
+                    }),
+                },
                 Blob::NotResource => Err(Error::Malformed {
                     op: desc.to_owned(),
                     reason: "dense_resource attribute without a resource handle".into(),

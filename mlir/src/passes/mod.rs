@@ -53,6 +53,12 @@ unsafe extern "C" {
     fn hurray_mlir_create_import_constants(file: MlirStringRef) -> MlirPass;
 }
 
+/// The tensor a resource key refers to, if it is a reference
+/// `hurray-export-constants` left.
+pub(crate) fn reference_target(key: &str) -> Option<&str> {
+    reference::parse_key(key).map(|(_, tensor)| tensor)
+}
+
 /// Registers `hurray-export-constants` and `hurray-import-constants` in
 /// MLIR's global pass registry (once per process), so textual pipelines
 /// ([`melior::utility::parse_pass_pipeline`]) name them.

@@ -35,9 +35,13 @@ fn round_trip(input: &Path, dir: &Path, name: &str) -> (String, String) {
             weights.display()
         ),
     ]));
-    let out = hurray(&["validate", weights.to_str().unwrap()]);
+    let out = hurray(&["validate", "--checksums", weights.to_str().unwrap()]);
     assert_ok(&out);
-    assert!(String::from_utf8_lossy(&out.stdout).ends_with(": ok\n"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(": ok (") && stdout.contains("match their checksums"),
+        "{stdout}"
+    );
     let text = std::fs::read_to_string(&exported).unwrap();
     assert!(text.contains("dense_resource<\"hurray."), "{text}");
     assert_ok(&hurray(&[

@@ -33,9 +33,9 @@ fn time_export(mut module: Module<'_>, path: &Path) -> Duration {
     d
 }
 
-fn time_export_into(mut module: Module<'_>, out: &mut Vec<u8>) -> Duration {
+fn time_export_into(mut module: Module<'_>, out: &mut Vec<u8>, checksums: bool) -> Duration {
     out.clear();
-    let options = ExportOptions::new("weights.hurray");
+    let options = ExportOptions::new("weights.hurray").checksums(checksums);
     let t = Instant::now();
     let exported =
         export_constants_into(module.as_operation_mut(), &mut *out, &options).expect("export");
@@ -79,14 +79,24 @@ fn main() {
     buffer.resize(buffer.capacity(), 1); // pre-fault
 
     let mlir = Mlir::new().unwrap();
-    let [mut m, mut w, mut d, mut r, mut dm, mut rm] = std::array::from_fn(|_| Vec::new());
+    let [mut m, mut w, mut d, mut r, mut dm, mut rm, mut dn] = std::array::from_fn(|_| Vec::new());
     for _ in 0..RUNS {
         m.push(time_memcpy(&src, &mut dst));
         dm.push(time_export_into(
             dense_module(&mlir, &src, "f32", 4),
             &mut buffer,
+            true,
         ));
-        rm.push(time_export_into(resource_module(&mlir, &src), &mut buffer));
+        rm.push(time_export_into(
+            resource_module(&mlir, &src),
+            &mut buffer,
+            true,
+        ));
+        dn.push(time_export_into(
+            dense_module(&mlir, &src, "f32", 4),
+            &mut buffer,
+            false,
+        ));
         w.push(time_file_write(&src, &peer));
         d.push(time_export(dense_module(&mlir, &src, "f32", 4), &out));
         r.push(time_export(resource_module(&mlir, &src), &out));
@@ -109,6 +119,7 @@ fn main() {
     for (label, t) in [
         ("dense<...> into memory", median(dm)),
         ("dense_resource into memory", median(rm)),
+        ("dense<...>, no checksums", median(dn)),
     ] {
         let g = gib_s(total, t);
         println!(

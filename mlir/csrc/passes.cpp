@@ -23,7 +23,8 @@ extern "C" {
 // Implemented in Rust (src/passes/entry.rs). `true` on success; on failure
 // the diagnostics are already emitted on `module`.
 bool hurray_mlir_export_constants_run(MlirOperation module, MlirStringRef file,
-                                      uint64_t threshold, bool inline_small);
+                                      uint64_t threshold, bool inline_small,
+                                      bool checksums);
 bool hurray_mlir_import_constants_run(MlirOperation module, MlirStringRef file);
 }
 
@@ -58,11 +59,15 @@ struct ExportConstants
       llvm::cl::desc("Keep constants under the threshold inline (false: "
                      "export every constant, empty ones included)"),
       llvm::cl::init(true)};
+  Option<bool> checksums{
+      *this, "checksums",
+      llvm::cl::desc("Record a CRC-32C of every buffer in the file"),
+      llvm::cl::init(true)};
 
   void runOnOperation() final {
     if (!hurray_mlir_export_constants_run(wrap(getOperation().getOperation()),
                                           wrap(llvm::StringRef(file)),
-                                          threshold, inlineSmall))
+                                          threshold, inlineSmall, checksums))
       signalPassFailure();
   }
 };
@@ -111,11 +116,13 @@ void hurray_mlir_register_passes() {
 
 MlirPass hurray_mlir_create_export_constants(MlirStringRef file,
                                              uint64_t threshold,
-                                             bool inline_small) {
+                                             bool inline_small,
+                                             bool checksums) {
   auto pass = std::make_unique<ExportConstants>();
   pass->file = unwrap(file).str();
   pass->threshold = threshold;
   pass->inlineSmall = inline_small;
+  pass->checksums = checksums;
   return wrap(static_cast<mlir::Pass *>(pass.release()));
 }
 

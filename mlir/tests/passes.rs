@@ -153,6 +153,21 @@ fn the_threshold_keeps_small_constants_inline_by_default() {
     let names: Vec<String> = file.tensors().map(|t| t.descriptor().name).collect();
     assert_eq!(names, ["f/0", "f/result0", "f/result1"]);
 
+    // checksums=false: the same tensors, no CRC recorded.
+    let mut module = mlir.parse_text(&src).unwrap();
+    passes::run_pipeline(
+        &mlir,
+        &mut module,
+        &export_pipeline(&path, "checksums=false"),
+    )
+    .unwrap();
+    let file = hurray::File::open(&path).unwrap();
+    assert_eq!(
+        file.tensor("f/0").unwrap().as_slice::<f32>().unwrap()[63],
+        63.5
+    );
+    assert!(!file.tensor("f/0").unwrap().verify_checksum().unwrap());
+
     // threshold=1000: nothing to export, the file holds the signature only.
     let mut module = mlir.parse_text(&src).unwrap();
     let before = text(&module);
@@ -215,6 +230,13 @@ fn real_producer_ir_round_trips_through_export_and_import() {
         let exported = text(&module);
         let file = hurray::File::open(&path).unwrap();
         assert_same_tensors_as_lowering(&hurray::File::from_bytes(&lowered).unwrap(), &file);
+        for t in file.tensors().filter(|t| !t.is_descriptor_only()) {
+            assert!(
+                t.verify_checksum().unwrap(),
+                "{rel}: {} has a CRC-32C",
+                t.name()
+            );
+        }
         // Every tensor written is referenced at least once; only IREE's
         // externalized parameters have no data to export (splats stay).
         let references = exported.matches("dense_resource<\"hurray.").count();

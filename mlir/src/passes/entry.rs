@@ -42,6 +42,7 @@ pub(crate) extern "C" fn hurray_mlir_export_constants_run(
     file: MlirStringRef,
     threshold: u64,
     inline_small: bool,
+    checksums: bool,
 ) -> bool {
     let file = string(file);
     run(module, |op| {
@@ -54,7 +55,8 @@ pub(crate) extern "C" fn hurray_mlir_export_constants_run(
         }
         let options = ExportOptions::new(&file)
             .threshold(threshold)
-            .inline_small(inline_small);
+            .inline_small(inline_small)
+            .checksums(checksums);
         export_constants(op, &options).map(drop)
     })
 }

@@ -27,6 +27,9 @@ pub struct ExportOptions {
     /// Keep constants under the threshold inline (default); `false` exports
     /// every constant that can be referenced, empty ones included.
     pub inline_small: bool,
+    /// Record a CRC-32C of every buffer (default), computed in the same pass
+    /// as the write; `hurray validate --checksums` checks them.
+    pub checksums: bool,
 }
 
 impl ExportOptions {
@@ -36,6 +39,7 @@ impl ExportOptions {
             file: file.into(),
             threshold: 256,
             inline_small: true,
+            checksums: true,
         }
     }
 
@@ -48,6 +52,12 @@ impl ExportOptions {
     /// Sets [`ExportOptions::inline_small`].
     pub fn inline_small(mut self, inline_small: bool) -> Self {
         self.inline_small = inline_small;
+        self
+    }
+
+    /// Sets [`ExportOptions::checksums`].
+    pub fn checksums(mut self, checksums: bool) -> Self {
+        self.checksums = checksums;
         self
     }
 }
@@ -116,7 +126,11 @@ fn export_with<W: Write>(
         skipped: collected.skipped,
         file: collected.file,
     };
-    let lowered = lower::write_all(writer()?, kept)?;
+    let mut writer = writer()?;
+    if !options.checksums {
+        writer.set_checksums(None)?;
+    }
+    let lowered = lower::write_all(writer, kept)?;
     let mut names = Vec::with_capacity(references.len());
     for (name, (origin, reference)) in references {
         // SAFETY: `origin.op` was collected from `module`, which this

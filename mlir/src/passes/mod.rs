@@ -1,6 +1,6 @@
 //! Hurray inside compiler pipelines: two MLIR passes over a `builtin.module`.
 //!
-//! - `hurray-export-constants{file=PATH threshold=256 inline-small=true}`
+//! - `hurray-export-constants{file=PATH threshold=256 inline-small=true checksums=true}`
 //!   ([`export_constants`]): every tensor constant the lowering finds (the
 //!   one rule of [`crate::lower_module`], whatever the dialect) holding at
 //!   least `threshold` bytes of IR is written to a Hurray file in one
@@ -49,6 +49,7 @@ unsafe extern "C" {
         file: MlirStringRef,
         threshold: u64,
         inline_small: bool,
+        checksums: bool,
     ) -> MlirPass;
     fn hurray_mlir_create_import_constants(file: MlirStringRef) -> MlirPass;
 }
@@ -94,6 +95,7 @@ pub fn export_pass(options: &ExportOptions) -> Pass {
             string_ref(&file),
             options.threshold,
             options.inline_small,
+            options.checksums,
         )
     };
     // SAFETY: a pass just created, owned by nobody else; the pass manager

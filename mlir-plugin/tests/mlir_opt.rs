@@ -43,10 +43,14 @@ fn load(plugin: &Path) -> String {
     format!("--load-pass-plugin={}", plugin.display())
 }
 
-/// What `hurray validate` checks: the verifying open, then sparse indices.
+/// What `hurray validate --checksums` checks: the verifying open, sparse
+/// indices, and every buffer against its CRC-32C.
 fn validate(path: &Path) -> hurray::File {
     let file = hurray::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(file.reader().check_sparse_indices().is_empty());
+    for t in file.tensors().filter(|t| !t.is_descriptor_only()) {
+        assert!(t.verify_checksum().unwrap(), "{}", t.name());
+    }
     file
 }
 

@@ -294,6 +294,14 @@ pub enum Error {
         output: u64,
         limit: u64,
     },
+    /// Memory for a buffer the file describes could not be allocated (the
+    /// size was verified against the file; the machine has less).
+    #[error("tensor {tensor:?}: could not allocate {bytes} bytes for buffer {buffer:?}")]
+    OutOfMemory {
+        tensor: String,
+        buffer: &'static str,
+        bytes: u64,
+    },
 }
 
 /// `tensor "w": `, or nothing for a field that belongs to no tensor.

@@ -54,6 +54,9 @@ mod reader;
 mod slice;
 mod views;
 
+// Loading into owned memory: positioned reads on several threads.
+pub mod load;
+
 // Writing: streaming, atomic.
 mod atomic;
 mod writer;

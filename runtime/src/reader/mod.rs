@@ -145,16 +145,13 @@ impl File {
             });
         };
         let end = offset + length; // checked against the file length at open
-        let Some(fs) = self.storage.file() else {
-            return Ok(self.bytes()[offset as usize..end as usize].to_vec());
-        };
         let truncated = |file_len| Error::Truncated {
             tensor: name.to_owned(),
             buffer: role.name(),
             end,
             file_len,
         };
-        let file_len = fs.metadata().map(|m| m.len()).map_err(Error::Stream)?;
+        let file_len = self.current_len()?;
         if file_len < end {
             return Err(truncated(file_len));
         }
@@ -162,11 +159,38 @@ impl File {
         out.try_reserve_exact(length as usize)
             .map_err(|_| truncated(file_len))?;
         out.resize(length as usize, 0);
-        read_exact_at(fs, &mut out, offset).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => truncated(offset),
-            _ => Error::Stream(e),
+        self.read_exact_at(&mut out, offset).map_err(|e| match e {
+            Error::Stream(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => truncated(offset),
+            e => e,
         })?;
         Ok(out)
+    }
+
+    /// The file's length now: for a mapped file, what the file system says
+    /// (another process may have truncated it since it was opened).
+    pub(crate) fn current_len(&self) -> Result<u64> {
+        match self.storage.file() {
+            Some(fs) => fs.metadata().map(|m| m.len()).map_err(Error::Stream),
+            None => Ok(self.bytes().len() as u64),
+        }
+    }
+
+    /// Fills `buf` with the file's bytes at `offset` by a positioned read
+    /// (`pread`) for a mapped file, a copy for one in memory. The caller has
+    /// checked the range against [`File::current_len`].
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        match self.storage.file() {
+            Some(fs) => read_exact_at(fs, buf, offset).map_err(Error::Stream),
+            None => {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                let src = self
+                    .bytes()
+                    .get(start..start.saturating_add(buf.len()))
+                    .ok_or_else(|| Error::Stream(std::io::ErrorKind::UnexpectedEof.into()))?;
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+        }
     }
 
     /// The tensor named `name`: O(1) expected through the name index, O(log n) at worst.

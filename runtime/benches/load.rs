@@ -1,0 +1,132 @@
+//! `hurray::load::load_all` (pread on N threads into owned aligned memory)
+//! against the raw bandwidth of the same file read by a plain sequential
+//! `read` loop into one reused 8 MiB buffer, and against `std::fs::read`
+//! (the whole file into fresh memory, which the kernel must fault in and
+//! zero as it must for `load_all`), measured in the same run with a cold
+//! page cache: the file's pages are dropped (`posix_fadvise(DONTNEED)`,
+//! after an fsync) before every timed read.
+//!
+//! The file: `HURRAY_BENCH_MIB` MiB (default 1024) of f32 tensors of 16 MiB
+//! each, in `HURRAY_BENCH_DIR` (default: the system temp directory; it must
+//! be on a real disk for the cache to matter).
+//!
+//! A shared virtual disk's speed drifts between reads by up to 2x, so each
+//! case is reported as the median, over the rounds, of its ratio to the
+//! sequential loop of the same round (with the range), beside the median
+//! time.
+//!
+//!     cargo bench -p hurray --bench load
+
+use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const TENSOR_BYTES: usize = 16 << 20;
+const RUNS: usize = 7;
+
+/// Drops the file's pages from the page cache.
+fn drop_cache(path: &Path) {
+    let f = std::fs::File::open(path).unwrap();
+    f.sync_all().unwrap();
+    // SAFETY: a valid open descriptor; the call only advises the kernel.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0, "posix_fadvise");
+}
+
+fn sequential_read(path: &Path, buf: &mut [u8]) -> u64 {
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut total = 0u64;
+    loop {
+        let n = f.read(buf).unwrap();
+        if n == 0 {
+            return total;
+        }
+        total += n as u64;
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mib: usize = std::env::var("HURRAY_BENCH_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024);
+    let dir = std::env::var_os("HURRAY_BENCH_DIR")
+        .map(Into::into)
+        .unwrap_or_else(std::env::temp_dir);
+    let path = dir.join("hurray-bench-load.hurray");
+    let tensors = (mib << 20).div_ceil(TENSOR_BYTES).max(1);
+    {
+        let mut w = Writer::create(&path).unwrap();
+        let data: Vec<u8> = (0..TENSOR_BYTES).map(|i| (i * 31 % 251) as u8).collect();
+        for i in 0..tensors {
+            let d = TensorDescriptor::new(
+                format!("w{i:04}"),
+                ElementType::Float32,
+                shape(&[(TENSOR_BYTES / 4) as u64]),
+            );
+            w.add_tensor(&d, &[&data]).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let len = std::fs::metadata(&path).unwrap().len();
+    println!(
+        "hurray load benchmark: {tensors} tensors x 16 MiB, file {} MiB in {}, cold cache, median of {RUNS}",
+        len >> 20,
+        dir.display()
+    );
+    let mut buf = vec![0u8; 8 << 20];
+    let threads = [1usize, 2, 4, 8];
+    let mut raw = Vec::new();
+    let mut whole = Vec::new();
+    let mut loaded: Vec<Vec<Duration>> = vec![Vec::new(); threads.len()];
+    for _ in 0..RUNS {
+        drop_cache(&path);
+        let t = Instant::now();
+        assert_eq!(sequential_read(&path, &mut buf), len);
+        raw.push(t.elapsed());
+        drop_cache(&path);
+        let t = Instant::now();
+        assert_eq!(std::fs::read(&path).unwrap().len() as u64, len);
+        whole.push(t.elapsed());
+        for (i, n) in threads.iter().enumerate() {
+            drop_cache(&path);
+            let t = Instant::now();
+            let file = File::open(&path).unwrap();
+            let all = hurray::load::load_all(&file, *n).unwrap();
+            loaded[i].push(t.elapsed());
+            assert_eq!(all.len(), tensors);
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    let gib_s = |d: Duration| len as f64 / d.as_secs_f64() / (1u64 << 30) as f64;
+    let report = |label: &str, times: &[Duration]| {
+        // Per round: the sequential loop's time over this case's time.
+        let mut ratios: Vec<f64> = raw
+            .iter()
+            .zip(times)
+            .map(|(r, t)| r.as_secs_f64() / t.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let t = median(times.to_vec());
+        println!(
+            "  {label:<36} {:>8.1} ms  {:>6.2} GiB/s  ratio {:.2} ({:.2}-{:.2})",
+            t.as_secs_f64() * 1e3,
+            gib_s(t),
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    };
+    report("sequential read loop (8 MiB reads)", &raw);
+    report("std::fs::read (fresh memory)", &whole);
+    for (n, times) in threads.iter().zip(&loaded) {
+        report(&format!("load_all, {n} thread(s)"), times);
+    }
+}

@@ -96,7 +96,8 @@ pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatS
 pub use hurray_derive::{Descriptor, Element, Tensors};
 pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors};
 pub use sharded::{
-    DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor, ShardedWriter,
+    AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor,
+    ShardedWriter,
 };
 pub use slice::{SliceData, SliceRange, parse_slice};
 pub use validate::Plan;

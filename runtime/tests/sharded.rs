@@ -2,8 +2,8 @@
 //! reference that indexes the whole array element by element.
 
 use hurray::{
-    ElementType, Error, File, Layout, ShardedFile, ShardedWriter, SliceRange, TensorDescriptor,
-    Writer, pack_codes, parse_slice, shape,
+    AdoptedChunk, ElementType, Error, File, Layout, ShardedFile, ShardedWriter, SliceRange,
+    TensorDescriptor, Writer, pack_codes, parse_slice, shape,
 };
 
 /// `full[ranges]` by plain index arithmetic over a row-major array.
@@ -273,6 +273,80 @@ fn a_changed_member_is_caught() {
     // Rows of the other members still read.
     ck.slice("w", &[SliceRange::new(0, 3, 1), SliceRange::full(7)])
         .unwrap();
+}
+
+/// Two "ranks" write files of their own (a distributed save); the
+/// coordinator adopts them, naming which tensors are chunks of what.
+#[test]
+fn members_written_elsewhere_are_adopted_with_their_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let full: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let bias = [7.0f32, 8.0];
+    for (rank, (lo, hi)) in [(0u64, 2u64), (2, 4)].into_iter().enumerate() {
+        let mut w = Writer::create(dir.path().join(format!("rank-{rank}.hurray"))).unwrap();
+        let rows = &full[(lo * 6) as usize..(hi * 6) as usize];
+        let d = TensorDescriptor::new(
+            format!("w@{lo},0"),
+            ElementType::Float32,
+            shape(&[hi - lo, 6]),
+        );
+        w.add_tensor(&d, &[bytemuck::cast_slice(rows)]).unwrap();
+        if rank == 1 {
+            // A replicated tensor, saved once, whole.
+            let d = TensorDescriptor::new("b", ElementType::Float32, shape(&[2]));
+            w.add_tensor(&d, &[bytemuck::cast_slice(&bias)]).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let chunk = |lo: u64| AdoptedChunk {
+        tensor: format!("w@{lo},0"),
+        name: "w".into(),
+        shape: vec![4, 6],
+        offset: vec![lo, 0],
+    };
+    let index = dir.path().join("ckpt.hurray");
+    let mut w = ShardedWriter::create(&index).unwrap();
+    w.adopt_member_chunks("rank-0.hurray", &[chunk(0)]).unwrap();
+    w.adopt_member_chunks("rank-1.hurray", &[chunk(2)]).unwrap();
+    w.finish().unwrap();
+    let ck = ShardedFile::open(&index).unwrap();
+    assert_eq!(ck.tensor("w").unwrap().pieces.len(), 2);
+    assert_eq!(
+        bytemuck::cast_slice::<u8, f32>(&ck.assemble("w").unwrap().bytes),
+        full.as_slice()
+    );
+    assert_eq!(ck.get("b").unwrap().as_slice::<f32>().unwrap(), &bias);
+    ck.verify_members().unwrap();
+
+    // Refused: a chunk the member does not hold, one that does not fit the
+    // logical tensor earlier chunks described, and a gap (no index written).
+    let mut w = ShardedWriter::create(dir.path().join("bad.hurray")).unwrap();
+    let e = w
+        .adopt_member_chunks(
+            "rank-0.hurray",
+            &[AdoptedChunk {
+                tensor: "nope".into(),
+                ..chunk(0)
+            }],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e}");
+    let mut w = ShardedWriter::create(dir.path().join("bad.hurray")).unwrap();
+    w.adopt_member_chunks("rank-0.hurray", &[chunk(0)]).unwrap();
+    let e = w
+        .adopt_member_chunks(
+            "rank-1.hurray",
+            &[AdoptedChunk {
+                shape: vec![5, 6],
+                ..chunk(2)
+            }],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("earlier chunks said"), "{e}");
+    let mut w = ShardedWriter::create(dir.path().join("bad.hurray")).unwrap();
+    w.adopt_member_chunks("rank-0.hurray", &[chunk(0)]).unwrap();
+    assert!(w.finish().unwrap_err().to_string().contains("cover"));
+    assert!(!dir.path().join("bad.hurray").exists());
 }
 
 #[test]

@@ -12,4 +12,4 @@ mod writer;
 pub(crate) use index::{ShardIndex, to_wire as index_to_wire};
 pub use index::{ShardMember, ShardPiece, ShardedTensor};
 pub use reader::ShardedFile;
-pub use writer::{DEFAULT_MAX_SHARD_SIZE, ShardedWriter};
+pub use writer::{AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardedWriter};

@@ -2,6 +2,7 @@
 //! member past a size, and the index last.
 
 use super::index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
+use crate::ElementType;
 use crate::atomic::{AtomicFile, Durability, parent_dir};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::{Layout, TensorDescriptor};
@@ -55,6 +56,20 @@ struct OpenMember {
 /// place: a writer that dies at any point leaves no index, or an index
 /// whose members are all complete. Members of a failed write stay behind
 /// as ordinary files; nothing refers to them.
+/// A tensor of a member written elsewhere that is a chunk of a larger
+/// logical tensor ([`ShardedWriter::adopt_member_chunks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdoptedChunk {
+    /// Its name in the member.
+    pub tensor: String,
+    /// The logical tensor it is part of.
+    pub name: String,
+    /// The logical tensor's shape.
+    pub shape: Vec<u64>,
+    /// Where the chunk starts in it, one coordinate per dimension.
+    pub offset: Vec<u64>,
+}
+
 #[derive(Debug)]
 pub struct ShardedWriter {
     index_path: PathBuf,
@@ -130,6 +145,15 @@ impl ShardedWriter {
     /// verifies it, reads it whole for its CRC-32C, and records each of its
     /// tensors as a whole logical tensor.
     pub fn adopt_member(&mut self, path: &str) -> Result<()> {
+        self.adopt_member_chunks(path, &[])
+    }
+
+    /// As [`adopt_member`](Self::adopt_member), where the tensors `chunks`
+    /// names are chunks of larger logical tensors (written by another process:
+    /// a rank of a distributed save); the member's other tensors are whole
+    /// tensors. Chunks are checked as [`add_chunk`](Self::add_chunk) checks
+    /// them, and [`finish`](Self::finish) checks that they tile.
+    pub fn adopt_member_chunks(&mut self, path: &str, chunks: &[AdoptedChunk]) -> Result<()> {
         check_member_path("member path", path)?;
         self.close_member()?;
         if self.members.iter().any(|m| m.path == path) {
@@ -142,7 +166,30 @@ impl ShardedWriter {
         }
         let file = crate::File::open(self.dir.join(path))?;
         let member = self.members.len();
-        for t in file.tensors() {
+        let mut chunked = BTreeSet::new();
+        for c in chunks {
+            let t = file.tensor(&c.tensor)?;
+            if !chunked.insert(c.tensor.as_str()) {
+                return Err(Error::DuplicateName {
+                    name: c.tensor.clone(),
+                });
+            }
+            let desc = t.descriptor();
+            check_chunk(&c.name, &desc)?;
+            let shape = resolved_shape(&desc)?;
+            self.record_chunk(
+                &c.name,
+                &c.shape,
+                desc.element_type,
+                ShardPiece {
+                    member,
+                    tensor: c.tensor.clone(),
+                    offset: c.offset.clone(),
+                    shape,
+                },
+            )?;
+        }
+        for t in file.tensors().filter(|t| !chunked.contains(t.name())) {
             let name = t.name().to_owned();
             if self.tensors.contains_key(&name) {
                 return Err(Error::DuplicateName { name });
@@ -204,41 +251,52 @@ impl ShardedWriter {
         desc: &TensorDescriptor,
         buffers: &[&[u8]],
     ) -> Result<()> {
+        check_chunk(&desc.name, desc)?;
         let shape = resolved_shape(desc)?;
-        let bad = |field: &str, value: String, reason: &str| Error::InvalidField {
-            tensor: desc.name.clone(),
-            field: field.to_owned(),
-            value,
-            reason: reason.to_owned(),
-        };
-        if !matches!(desc.layout, Layout::Dense | Layout::Strided(_)) || desc.quantization.is_some()
-        {
-            return Err(bad(
-                "layout",
-                desc.layout.name().to_owned(),
-                "a chunk is dense or strided and unquantized",
-            ));
-        }
-        match self.tensors.get(&desc.name) {
-            Some(t) if t.shape != logical_shape || t.element_type != desc.element_type => {
-                return Err(bad(
-                    "shape",
-                    format!("{} {logical_shape:?}", desc.element_type.name()),
-                    &format!(
+        // Checked before anything is written.
+        self.check_logical(&desc.name, logical_shape, desc.element_type)?;
+        let piece = self.write_piece(desc, buffers, offset.to_vec(), shape)?;
+        self.record_chunk(&desc.name, logical_shape, desc.element_type, piece)
+    }
+
+    /// The logical tensor `name` as earlier chunks described it must be
+    /// `element_type` of `logical_shape`.
+    fn check_logical(
+        &self,
+        name: &str,
+        logical_shape: &[u64],
+        element_type: ElementType,
+    ) -> Result<()> {
+        match self.tensors.get(name) {
+            Some(t) if t.shape != logical_shape || t.element_type != element_type => {
+                Err(Error::InvalidField {
+                    tensor: name.to_owned(),
+                    field: "shape".into(),
+                    value: format!("{} {logical_shape:?}", element_type.name()),
+                    reason: format!(
                         "earlier chunks said {} {:?}",
                         t.element_type.name(),
                         t.shape
                     ),
-                ));
+                })
             }
-            _ => {}
+            _ => Ok(()),
         }
-        let piece = self.write_piece(desc, buffers, offset.to_vec(), shape)?;
+    }
+
+    fn record_chunk(
+        &mut self,
+        name: &str,
+        logical_shape: &[u64],
+        element_type: ElementType,
+        piece: ShardPiece,
+    ) -> Result<()> {
+        self.check_logical(name, logical_shape, element_type)?;
         self.tensors
-            .entry(desc.name.clone())
+            .entry(name.to_owned())
             .or_insert_with(|| ShardedTensor {
-                name: desc.name.clone(),
-                element_type: desc.element_type,
+                name: name.to_owned(),
+                element_type,
                 shape: logical_shape.to_vec(),
                 pieces: Vec::new(),
             })
@@ -341,6 +399,19 @@ impl ShardedWriter {
         w.finish()?;
         Ok(self.index_path)
     }
+}
+
+/// A chunk is dense or strided, and unquantized.
+fn check_chunk(name: &str, desc: &TensorDescriptor) -> Result<()> {
+    if !matches!(desc.layout, Layout::Dense | Layout::Strided(_)) || desc.quantization.is_some() {
+        return Err(Error::InvalidField {
+            tensor: name.to_owned(),
+            field: "layout".into(),
+            value: desc.layout.name().to_owned(),
+            reason: "a chunk is dense or strided and unquantized".into(),
+        });
+    }
+    Ok(())
 }
 
 fn resolved_shape(desc: &TensorDescriptor) -> Result<Vec<u64>> {

@@ -4,7 +4,9 @@
 
 use crate::error::{HurrayError, err};
 use crate::write::{codes_of, with_source};
-use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor, pack_codes};
+use hurray::{
+    AdoptedChunk, Durability, ElementType, ShardedWriter, TensorDescriptor, pack_codes,
+};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -100,6 +102,32 @@ impl PyShardedWriter {
             w.add_chunk(&shape, &offset, &desc, &[&stored(t, data, unpacked)])
                 .map_err(err)
         })
+    }
+
+    /// Takes in the Hurray file `path` (relative to the index's directory),
+    /// written by another process (a rank of a distributed save): every
+    /// tensor of it is a whole logical tensor, except those `chunks` names,
+    /// given as `(tensor in the member, logical name, logical shape, offset)`.
+    /// The file is verified and read whole for its CRC-32C.
+    #[pyo3(signature = (path, chunks=None))]
+    fn adopt_member(
+        &mut self,
+        path: &str,
+        chunks: Option<Vec<(String, String, Vec<u64>, Vec<u64>)>>,
+    ) -> PyResult<()> {
+        let chunks: Vec<AdoptedChunk> = chunks
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(tensor, name, shape, offset)| AdoptedChunk {
+                tensor,
+                name,
+                shape,
+                offset,
+            })
+            .collect();
+        self.writer()?
+            .adopt_member_chunks(path, &chunks)
+            .map_err(err)
     }
 
     /// Closes the last member, checks the index (every chunked tensor tiled

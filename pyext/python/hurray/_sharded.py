@@ -4,7 +4,7 @@ that ``safe_open`` and ``open_sharded`` read as one checkpoint."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _convert, _hurray
 
@@ -60,6 +60,22 @@ class ShardedWriter:
         a member of its own, and the chunks must tile the tensor exactly (no
         gap, no overlap), which :meth:`finish` checks."""
         self._writer.add_chunk(name, list(shape), list(offset), _convert.source(name, chunk))
+
+    def adopt_member(
+        self,
+        path: str,
+        chunks: Optional[Sequence[Tuple[str, str, Sequence[int], Sequence[int]]]] = None,
+    ) -> None:
+        """Takes in the Hurray file ``path`` (relative to the index's
+        directory) that another process wrote, such as one rank of a
+        distributed save. Its tensors are whole logical tensors, except those
+        named in ``chunks`` as ``(tensor in the file, logical name, logical
+        shape, offset)``. The file is verified and read whole for its
+        CRC-32C. The chunks must tile their tensors, which :meth:`finish`
+        checks."""
+        self._writer.adopt_member(
+            path, [(t, n, list(shape), list(off)) for t, n, shape, off in chunks or ()]
+        )
 
     def finish(self) -> str:
         """Closes the last member, checks the index and writes it; returns its path."""

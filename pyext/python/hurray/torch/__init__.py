@@ -6,8 +6,8 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
-from . import _convert, _hurray, _sharded
-from ._save import save, save_file
+from .. import _convert, _hurray, _sharded
+from .._save import save, save_file
 
 if TYPE_CHECKING:
     import torch

@@ -1,0 +1,261 @@
+"""PyTorch Distributed Checkpoint (DCP) storage on Hurray.
+
+``torch.distributed.checkpoint.save`` and ``load`` write and read through
+these classes, as they do through ``FileSystemWriter`` /
+``FileSystemReader``, but the checkpoint is a Hurray sharded checkpoint
+(format 1.3): one Hurray file per saving rank, holding that rank's tensors
+and shards, and an index, ``checkpoint.hurray``, written last by the
+coordinator, that places every shard in its logical tensor. Nothing is
+pickled; every buffer carries a CRC-32C; ``hurray.open_sharded`` and
+``hurray.safe_open`` read the result without DCP::
+
+    import torch.distributed.checkpoint as dcp
+    from hurray.torch.dcp import HurrayStorageReader, HurrayStorageWriter
+
+    dcp.save(model.state_dict(), storage_writer=HurrayStorageWriter("ckpt"))
+    state = model.state_dict()
+    dcp.load(state, storage_reader=HurrayStorageReader("ckpt"))
+
+Loading reshards: any number of ranks, any placement (or a plain module on
+one process) reads exactly the slices it needs, from the members that hold
+them. Entries that are not tensors (DCP pickles them) are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+import torch
+from torch.distributed.checkpoint.metadata import (
+    ChunkStorageMetadata,
+    Metadata,
+    MetadataIndex,
+    StorageMeta,
+    TensorProperties,
+    TensorStorageMetadata,
+)
+from torch.distributed.checkpoint.planner import (
+    LoadItemType,
+    LoadPlan,
+    LoadPlanner,
+    SavePlan,
+    SavePlanner,
+    WriteItemType,
+)
+from torch.distributed.checkpoint.storage import StorageReader, StorageWriter, WriteResult
+from torch.futures import Future
+
+from .. import _convert, _hurray
+from .._sharded import ShardedWriter
+
+__all__ = ["HurrayStorageWriter", "HurrayStorageReader", "INDEX_NAME"]
+
+#: The index's file name in the checkpoint directory.
+INDEX_NAME = "checkpoint.hurray"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stored:
+    """Where one saved item is: a tensor of a member file."""
+
+    member: str
+    tensor: str
+
+
+def _member_name(rank: int) -> str:
+    return f"rank-{rank:05d}.hurray"
+
+
+def _stored_name(fqn: str, offsets) -> str:
+    """The tensor's name in its member: the fqn, with the chunk's offset
+    when it is a shard (two shards of one tensor never share a member)."""
+    if offsets is None or not any(offsets):
+        return fqn
+    return f"{fqn}@{','.join(str(int(o)) for o in offsets)}"
+
+
+def _is_whole(chunk_offsets, chunk_sizes, size) -> bool:
+    return not any(chunk_offsets) and tuple(chunk_sizes) == tuple(size)
+
+
+class HurrayStorageWriter(StorageWriter):
+    """A DCP ``StorageWriter`` that writes a Hurray sharded checkpoint into
+    the directory ``path``: each rank its own member file, the coordinator
+    the index in :meth:`finish`. ``durable=False`` skips the fsyncs (the
+    files are still replaced atomically)."""
+
+    def __init__(self, path: Union[str, os.PathLike], *, durable: bool = True) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.durable = durable
+        self.is_coordinator = False
+
+    def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
+        if checkpoint_id is not None:
+            self.path = Path(checkpoint_id)
+
+    def set_up_storage_writer(self, is_coordinator: bool, *args: Any, **kwargs: Any) -> None:
+        self.is_coordinator = is_coordinator
+        if is_coordinator:
+            self.path.mkdir(parents=True, exist_ok=True)
+
+    def prepare_local_plan(self, plan: SavePlan) -> SavePlan:
+        # Refused here, before any rank writes anything.
+        for item in plan.items:
+            if item.type == WriteItemType.BYTE_IO:
+                raise TypeError(
+                    f"{item.index.fqn!r} is not a tensor: DCP would pickle it, and a Hurray "
+                    "checkpoint holds tensors only (save it separately)"
+                )
+        self.path.mkdir(parents=True, exist_ok=True)
+        return plan
+
+    def prepare_global_plan(self, plans: List[SavePlan]) -> List[SavePlan]:
+        # Each rank's member file, named by the rank's place in the plan.
+        return [dataclasses.replace(p, storage_data=_member_name(i)) for i, p in enumerate(plans)]
+
+    def write_data(self, plan: SavePlan, planner: SavePlanner) -> "Future[List[WriteResult]]":
+        member = plan.storage_data
+        tensors: Dict[str, Any] = {}
+        results = []
+        for item in plan.items:
+            tensor = planner.resolve_data(item).detach()
+            if tensor.device.type != "cpu":
+                tensor = tensor.cpu()
+            name = _stored_name(item.index.fqn, item.tensor_data.chunk.offsets)
+            tensors[name] = tensor.contiguous()
+            results.append(
+                WriteResult(
+                    index=item.index,
+                    size_in_bytes=tensor.numel() * tensor.element_size(),
+                    storage_data=_Stored(member, name),
+                )
+            )
+        # One Hurray file per rank, even an empty one (so that the index
+        # lists every rank that took part).
+        _convert.write(str(self.path / member), tensors, durable=self.durable)
+        fut: Future = Future()
+        fut.set_result(results)
+        return fut
+
+    def finish(self, metadata: Metadata, results: List[List[WriteResult]]) -> None:
+        index = ShardedWriter(
+            self.path / INDEX_NAME,
+            metadata={"writer": "hurray.torch.dcp", "dcp_version": str(metadata.version or "")},
+            durable=self.durable,
+        )
+        members: Dict[str, list] = {}
+        for rank_results in results:
+            for r in rank_results:
+                stored: _Stored = r.storage_data
+                chunks = members.setdefault(stored.member, [])
+                md = metadata.state_dict_metadata[r.index.fqn]
+                offsets = tuple(r.index.offset) if r.index.offset is not None else ()
+                chunk = next(
+                    (c for c in md.chunks if tuple(c.offsets) == offsets), None
+                ) if offsets else None
+                if chunk is not None and not _is_whole(chunk.offsets, chunk.sizes, md.size):
+                    chunks.append((stored.tensor, r.index.fqn, list(md.size), list(offsets)))
+        for rank in range(len(results)):
+            member = _member_name(rank)
+            index.adopt_member(member, members.get(member, []))
+        index.finish()
+
+    def storage_meta(self) -> Optional[StorageMeta]:
+        return StorageMeta(checkpoint_id=str(self.path))
+
+    @classmethod
+    def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
+        return isinstance(checkpoint_id, (str, os.PathLike))
+
+
+def _torch_dtype(hurray_dtype: str, name: str) -> torch.dtype:
+    """The torch dtype a tensor of ``hurray_dtype`` loads as (as
+    ``hurray.torch`` gives it): NumPy's types through NumPy, the others by
+    their ml_dtypes name (``torch.bfloat16``, ``torch.float8_e4m3fn``)."""
+    facts = _convert.BY_NAME[hurray_dtype]
+    if facts.numpy:
+        import numpy as np
+
+        return torch.from_numpy(np.zeros(0, dtype=facts.numpy)).dtype
+    dtype = getattr(torch, facts.ml_dtypes or "", None)
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"tensor {name!r} is {hurray_dtype}, which PyTorch has no type for")
+    return dtype
+
+
+class HurrayStorageReader(StorageReader):
+    """A DCP ``StorageReader`` over the Hurray sharded checkpoint in the
+    directory ``path`` (its index, ``checkpoint.hurray``, or any index
+    ``hurray.ShardedWriter`` wrote, given as ``index``). DCP's metadata is
+    made from the index; each read takes only the slice it needs, from the
+    member that holds it."""
+
+    def __init__(self, path: Union[str, os.PathLike], *, index: str = INDEX_NAME) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.index = index
+        self.storage_data: Dict[MetadataIndex, _Stored] = {}
+
+    def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
+        self.storage_data = {}
+        if checkpoint_id is not None:
+            self.path = Path(checkpoint_id)
+
+    def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
+        checkpoint = _hurray.open_sharded(str(self.path / self.index), read_only=True)
+        state: Dict[str, TensorStorageMetadata] = {}
+        storage: Dict[MetadataIndex, _Stored] = {}
+        for name in checkpoint.keys():
+            t = checkpoint[name]
+            chunks = []
+            for member, tensor, offset, shape in t.pieces:
+                chunks.append(ChunkStorageMetadata(offsets=torch.Size(offset), sizes=torch.Size(shape)))
+                storage[MetadataIndex(name, torch.Size(offset))] = _Stored(member, tensor)
+            state[name] = TensorStorageMetadata(
+                properties=TensorProperties(dtype=_torch_dtype(t.dtype, name)),
+                size=torch.Size(t.shape),
+                chunks=chunks,
+            )
+        return Metadata(state_dict_metadata=state, storage_data=storage)
+
+    def set_up_storage_reader(self, metadata: Metadata, is_coordinator: bool, *args: Any, **kwargs: Any) -> None:
+        self.storage_data = metadata.storage_data
+
+    def prepare_local_plan(self, plan: LoadPlan) -> LoadPlan:
+        return plan
+
+    def prepare_global_plan(self, plans: List[LoadPlan]) -> List[LoadPlan]:
+        return plans
+
+    def read_data(self, plan: LoadPlan, planner: LoadPlanner) -> "Future[None]":
+        opened: Dict[str, Any] = {}
+        for req in plan.items:
+            if req.type == LoadItemType.BYTE_IO:
+                raise TypeError(f"{req.storage_index.fqn!r}: a Hurray checkpoint holds tensors only")
+            stored = self.storage_data[req.storage_index]
+            f = opened.get(stored.member)
+            if f is None:
+                f = opened[stored.member] = _hurray.open(str(self.path / stored.member), read_only=True)
+            t = f[stored.tensor]
+            ranges = [(int(o), int(o) + int(n), 1) for o, n in zip(req.storage_offsets, req.lengths)]
+            src = _convert.to_torch(t.read_slice(ranges)) if ranges else _convert.to_torch(t)
+            target = planner.resolve_tensor(req).detach()
+            if target.size() != src.size():
+                raise ValueError(
+                    f"{req.storage_index.fqn!r}: the checkpoint's slice is {tuple(src.size())}, "
+                    f"the destination {tuple(target.size())}"
+                )
+            target.copy_(src)
+            planner.commit_tensor(req, target)
+        fut: Future = Future()
+        fut.set_result(None)
+        return fut
+
+    @classmethod
+    def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
+        return isinstance(checkpoint_id, (str, os.PathLike))

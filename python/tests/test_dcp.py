@@ -1,0 +1,75 @@
+"""PyTorch Distributed Checkpoint (DCP) on Hurray: 2 ranks save DTensors
+through ``HurrayStorageWriter`` on the gloo backend, 3 ranks load them
+resharded through ``HurrayStorageReader``, and one process loads them into
+plain tensors; every value exact. The checkpoint is a Hurray sharded
+checkpoint that hurray reads without DCP."""
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+WORKER = Path(__file__).with_name("dcp_worker.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(phase, ckpt, world):
+    port = str(free_port())
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), phase, str(ckpt), str(rank), str(world), port],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(world)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for rank, (p, (out, err)) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"{phase} rank {rank} failed:\n{out}\n{err}"
+    return [out for out, _ in outs]
+
+
+def test_two_ranks_save_three_load_resharded_and_one_loads_plain(hurray, tmp_path):
+    import hurray.torch
+    from dcp_worker import TENSORS, expected
+
+    ckpt = tmp_path / "ckpt"
+    run("save", ckpt, 2)
+    # The checkpoint: one member per saving rank, and the index, no pickle.
+    assert sorted(p.name for p in ckpt.iterdir()) == ["checkpoint.hurray", "rank-00000.hurray", "rank-00001.hurray"]
+    with hurray.open_sharded(ckpt / "checkpoint.hurray") as f:
+        assert sorted(f.keys()) == sorted(TENSORS)
+        f.verify_members()
+        assert f.verify_checksums()
+        w1 = f["layer.w1"]
+        assert [(p[2], p[3]) for p in w1.pieces] == [([0, 0], [4, 5]), ([4, 0], [3, 5])]
+    # Whole tensors of it through the safetensors-like verbs, without DCP.
+    loaded = hurray.torch.load_file(ckpt / "checkpoint.hurray")
+    for name in TENSORS:
+        assert torch.equal(loaded[name], expected(name)), name
+
+    assert all("ok" in out for out in run("load", ckpt, 3))
+    assert run("plain", ckpt, 1) == ["plain ok\n"]
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_non_tensor_entries_are_refused(hurray, tmp_path):
+    import torch.distributed.checkpoint as dcp
+    from hurray.torch.dcp import HurrayStorageWriter
+
+    with pytest.raises(dcp.api.CheckpointException) as refused:
+        dcp.save({"w": torch.ones(2), "note": {"epoch": 3}}, storage_writer=HurrayStorageWriter(tmp_path / "c"))
+    ((cause, _traceback),) = refused.value.failures.values()
+    assert isinstance(cause, TypeError) and "'note.epoch' is not a tensor" in str(cause)
+    # Refused while planning: no member, no index.
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())

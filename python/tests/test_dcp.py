@@ -73,3 +73,18 @@ def test_non_tensor_entries_are_refused(hurray, tmp_path):
     assert isinstance(cause, TypeError) and "'note.epoch' is not a tensor" in str(cause)
     # Refused while planning: no member, no index.
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_async_save_writes_the_same_checkpoint(hurray, tmp_path):
+    import torch.distributed.checkpoint as dcp
+    from hurray.torch.dcp import HurrayStorageReader, HurrayStorageWriter
+
+    state = {"w": torch.arange(12.0).reshape(3, 4), "b": torch.tensor([1.5, -2.0], dtype=torch.bfloat16)}
+    dcp.async_save(state, storage_writer=HurrayStorageWriter(tmp_path / "c")).result()
+    out = {"w": torch.zeros(3, 4), "b": torch.zeros(2, dtype=torch.bfloat16)}
+    dcp.load(out, storage_reader=HurrayStorageReader(tmp_path / "c"))
+    for name, t in state.items():
+        assert torch.equal(out[name], t), name
+    with hurray.open_sharded(tmp_path / "c" / "checkpoint.hurray") as f:
+        assert f.verify_checksums()

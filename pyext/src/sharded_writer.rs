@@ -4,9 +4,7 @@
 
 use crate::error::{HurrayError, err};
 use crate::write::{codes_of, with_source};
-use hurray::{
-    AdoptedChunk, Durability, ElementType, ShardedWriter, TensorDescriptor, pack_codes,
-};
+use hurray::{AdoptedChunk, Durability, ElementType, ShardedWriter, TensorDescriptor, pack_codes};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;

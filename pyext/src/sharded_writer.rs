@@ -38,6 +38,9 @@ impl PyShardedWriter {
     }
 }
 
+/// `(tensor in the member, logical name, logical shape, offset)`.
+type ChunkSpec = (String, String, Vec<u64>, Vec<u64>);
+
 #[pymethods]
 impl PyShardedWriter {
     /// Starts a checkpoint whose index is `index_path` (`model.hurray`);
@@ -108,11 +111,7 @@ impl PyShardedWriter {
     /// given as `(tensor in the member, logical name, logical shape, offset)`.
     /// The file is verified and read whole for its CRC-32C.
     #[pyo3(signature = (path, chunks=None))]
-    fn adopt_member(
-        &mut self,
-        path: &str,
-        chunks: Option<Vec<(String, String, Vec<u64>, Vec<u64>)>>,
-    ) -> PyResult<()> {
+    fn adopt_member(&mut self, path: &str, chunks: Option<Vec<ChunkSpec>>) -> PyResult<()> {
         let chunks: Vec<AdoptedChunk> = chunks
             .unwrap_or_default()
             .into_iter()

@@ -42,7 +42,14 @@ def test_pip_install_in_a_fresh_venv(tmp_path):
     # One wheel for every CPython >= 3.11 (the stable ABI).
     assert "-cp311-abi3-" in wheel.name, wheel.name
     names = zipfile.ZipFile(wheel).namelist()
-    for part in ("hurray/__init__.py", "hurray/py.typed", "hurray/__init__.pyi", "hurray/_hurray.pyi", "hurray/torch.py"):
+    for part in (
+        "hurray/__init__.py",
+        "hurray/py.typed",
+        "hurray/__init__.pyi",
+        "hurray/_hurray.pyi",
+        "hurray/torch/__init__.py",
+        "hurray/torch/dcp.py",
+    ):
         assert part in names, (part, names)
     install = subprocess.run([str(py), "-m", "pip", "install", "--quiet", str(wheel)], capture_output=True, text=True)
     assert install.returncode == 0, install.stderr[-4000:]

@@ -60,25 +60,17 @@ impl Packer {
         // the indexing keeps its bounds checks and runs 3x slower.)
         let rest = match self.bits {
             4 => {
-                // Eight codes (one u64) become four bytes: the odd codes
-                // shift down into the even bytes' high nibbles, then the
-                // even bytes close up (SWAR; 3x the byte-pair loop).
-                let words = codes.chunks_exact(8);
-                let rest = words.remainder();
-                let start = out.len();
-                out.resize(start + codes.len() / 8 * 4, 0);
-                for (o, w) in out[start..].chunks_exact_mut(4).zip(words) {
-                    let mut x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-                    x &= 0x0F0F_0F0F_0F0F_0F0F;
-                    x = (x | (x >> 4)) & 0x00FF_00FF_00FF_00FF;
-                    x = (x | (x >> 8)) & 0x0000_FFFF_0000_FFFF;
-                    x = (x | (x >> 16)) & 0x0000_0000_FFFF_FFFF;
-                    o.copy_from_slice(&(x as u32).to_le_bytes());
-                }
+                // A byte from each pair: LLVM vectorises this loop (it
+                // measured faster than the u64 form used for 1 and 2 bits).
+                let groups = codes.chunks_exact(2);
+                let rest = groups.remainder();
+                out.extend(groups.map(|g| (g[0] & 0x0F) | (g[1] << 4)));
                 rest
             }
             2 => {
-                // Eight codes (one u64) become two bytes, as for 4 bits.
+                // Eight codes (one u64) become two bytes: the odd codes
+                // shift down beside the even ones, then the pairs close up
+                // (SWAR; faster than the four-code loop).
                 let words = codes.chunks_exact(8);
                 let rest = words.remainder();
                 let start = out.len();
@@ -99,7 +91,8 @@ impl Packer {
                 let words = codes.chunks_exact(8);
                 let rest = words.remainder();
                 out.extend(words.map(|w| {
-                    let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) & 0x0101_0101_0101_0101;
+                    let x =
+                        u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) & 0x0101_0101_0101_0101;
                     (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
                 }));
                 rest

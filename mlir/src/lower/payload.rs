@@ -120,9 +120,13 @@ impl Buf<'_> {
             }
             Buf::Unpacked { data, bits } => {
                 // The runtime's streaming packer: LSB-first, zero padding.
+                // Input chunks whose packed bytes fill CHUNK, so that each
+                // write is at least the writer's buffer and goes straight
+                // through instead of being copied into it first.
                 let mut packer = Packer::new(*bits);
                 let mut packed = Vec::with_capacity(CHUNK);
-                for chunk in data.chunks(CHUNK) {
+                let codes_per_chunk = CHUNK * 8 / (*bits).clamp(1, 8) as usize;
+                for chunk in data.chunks(codes_per_chunk) {
                     packed.clear();
                     packer.push(chunk, &mut packed);
                     tw.write_all(&packed)?;
@@ -364,7 +368,8 @@ mod tests {
     /// them: LSB-first, the unused high bits of the last byte zero.
     #[test]
     fn sub_byte_buffers_are_written_as_the_runtime_packs() {
-        let n = CHUNK + 3;
+        // Past one chunk of 4-bit codes (CHUNK packed bytes).
+        let n = CHUNK * 2 + 3;
         let codes: Vec<u8> = (0..n).map(|i| (i * 7 + 0xA3) as u8).collect();
         let bools = [0xFFu8, 0xFF];
         let entries = vec![
@@ -410,7 +415,8 @@ mod tests {
     /// bytes the runtime's packer gives, the padding zero.
     #[test]
     fn six_bit_buffers_and_splats_are_written_as_the_runtime_packs() {
-        let n = CHUNK + 3;
+        // Past one chunk of 6-bit codes (CHUNK packed bytes).
+        let n = CHUNK * 8 / 6 + 3;
         let codes: Vec<u8> = (0..n).map(|i| (i * 7 + 0xA3) as u8).collect();
         let code = 0xEA_u8; // 0x2A in its low 6 bits, garbage above
         let splats = [1u64, 2, 3, 4, 5, 7, (CHUNK as u64) * 4 / 3 + 5];

@@ -389,6 +389,30 @@ fn a_failed_export_leaves_the_ir_and_the_disk_alone() {
 }
 
 #[test]
+fn importing_a_second_module_over_keys_another_import_filled_is_refused() {
+    // Two modules of one context export tensors of the same names to two
+    // files; once the first is imported, the shared keys hold its bytes,
+    // which the second import must not take for its own file's.
+    let dir = tempfile::tempdir().unwrap();
+    let mlir = Mlir::new().unwrap();
+    let mut first = mlir.parse_text(MODEL).unwrap();
+    let mut second = mlir.parse_text(MODEL).unwrap();
+    for (module, name) in [(&mut first, "a.hurray"), (&mut second, "b.hurray")] {
+        let pipeline = export_pipeline(&dir.path().join(name), "inline-small=false");
+        passes::run_pipeline(&mlir, module, &pipeline).unwrap();
+    }
+    let import = "builtin.module(hurray-import-constants)";
+    passes::run_pipeline(&mlir, &mut first, import).unwrap();
+    let e = passes::run_pipeline(&mlir, &mut second, import).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("already holds data from another import"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("b.hurray"), "{e}");
+}
+
+#[test]
 fn exporting_twice_in_one_context_is_refused_not_aliased() {
     // The second export's references would take the names the first
     // import filled with data.

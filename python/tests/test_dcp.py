@@ -88,3 +88,33 @@ def test_async_save_writes_the_same_checkpoint(hurray, tmp_path):
         assert torch.equal(out[name], t), name
     with hurray.open_sharded(tmp_path / "c" / "checkpoint.hurray") as f:
         assert f.verify_checksums()
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_nested_state_dicts_load_back_nested(hurray, tmp_path):
+    # DCP flattens nested state dicts; the planner's map back travels in the
+    # index (as JSON), so a load that starts from nothing gets the nesting back.
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+    from hurray.torch.dcp import HurrayStorageReader, HurrayStorageWriter
+
+    state = {"model": {"w": torch.arange(6.0).reshape(2, 3), "layers": [torch.ones(2), torch.zeros(3)]}}
+    dcp.save(state, storage_writer=HurrayStorageWriter(tmp_path / "c"))
+    out = _load_state_dict_from_keys(storage_reader=HurrayStorageReader(tmp_path / "c"))
+    assert torch.equal(out["model"]["w"], state["model"]["w"])
+    assert [t.tolist() for t in out["model"]["layers"]] == [[1.0, 1.0], [0.0, 0.0, 0.0]]
+    # Chosen keys only.
+    some = _load_state_dict_from_keys(keys={"model.w"}, storage_reader=HurrayStorageReader(tmp_path / "c"))
+    assert list(some) == ["model"] and list(some["model"]) == ["w"]
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
+def test_saving_without_collectives_is_refused(hurray, tmp_path):
+    import torch.distributed.checkpoint as dcp
+    from hurray.torch.dcp import HurrayStorageWriter
+
+    with pytest.raises(Exception) as refused:
+        dcp.save({"w": torch.ones(2)}, storage_writer=HurrayStorageWriter(tmp_path / "c"), use_collectives=False)
+    assert "use_collectives=True" in repr(refused.value) or any(
+        "use_collectives=True" in str(f[0]) for f in getattr(refused.value, "failures", {}).values()
+    )

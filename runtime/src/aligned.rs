@@ -28,13 +28,12 @@ impl AlignedBytes {
     }
 
     /// `len` zero bytes, or `None` when that much memory cannot be had (the
-    /// allocation is fallible: sizes may come from a file). The zeroed pages
-    /// come from the allocator's zeroed memory, so they cost nothing until
-    /// written.
+    /// allocation is fallible: sizes may come from a file). The allocator
+    /// zeroes them (with 64-byte alignment it writes them, touching every
+    /// page).
     pub fn try_zeroed(len: usize) -> Option<Self> {
         let n = len.div_ceil(MIN_ALIGNMENT as usize);
         let blocks = bytemuck::allocation::try_zeroed_vec::<Block>(n).ok()?;
-        advise_huge_pages(&blocks);
         Some(AlignedBytes { blocks, len })
     }
 
@@ -48,33 +47,6 @@ impl AlignedBytes {
         &mut bytemuck::cast_slice_mut::<Block, u8>(&mut self.blocks)[..self.len]
     }
 }
-
-/// Asks Linux to back the 2 MiB-aligned interior of a large, not yet touched
-/// allocation with transparent huge pages where the system leaves that to
-/// the program (`enabled = madvise`): filling it then takes one page fault
-/// per 2 MiB instead of per 4 KiB. Advice only: nothing changes if refused.
-#[cfg(all(target_os = "linux", not(miri)))]
-fn advise_huge_pages(blocks: &[Block]) {
-    const HUGE: usize = 2 << 20;
-    let bytes = std::mem::size_of_val(blocks);
-    if bytes < 2 * HUGE {
-        return;
-    }
-    let start = blocks.as_ptr() as usize;
-    let first = start.next_multiple_of(HUGE);
-    let end = (start + bytes) / HUGE * HUGE;
-    if end > first {
-        // SAFETY: [first, end) lies inside the allocation `blocks` owns, is
-        // page-aligned, and MADV_HUGEPAGE changes no contents and no
-        // mapping: it only tells the kernel how to back future faults.
-        unsafe {
-            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(any(not(target_os = "linux"), miri))]
-fn advise_huge_pages(_: &[Block]) {}
 
 impl AsRef<[u8]> for AlignedBytes {
     fn as_ref(&self) -> &[u8] {

@@ -44,10 +44,13 @@ impl LoadedTensor {
     }
 }
 
-/// One positioned read: `len` bytes at `offset` into a piece of a buffer.
+/// One positioned read: `out.len()` bytes at `offset` into a piece of a
+/// buffer (of `buffer` of `tensor`, for errors).
 struct Piece<'b> {
     offset: u64,
     out: &'b mut [u8],
+    tensor: &'b str,
+    buffer: &'static str,
 }
 
 /// Reads every tensor of `file` into owned memory with `threads` threads
@@ -90,11 +93,17 @@ pub fn load_all(file: &File, threads: usize) -> Result<Vec<LoadedTensor>> {
     let mut pieces = Vec::new();
     let mut offsets = ranges.into_iter();
     for t in &mut loaded {
-        for (_, buffer) in &mut t.buffers {
+        let tensor = t.descriptor.name.as_str();
+        for (role, buffer) in &mut t.buffers {
             let mut offset = offsets.next().unwrap_or(0);
             for out in buffer.as_mut_slice().chunks_mut(PIECE) {
                 let len = out.len() as u64;
-                pieces.push(Piece { offset, out });
+                pieces.push(Piece {
+                    offset,
+                    out,
+                    tensor,
+                    buffer: role.name(),
+                });
                 offset += len;
             }
         }
@@ -107,6 +116,8 @@ pub fn load_all(file: &File, threads: usize) -> Result<Vec<LoadedTensor>> {
 /// about equal bytes.
 fn read_pieces(file: &File, mut pieces: Vec<Piece<'_>>, threads: usize) -> Result<()> {
     pieces.sort_by_key(|p| p.offset);
+    // No more threads than pieces (and a bound on a caller's wild count).
+    let threads = threads.clamp(1, pieces.len().max(1));
     let total: usize = pieces.iter().map(|p| p.out.len()).sum();
     let share = total.div_ceil(threads).max(1);
     let mut runs: Vec<Vec<Piece<'_>>> = Vec::with_capacity(threads);
@@ -136,7 +147,18 @@ fn read_pieces(file: &File, mut pieces: Vec<Piece<'_>>, threads: usize) -> Resul
 
 fn read_run(file: &File, run: Vec<Piece<'_>>) -> Result<()> {
     for p in run {
-        file.read_exact_at(p.out, p.offset)?;
+        file.read_exact_at(p.out, p.offset).map_err(|e| match e {
+            // Truncated between the length check and this read.
+            Error::Stream(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Error::Truncated {
+                    tensor: p.tensor.to_owned(),
+                    buffer: p.buffer,
+                    end: p.offset + p.out.len() as u64,
+                    file_len: file.current_len().unwrap_or(0),
+                }
+            }
+            e => e,
+        })?;
     }
     Ok(())
 }

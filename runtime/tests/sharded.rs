@@ -347,6 +347,26 @@ fn members_written_elsewhere_are_adopted_with_their_chunks() {
     w.adopt_member_chunks("rank-0.hurray", &[chunk(0)]).unwrap();
     assert!(w.finish().unwrap_err().to_string().contains("cover"));
     assert!(!dir.path().join("bad.hurray").exists());
+
+    // A refused member changes nothing: the writer goes on as before it.
+    let mut w = ShardedWriter::create(&index).unwrap();
+    w.adopt_member_chunks("rank-0.hurray", &[chunk(0)]).unwrap();
+    let bad = [
+        chunk(2),
+        AdoptedChunk {
+            tensor: "nope".into(),
+            ..chunk(2)
+        },
+    ];
+    assert!(w.adopt_member_chunks("rank-1.hurray", &bad).is_err());
+    w.adopt_member_chunks("rank-1.hurray", &[chunk(2)]).unwrap();
+    w.finish().unwrap();
+    let ck = ShardedFile::open(&index).unwrap();
+    assert_eq!(ck.members().len(), 2);
+    assert_eq!(
+        bytemuck::cast_slice::<u8, f32>(&ck.assemble("w").unwrap().bytes),
+        full.as_slice()
+    );
 }
 
 #[test]

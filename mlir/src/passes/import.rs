@@ -11,7 +11,7 @@ use crate::types::{self, Storage};
 use hurray::{BufferRole, Dim, File, Layout, TensorRef};
 use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
 use melior::ir::{Attribute, BlockLike, OperationRef, RegionLike};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -74,6 +74,7 @@ pub fn import_constants(
         file,
         path: path.clone(),
         dense: BTreeMap::new(),
+        filled: BTreeSet::new(),
         tensors: Vec::new(),
     };
     resolver.visit(&super::read_only(module))?;
@@ -91,6 +92,8 @@ struct Resolver<'c> {
     /// `dense` attributes made so far, by key (one constant may be used by
     /// several ops).
     dense: BTreeMap<String, Attribute<'c>>,
+    /// Keys of `resource` references this import gave data.
+    filled: BTreeSet<String>,
     tensors: Vec<String>,
 }
 
@@ -109,12 +112,35 @@ impl<'c> Resolver<'c> {
             })
             .unwrap_or_default();
         for (name, value) in named.into_iter().chain(properties) {
-            if ffi::is_dense_resource(value)
-                && let Blob::Missing(key) = ffi::resource_blob(value)
-                && let Some((form, tensor)) = reference::parse_key(&key)
-            {
-                let slot = name.map_or(Slot::Properties, Slot::Named);
-                self.resolve(op, slot, value, &key, form, tensor)?;
+            if !ffi::is_dense_resource(value) {
+                continue;
+            }
+            match ffi::resource_blob(value) {
+                Blob::Missing(key) => {
+                    if let Some((form, tensor)) = reference::parse_key(&key) {
+                        let slot = name.map_or(Slot::Properties, Slot::Named);
+                        self.resolve(op, slot, value, &key, form, tensor)?;
+                    }
+                }
+                // A reference that already has data, which this import did
+                // not give it: another module of this context referred to the
+                // same key and was imported from its own file. Its bytes are
+                // not this file's, so they are not taken on trust.
+                Blob::Data(key, _) if !self.filled.contains(&key) => {
+                    if let Some((_, tensor)) = reference::parse_key(&key) {
+                        return Err(Error::Reference {
+                            op: describe_op(op),
+                            tensor: tensor.to_owned(),
+                            file: self.path.clone(),
+                            reason: format!(
+                                "resource {key:?} already holds data from another import in \
+                                 this context; export and import each module in a context of \
+                                 its own"
+                            ),
+                        });
+                    }
+                }
+                _ => {}
             }
         }
         for region in op.regions() {
@@ -173,6 +199,7 @@ impl<'c> Resolver<'c> {
                 if filled != Fill::Done {
                     return Err(bad(format!("MLIR refused the bytes ({filled:?})")));
                 }
+                self.filled.insert(key.to_owned());
             }
             Form::Dense => {
                 let dense = match self.dense.get(key) {

@@ -157,10 +157,17 @@ impl File {
         }
         let mut out = Vec::new();
         out.try_reserve_exact(length as usize)
-            .map_err(|_| truncated(file_len))?;
+            .map_err(|_| Error::OutOfMemory {
+                tensor: name.to_owned(),
+                buffer: role.name(),
+                bytes: length,
+            })?;
         out.resize(length as usize, 0);
         self.read_exact_at(&mut out, offset).map_err(|e| match e {
-            Error::Stream(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => truncated(offset),
+            // Truncated between the length check and the read.
+            Error::Stream(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                truncated(self.current_len().unwrap_or(0))
+            }
             e => e,
         })?;
         Ok(out)

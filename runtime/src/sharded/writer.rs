@@ -166,6 +166,9 @@ impl ShardedWriter {
         }
         let file = crate::File::open(self.dir.join(path))?;
         let member = self.members.len();
+        // Every check runs against a copy: a refused member leaves the
+        // writer as it was (no piece pointing at a member it never took).
+        let mut tensors = self.tensors.clone();
         let mut chunked = BTreeSet::new();
         for c in chunks {
             let t = file.tensor(&c.tensor)?;
@@ -177,7 +180,8 @@ impl ShardedWriter {
             let desc = t.descriptor();
             check_chunk(&c.name, &desc)?;
             let shape = resolved_shape(&desc)?;
-            self.record_chunk(
+            record_chunk(
+                &mut tensors,
                 &c.name,
                 &c.shape,
                 desc.element_type,
@@ -191,7 +195,7 @@ impl ShardedWriter {
         }
         for t in file.tensors().filter(|t| !chunked.contains(t.name())) {
             let name = t.name().to_owned();
-            if self.tensors.contains_key(&name) {
+            if tensors.contains_key(&name) {
                 return Err(Error::DuplicateName { name });
             }
             let shape = resolved_shape(&t.descriptor())?;
@@ -201,7 +205,7 @@ impl ShardedWriter {
                 offset: vec![0; shape.len()],
                 shape: shape.clone(),
             };
-            self.tensors.insert(
+            tensors.insert(
                 name.clone(),
                 ShardedTensor {
                     name,
@@ -211,6 +215,7 @@ impl ShardedWriter {
                 },
             );
         }
+        self.tensors = tensors;
         self.members.push(ShardMember {
             path: path.to_owned(),
             size: file.bytes().len() as u64,
@@ -254,55 +259,15 @@ impl ShardedWriter {
         check_chunk(&desc.name, desc)?;
         let shape = resolved_shape(desc)?;
         // Checked before anything is written.
-        self.check_logical(&desc.name, logical_shape, desc.element_type)?;
+        check_logical(&self.tensors, &desc.name, logical_shape, desc.element_type)?;
         let piece = self.write_piece(desc, buffers, offset.to_vec(), shape)?;
-        self.record_chunk(&desc.name, logical_shape, desc.element_type, piece)
-    }
-
-    /// The logical tensor `name` as earlier chunks described it must be
-    /// `element_type` of `logical_shape`.
-    fn check_logical(
-        &self,
-        name: &str,
-        logical_shape: &[u64],
-        element_type: ElementType,
-    ) -> Result<()> {
-        match self.tensors.get(name) {
-            Some(t) if t.shape != logical_shape || t.element_type != element_type => {
-                Err(Error::InvalidField {
-                    tensor: name.to_owned(),
-                    field: "shape".into(),
-                    value: format!("{} {logical_shape:?}", element_type.name()),
-                    reason: format!(
-                        "earlier chunks said {} {:?}",
-                        t.element_type.name(),
-                        t.shape
-                    ),
-                })
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn record_chunk(
-        &mut self,
-        name: &str,
-        logical_shape: &[u64],
-        element_type: ElementType,
-        piece: ShardPiece,
-    ) -> Result<()> {
-        self.check_logical(name, logical_shape, element_type)?;
-        self.tensors
-            .entry(name.to_owned())
-            .or_insert_with(|| ShardedTensor {
-                name: name.to_owned(),
-                element_type,
-                shape: logical_shape.to_vec(),
-                pieces: Vec::new(),
-            })
-            .pieces
-            .push(piece);
-        Ok(())
+        record_chunk(
+            &mut self.tensors,
+            &desc.name,
+            logical_shape,
+            desc.element_type,
+            piece,
+        )
     }
 
     fn write_piece(
@@ -399,6 +364,54 @@ impl ShardedWriter {
         w.finish()?;
         Ok(self.index_path)
     }
+}
+
+/// The logical tensor `name`, as earlier chunks in `tensors` described it,
+/// must be `element_type` of `logical_shape`.
+fn check_logical(
+    tensors: &BTreeMap<String, ShardedTensor>,
+    name: &str,
+    logical_shape: &[u64],
+    element_type: ElementType,
+) -> Result<()> {
+    match tensors.get(name) {
+        Some(t) if t.shape != logical_shape || t.element_type != element_type => {
+            Err(Error::InvalidField {
+                tensor: name.to_owned(),
+                field: "shape".into(),
+                value: format!("{} {logical_shape:?}", element_type.name()),
+                reason: format!(
+                    "earlier chunks said {} {:?}",
+                    t.element_type.name(),
+                    t.shape
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Adds `piece` to the logical tensor `name` of `tensors`, checked as
+/// [`check_logical`] does.
+fn record_chunk(
+    tensors: &mut BTreeMap<String, ShardedTensor>,
+    name: &str,
+    logical_shape: &[u64],
+    element_type: ElementType,
+    piece: ShardPiece,
+) -> Result<()> {
+    check_logical(tensors, name, logical_shape, element_type)?;
+    tensors
+        .entry(name.to_owned())
+        .or_insert_with(|| ShardedTensor {
+            name: name.to_owned(),
+            element_type,
+            shape: logical_shape.to_vec(),
+            pieces: Vec::new(),
+        })
+        .pieces
+        .push(piece);
+    Ok(())
 }
 
 /// A chunk is dense or strided, and unquantized.

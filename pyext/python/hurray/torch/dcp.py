@@ -24,6 +24,7 @@ them. Entries that are not tensors (DCP pickles them) are refused.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 
 from pathlib import Path
@@ -56,6 +57,20 @@ __all__ = ["HurrayStorageWriter", "HurrayStorageReader", "INDEX_NAME"]
 
 #: The index's file name in the checkpoint directory.
 INDEX_NAME = "checkpoint.hurray"
+
+#: The index metadata key holding DCP's ``Metadata.planner_data`` as JSON.
+PLANNER_DATA_KEY = "dcp.planner_data"
+
+
+def _planner_data(text: Optional[str]) -> Any:
+    """``planner_data`` back from JSON: the default planner's values are
+    paths (tuples of keys and indices), which JSON wrote as lists."""
+    if not text:
+        return None
+    data = json.loads(text)
+    if isinstance(data, dict):
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +113,15 @@ class HurrayStorageWriter(StorageWriter):
         if checkpoint_id is not None:
             self.path = Path(checkpoint_id)
 
-    def set_up_storage_writer(self, is_coordinator: bool, *args: Any, **kwargs: Any) -> None:
+    def set_up_storage_writer(
+        self, is_coordinator: bool, *args: Any, use_collectives: bool = True, **kwargs: Any
+    ) -> None:
+        if not use_collectives:
+            # Without collectives each rank would plan alone, name its member
+            # as rank 0 and write an index of its own.
+            raise NotImplementedError(
+                "HurrayStorageWriter writes one index for all ranks: save with use_collectives=True"
+            )
         self.is_coordinator = is_coordinator
         if is_coordinator:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -115,6 +138,10 @@ class HurrayStorageWriter(StorageWriter):
         return plan
 
     def prepare_global_plan(self, plans: List[SavePlan]) -> List[SavePlan]:
+        # Runs on the coordinator before any rank writes: an index of an
+        # earlier save into this directory goes first, so that a save that
+        # dies halfway leaves no index over a mix of old and new members.
+        (self.path / INDEX_NAME).unlink(missing_ok=True)
         # Each rank's member file, named by the rank's place in the plan.
         return [dataclasses.replace(p, storage_data=_member_name(i)) for i, p in enumerate(plans)]
 
@@ -127,6 +154,10 @@ class HurrayStorageWriter(StorageWriter):
             if tensor.device.type != "cpu":
                 tensor = tensor.cpu()
             name = _stored_name(item.index.fqn, item.tensor_data.chunk.offsets)
+            if name in tensors:
+                raise ValueError(
+                    f"{item.index.fqn!r}: its shard's name {name!r} is also the name of another entry"
+                )
             tensors[name] = tensor.contiguous()
             results.append(
                 WriteResult(
@@ -145,7 +176,13 @@ class HurrayStorageWriter(StorageWriter):
     def finish(self, metadata: Metadata, results: List[List[WriteResult]]) -> None:
         index = ShardedWriter(
             self.path / INDEX_NAME,
-            metadata={"writer": "hurray.torch.dcp", "dcp_version": str(metadata.version or "")},
+            metadata={
+                "writer": "hurray.torch.dcp",
+                "dcp_version": str(metadata.version or ""),
+                # The default planner's fqn -> state-dict path, which loads of
+                # nested state dicts (and of chosen keys) need back.
+                PLANNER_DATA_KEY: json.dumps(metadata.planner_data),
+            },
             durable=self.durable,
         )
         members: Dict[str, list] = {}
@@ -221,7 +258,8 @@ class HurrayStorageReader(StorageReader):
                 size=torch.Size(t.shape),
                 chunks=chunks,
             )
-        return Metadata(state_dict_metadata=state, storage_data=storage)
+        planner_data = _planner_data(checkpoint.metadata.get(PLANNER_DATA_KEY))
+        return Metadata(state_dict_metadata=state, storage_data=storage, planner_data=planner_data)
 
     def set_up_storage_reader(self, metadata: Metadata, is_coordinator: bool, *args: Any, **kwargs: Any) -> None:
         self.storage_data = metadata.storage_data
@@ -240,7 +278,9 @@ class HurrayStorageReader(StorageReader):
             stored = self.storage_data[req.storage_index]
             f = opened.get(stored.member)
             if f is None:
-                f = opened[stored.member] = _hurray.open(str(self.path / stored.member), read_only=True)
+                # Members are relative to the index's directory.
+                member = (self.path / self.index).parent / stored.member
+                f = opened[stored.member] = _hurray.open(str(member), read_only=True)
             t = f[stored.tensor]
             ranges = [(int(o), int(o) + int(n), 1) for o, n in zip(req.storage_offsets, req.lengths)]
             src = _convert.to_torch(t.read_slice(ranges)) if ranges else _convert.to_torch(t)

@@ -34,12 +34,13 @@ unsafe extern "C" {
     fn hurray_mlir_properties(op: sys::MlirOperation) -> sys::MlirAttribute;
 }
 
-fn string_ref(s: sys::MlirStringRef) -> String {
+pub(crate) fn string_ref(s: sys::MlirStringRef) -> String {
     if s.data.is_null() || s.length == 0 {
         return String::new();
     }
-    // SAFETY: a non-null MlirStringRef from MLIR points at `length` readable
-    // bytes owned by the context, alive for the duration of this call.
+    // SAFETY: a non-null MlirStringRef from MLIR (or from the pass shells,
+    // a view of their option's std::string) points at `length` readable
+    // bytes alive for the duration of this call.
     let bytes = unsafe { std::slice::from_raw_parts(s.data.cast::<u8>(), s.length) };
     String::from_utf8_lossy(bytes).into_owned()
 }

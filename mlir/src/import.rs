@@ -427,14 +427,7 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
                 }
                 storage => {
                     let count = d.element_count().unwrap_or(0);
-                    let raw = match storage {
-                        // MLIR's one code per byte, read with the runtime's
-                        // unpacker (a 6-bit code may span two bytes).
-                        types::Storage::BytePerElement { bits } => {
-                            hurray::pack::unpack_codes(bytes, bits, count).collect()
-                        }
-                        _ => bytes.to_vec(),
-                    };
+                    let raw = types::dense_raw(storage, bytes, count);
                     ffi::dense_from_raw(ty, &raw).ok_or_else(|| Error::Malformed {
                         op: "import".into(),
                         reason: format!(

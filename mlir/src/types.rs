@@ -89,6 +89,19 @@ impl Storage {
     }
 }
 
+/// Hurray's stored bytes of `count` elements as the raw buffer of an MLIR
+/// `dense` attribute: one code per byte for [`Storage::BytePerElement`]
+/// (read with the runtime's unpacker: a 6-bit code may span two bytes), the
+/// bytes themselves otherwise (i1 is bit-packed in both).
+pub(crate) fn dense_raw(storage: Storage, bytes: &[u8], count: u64) -> std::borrow::Cow<'_, [u8]> {
+    match storage {
+        Storage::BytePerElement { bits } => hurray::pack::unpack_codes(bytes, bits, count)
+            .collect::<Vec<u8>>()
+            .into(),
+        _ => bytes.into(),
+    }
+}
+
 pub(crate) fn storage(et: ElementType) -> Storage {
     match et.bits() {
         1 => Storage::Bits,

@@ -147,18 +147,7 @@ fn read_pieces(file: &File, mut pieces: Vec<Piece<'_>>, threads: usize) -> Resul
 
 fn read_run(file: &File, run: Vec<Piece<'_>>) -> Result<()> {
     for p in run {
-        file.read_exact_at(p.out, p.offset).map_err(|e| match e {
-            // Truncated between the length check and this read.
-            Error::Stream(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-                Error::Truncated {
-                    tensor: p.tensor.to_owned(),
-                    buffer: p.buffer,
-                    end: p.offset + p.out.len() as u64,
-                    file_len: file.current_len().unwrap_or(0),
-                }
-            }
-            e => e,
-        })?;
+        file.read_exact_at(p.out, p.offset, p.tensor, p.buffer)?;
     }
     Ok(())
 }

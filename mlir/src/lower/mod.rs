@@ -228,6 +228,45 @@ pub(crate) fn attr<'c>(op: &OperationRef<'c, '_>, name: &str) -> Option<Attribut
     op.attribute(name).ok()
 }
 
+/// Every attribute `op` holds, with its name (`None`: the attribute is the
+/// whole properties): its attribute list, then the properties of an
+/// unregistered op (a dictionary when parsed from text, whose entries the C
+/// API's attribute list leaves out; one attribute when read from bytecode).
+pub(crate) fn all_attributes<'c>(
+    op: &OperationRef<'c, '_>,
+) -> Vec<(Option<String>, Attribute<'c>)> {
+    let mut all: Vec<(Option<String>, Attribute<'c>)> = op
+        .attributes()
+        .map(|(n, a)| (n.as_string_ref().as_str().ok().map(str::to_owned), a))
+        .collect();
+    if let Some(p) = ffi::unregistered_properties(op) {
+        match ffi::dictionary_attr(p) {
+            Some(entries) => all.extend(entries.into_iter().map(|(n, a)| (Some(n), a))),
+            None => all.push((None, p)),
+        }
+    }
+    all
+}
+
+/// Calls `f` on every operation directly inside `op`'s regions, in order.
+pub(crate) fn for_each_child<'c>(
+    op: &OperationRef<'c, '_>,
+    mut f: impl FnMut(&OperationRef<'c, '_>) -> Result<()>,
+) -> Result<()> {
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            let mut next = b.first_operation();
+            while let Some(child) = next {
+                f(&child)?;
+                next = child.next_in_block();
+            }
+            block = b.next_in_region();
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn sym_name(op: &OperationRef<'_, '_>) -> Option<String> {
     attr(op, "sym_name").and_then(ffi::string_attr)
 }
@@ -334,18 +373,7 @@ impl<'c> Collector<'c> {
         scope: &mut Scope,
         prefix: &str,
     ) -> Result<()> {
-        for region in op.regions() {
-            let mut block = region.first_block();
-            while let Some(b) = block {
-                let mut next = b.first_operation();
-                while let Some(child) = next {
-                    self.visit(&child, scope, prefix)?;
-                    next = child.next_in_block();
-                }
-                block = b.next_in_region();
-            }
-        }
-        Ok(())
+        for_each_child(op, |child| self.visit(child, scope, prefix))
     }
 
     pub(crate) fn element(&self, ty: Type<'c>, op: &str, context: &str) -> Result<ElementType> {

@@ -25,16 +25,6 @@ fn run(module: MlirOperation, pass: impl FnOnce(OperationRefMut<'_, '_>) -> Resu
     false
 }
 
-fn string(s: MlirStringRef) -> String {
-    if s.data.is_null() || s.length == 0 {
-        return String::new();
-    }
-    // SAFETY: the shell passes a view of its option's std::string, alive for
-    // the call.
-    let bytes = unsafe { std::slice::from_raw_parts(s.data.cast::<u8>(), s.length) };
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// `hurray-export-constants` on `module`.
 #[unsafe(no_mangle)]
 pub(crate) extern "C" fn hurray_mlir_export_constants_run(
@@ -44,7 +34,8 @@ pub(crate) extern "C" fn hurray_mlir_export_constants_run(
     inline_small: bool,
     checksums: bool,
 ) -> bool {
-    let file = string(file);
+    // The shell passes a view of its option's std::string, alive for the call.
+    let file = crate::ffi::string_ref(file);
     run(module, |op| {
         if file.is_empty() {
             return Err(crate::Error::Unsupported {
@@ -67,7 +58,8 @@ pub(crate) extern "C" fn hurray_mlir_import_constants_run(
     module: MlirOperation,
     file: MlirStringRef,
 ) -> bool {
-    let file = string(file);
+    // The shell passes a view of its option's std::string, alive for the call.
+    let file = crate::ffi::string_ref(file);
     run(module, |op| {
         let mut options = ImportOptions::new();
         if !file.is_empty() {

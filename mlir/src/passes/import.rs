@@ -4,13 +4,13 @@
 use super::reference::{self, FILE_ATTR, Form};
 use super::resource::{self, Fill};
 use crate::error::{Error, Result};
-use crate::ffi::{self, Blob, RawDim};
-use crate::lower::{Slot, describe_op};
+use crate::ffi::{self, Blob};
+use crate::lower::{Slot, all_attributes, describe_op, dims, for_each_child};
 use crate::typed;
 use crate::types::{self, Storage};
-use hurray::{BufferRole, Dim, File, Layout, TensorRef};
+use hurray::{BufferRole, File, Layout, TensorRef};
 use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
-use melior::ir::{Attribute, BlockLike, OperationRef, RegionLike};
+use melior::ir::{Attribute, OperationRef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -99,19 +99,7 @@ struct Resolver<'c> {
 
 impl<'c> Resolver<'c> {
     fn visit(&mut self, op: &OperationRef<'c, '_>) -> Result<()> {
-        let named: Vec<(Option<String>, Attribute<'c>)> = op
-            .attributes()
-            .map(|(n, a)| (n.as_string_ref().as_str().ok().map(str::to_owned), a))
-            .collect();
-        // An unregistered op's properties: a dictionary (parsed from text,
-        // not in the attribute list) or one attribute (from bytecode).
-        let properties: Vec<(Option<String>, Attribute<'c>)> = ffi::unregistered_properties(op)
-            .map(|p| match ffi::dictionary_attr(p) {
-                Some(entries) => entries.into_iter().map(|(n, a)| (Some(n), a)).collect(),
-                None => vec![(None, p)],
-            })
-            .unwrap_or_default();
-        for (name, value) in named.into_iter().chain(properties) {
+        for (name, value) in all_attributes(op) {
             if !ffi::is_dense_resource(value) {
                 continue;
             }
@@ -143,18 +131,7 @@ impl<'c> Resolver<'c> {
                 _ => {}
             }
         }
-        for region in op.regions() {
-            let mut block = region.first_block();
-            while let Some(b) = block {
-                let mut next = b.first_operation();
-                while let Some(child) = next {
-                    self.visit(&child)?;
-                    next = child.next_in_block();
-                }
-                block = b.next_in_region();
-            }
-        }
-        Ok(())
+        for_each_child(op, |child| self.visit(child))
     }
 
     fn resolve(
@@ -205,12 +182,7 @@ impl<'c> Resolver<'c> {
                 let dense = match self.dense.get(key) {
                     Some(d) => *d,
                     None => {
-                        let raw: std::borrow::Cow<'_, [u8]> = match storage {
-                            Storage::BytePerElement { bits } => {
-                                hurray::pack::unpack_codes(bytes, bits, count).collect()
-                            }
-                            _ => bytes.into(),
-                        };
+                        let raw = types::dense_raw(storage, bytes, count);
                         let d = ffi::dense_from_raw(ty, &raw).ok_or_else(|| {
                             bad(format!(
                                 "MLIR rejects {} bytes for {}",
@@ -256,14 +228,8 @@ fn check(t: &TensorRef<'_>, ty: melior::ir::Type<'_>) -> std::result::Result<Sto
             d.element_type.name()
         ));
     }
-    let shape: Option<Vec<Dim>> = ffi::ranked_shape(ty).map(|dims| {
-        dims.iter()
-            .map(|d| match d {
-                RawDim::Static(n) => Dim::Fixed(*n),
-                _ => Dim::Dynamic,
-            })
-            .collect()
-    });
+    // The lowering's reading of an MLIR shape (a malformed one is none).
+    let shape = ffi::ranked_shape(ty).and_then(|raw| dims(&raw, "", ty).ok());
     if shape.as_ref() != Some(&d.shape) {
         return Err(format!(
             "the IR expects {} but the file's tensor has shape {:?}",

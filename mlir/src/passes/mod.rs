@@ -77,13 +77,6 @@ fn read_only<'c, 'a>(
     unsafe { melior::ir::OperationRef::from_raw(op.to_raw()) }
 }
 
-fn string_ref(s: &str) -> MlirStringRef {
-    MlirStringRef {
-        data: s.as_ptr().cast(),
-        length: s.len(),
-    }
-}
-
 /// `hurray-export-constants` with `options`, for a [`melior::pass::PassManager`]
 /// (nested under `builtin.module`).
 pub fn export_pass(options: &ExportOptions) -> Pass {
@@ -92,7 +85,7 @@ pub fn export_pass(options: &ExportOptions) -> Pass {
     // returns an owned pass.
     let raw = unsafe {
         hurray_mlir_create_export_constants(
-            string_ref(&file),
+            melior::StringRef::new(&file).to_raw(),
             options.threshold,
             options.inline_small,
             options.checksums,
@@ -111,7 +104,8 @@ pub fn import_pass(options: &ImportOptions) -> Pass {
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
     // SAFETY: as in `export_pass`.
-    let raw = unsafe { hurray_mlir_create_import_constants(string_ref(&file)) };
+    let raw =
+        unsafe { hurray_mlir_create_import_constants(melior::StringRef::new(&file).to_raw()) };
     // SAFETY: as in `export_pass`.
     unsafe { Pass::from_raw(raw) }
 }

@@ -27,13 +27,7 @@ pub(crate) fn reference<'c>(ty: Type<'c>, key: &str) -> Option<Attribute<'c>> {
     // SAFETY: `ty` is a valid shaped type (the type of an elements
     // attribute); MLIR copies the key.
     let raw = unsafe {
-        hurray_mlir_resource_reference(
-            ty.to_raw(),
-            MlirStringRef {
-                data: key.as_ptr().cast(),
-                length: key.len(),
-            },
-        )
+        hurray_mlir_resource_reference(ty.to_raw(), melior::StringRef::new(key).to_raw())
     };
     // SAFETY: an attribute of `ty`'s context, or null (checked).
     unsafe { Attribute::from_option_raw(raw) }

@@ -163,13 +163,7 @@ impl File {
                 bytes: length,
             })?;
         out.resize(length as usize, 0);
-        self.read_exact_at(&mut out, offset).map_err(|e| match e {
-            // Truncated between the length check and the read.
-            Error::Stream(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                truncated(self.current_len().unwrap_or(0))
-            }
-            e => e,
-        })?;
+        self.read_exact_at(&mut out, offset, name, role.name())?;
         Ok(out)
     }
 
@@ -182,22 +176,41 @@ impl File {
         }
     }
 
-    /// Fills `buf` with the file's bytes at `offset` by a positioned read
-    /// (`pread`) for a mapped file, a copy for one in memory. The caller has
-    /// checked the range against [`File::current_len`].
-    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        match self.storage.file() {
-            Some(fs) => read_exact_at(fs, buf, offset).map_err(Error::Stream),
+    /// Fills `buf` with the file's bytes at `offset` (part of buffer `buffer`
+    /// of `tensor`) by a positioned read (`pread`) for a mapped file, a copy
+    /// for one in memory. The caller has checked the range against
+    /// [`File::current_len`]; a file truncated since gives
+    /// [`Error::Truncated`] naming the tensor and buffer.
+    pub(crate) fn read_exact_at(
+        &self,
+        buf: &mut [u8],
+        offset: u64,
+        tensor: &str,
+        buffer: &'static str,
+    ) -> Result<()> {
+        let read = match self.storage.file() {
+            Some(fs) => read_exact_at(fs, buf, offset),
             None => {
                 let start = usize::try_from(offset).unwrap_or(usize::MAX);
-                let src = self
-                    .bytes()
-                    .get(start..start.saturating_add(buf.len()))
-                    .ok_or_else(|| Error::Stream(std::io::ErrorKind::UnexpectedEof.into()))?;
-                buf.copy_from_slice(src);
-                Ok(())
+                match self.bytes().get(start..start.saturating_add(buf.len())) {
+                    Some(src) => {
+                        buf.copy_from_slice(src);
+                        Ok(())
+                    }
+                    None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                }
             }
-        }
+        };
+        read.map_err(|e| match e.kind() {
+            // Truncated between the length check and the read.
+            std::io::ErrorKind::UnexpectedEof => Error::Truncated {
+                tensor: tensor.to_owned(),
+                buffer,
+                end: offset + buf.len() as u64,
+                file_len: self.current_len().unwrap_or(0),
+            },
+            _ => Error::Stream(e),
+        })
     }
 
     /// The tensor named `name`: O(1) expected through the name index, O(log n) at worst.

@@ -20,7 +20,7 @@
 
 use crate::error::Result;
 use crate::ffi;
-use crate::lower::{Collector, NAME_ATTR, Origin, Slot, attr, sym_name};
+use crate::lower::{Collector, NAME_ATTR, Origin, Slot, all_attributes, attr, sym_name};
 use crate::typed;
 use crate::types;
 use melior::ir::operation::OperationLike;
@@ -110,19 +110,7 @@ fn elements_attribute<'c>(op: &OperationRef<'c, '_>) -> Option<(Option<String>, 
     let by_name = ["value", "values"]
         .into_iter()
         .filter_map(|name| attr(op, name).map(|a| (Some(name.to_owned()), a)));
-    let listed = op.attributes().map(|(n, a)| (identifier(n), a));
-    let properties = ffi::unregistered_properties(op)
-        .map(|p| match ffi::dictionary_attr(p) {
-            Some(entries) => entries.into_iter().map(|(n, a)| (Some(n), a)).collect(),
-            None => vec![(None, p)],
-        })
-        .unwrap_or_default();
     by_name
-        .chain(listed)
-        .chain(properties)
+        .chain(all_attributes(op))
         .find(|(_, a)| typed::is_elements(*a))
-}
-
-fn identifier(id: melior::ir::Identifier<'_>) -> Option<String> {
-    id.as_string_ref().as_str().ok().map(str::to_owned)
 }

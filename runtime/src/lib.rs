@@ -54,8 +54,11 @@ mod reader;
 mod slice;
 mod views;
 
-// Loading into owned memory: positioned reads on several threads.
+// Loading into owned memory: positioned reads on several threads, from a
+// local file or any other source (an object store).
 pub mod load;
+mod ranged;
+pub mod source;
 
 // Writing: streaming, atomic.
 mod atomic;
@@ -94,6 +97,7 @@ pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatS
 /// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
+pub use ranged::{Fetched, OPEN_SUFFIX, RangedFile};
 pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors};
 pub use sharded::{
     AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor,

@@ -114,30 +114,70 @@ pub fn load_all(file: &File, threads: usize) -> Result<Vec<LoadedTensor>> {
 
 /// Reads `pieces`, in file order, split into `threads` contiguous runs of
 /// about equal bytes.
-fn read_pieces(file: &File, mut pieces: Vec<Piece<'_>>, threads: usize) -> Result<()> {
-    pieces.sort_by_key(|p| p.offset);
+fn read_pieces(file: &File, pieces: Vec<Piece<'_>>, threads: usize) -> Result<()> {
+    on_threads(pieces, threads, |p| {
+        file.read_exact_at(p.out, p.offset, p.tensor, p.buffer)
+    })
+}
+
+/// A read at a position of a file, as [`on_threads`] splits them.
+pub(crate) trait Positioned {
+    fn offset(&self) -> u64;
+    fn len(&self) -> usize;
+}
+
+impl Positioned for Piece<'_> {
+    fn offset(&self) -> u64 {
+        self.offset
+    }
+    fn len(&self) -> usize {
+        self.out.len()
+    }
+}
+
+impl Positioned for crate::source::ReadRequest<'_> {
+    fn offset(&self) -> u64 {
+        self.offset
+    }
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// Runs `read` on every piece, sorted by offset and split into `threads`
+/// contiguous runs of about equal bytes, one thread each: each thread reads
+/// sequentially (the kernel's readahead works for it), and one large buffer
+/// is shared among all threads. The first error wins.
+pub(crate) fn on_threads<P: Positioned + Send, E: Send>(
+    mut pieces: Vec<P>,
+    threads: usize,
+    read: impl Fn(P) -> std::result::Result<(), E> + Sync,
+) -> std::result::Result<(), E> {
+    pieces.sort_by_key(|p| p.offset());
     // No more threads than pieces (and a bound on a caller's wild count).
     let threads = threads.clamp(1, pieces.len().max(1));
-    let total: usize = pieces.iter().map(|p| p.out.len()).sum();
+    let total: usize = pieces.iter().map(|p| p.len()).sum();
     let share = total.div_ceil(threads).max(1);
-    let mut runs: Vec<Vec<Piece<'_>>> = Vec::with_capacity(threads);
+    let mut runs: Vec<Vec<P>> = Vec::with_capacity(threads);
     let mut current = Vec::new();
     let mut filled = 0;
     for p in pieces {
-        filled += p.out.len();
+        filled += p.len();
         current.push(p);
         if filled >= share * (runs.len() + 1) && runs.len() + 1 < threads {
             runs.push(std::mem::take(&mut current));
         }
     }
     runs.push(current);
+    let read = &read;
+    let read_run = move |run: Vec<P>| run.into_iter().try_for_each(read);
     if runs.len() == 1 {
-        return read_run(file, runs.pop().unwrap_or_default());
+        return read_run(runs.pop().unwrap_or_default());
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = runs
             .into_iter()
-            .map(|run| scope.spawn(move || read_run(file, run)))
+            .map(|run| scope.spawn(move || read_run(run)))
             .collect();
         handles
             .into_iter()
@@ -145,9 +185,29 @@ fn read_pieces(file: &File, mut pieces: Vec<Piece<'_>>, threads: usize) -> Resul
     })
 }
 
-fn read_run(file: &File, run: Vec<Piece<'_>>) -> Result<()> {
-    for p in run {
-        file.read_exact_at(p.out, p.offset, p.tensor, p.buffer)?;
+/// The threads a loader uses unless told otherwise: one per core, at most 8
+/// (more only queue at the device).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Fills `buf` with the bytes of `f` at `offset` (`pread`, retried until
+/// done); a file that ends first is [`std::io::ErrorKind::UnexpectedEof`].
+#[cfg(unix)]
+pub(crate) fn pread(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+pub(crate) fn pread(f: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(f, buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
     }
     Ok(())
 }

@@ -8,7 +8,6 @@
 
 use crate::aligned::AlignedBytes;
 use crate::buffer::BufferRole;
-use crate::descriptor::Layout;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
@@ -189,7 +188,7 @@ impl File {
         buffer: &'static str,
     ) -> Result<()> {
         let read = match self.storage.file() {
-            Some(fs) => read_exact_at(fs, buf, offset),
+            Some(fs) => crate::load::pread(fs, buf, offset),
             None => {
                 let start = usize::try_from(offset).unwrap_or(usize::MAX);
                 match self.bytes().get(start..start.saturating_add(buf.len())) {
@@ -239,25 +238,6 @@ impl File {
     }
 }
 
-#[cfg(unix)]
-fn read_exact_at(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_exact_at(f: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match std::os::windows::fs::FileExt::seek_read(f, buf, offset)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A verified view of a Hurray file's bytes.
 #[derive(Clone, Copy)]
 pub struct Reader<'a> {
@@ -278,34 +258,47 @@ impl std::fmt::Debug for Reader<'_> {
 
 /// Where the header is, as the prefix and footer say, before any trust.
 /// The header's byte range, the format version and the footer flags.
-type Located = (std::ops::Range<usize>, (u16, u16), u64);
+pub(crate) type Located = (std::ops::Range<u64>, (u16, u16), u64);
 
-fn locate(bytes: &[u8]) -> Result<Located> {
+fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16), u64)> {
     let len = bytes.len() as u64;
     let min = PREFIX_LEN + FOOTER_LEN;
     if len < min {
         return Err(Error::TooShort { len, min });
     }
+    let footer_at = bytes.len() - FOOTER_LEN as usize;
+    let (range, version, flags) = locate_parts(&bytes[..8 + 4], &bytes[footer_at..], len)?;
+    // Both ends are below `len`, a `usize`.
+    Ok((range.start as usize..range.end as usize, version, flags))
+}
+
+/// [`locate`] from the file's first 12 bytes (magic and version), its last
+/// 32 (the footer) and its length: what a positioned reader fetches first.
+pub(crate) fn locate_parts(prefix: &[u8], footer: &[u8], len: u64) -> Result<Located> {
+    let min = PREFIX_LEN + FOOTER_LEN;
+    if len < min || prefix.len() < 12 || footer.len() != FOOTER_LEN as usize {
+        return Err(Error::TooShort { len, min });
+    }
     let mut magic = [0u8; 8];
-    magic.copy_from_slice(&bytes[..8]);
+    magic.copy_from_slice(&prefix[..8]);
     if magic != MAGIC {
         return Err(Error::BadMagic { found: magic });
     }
-    let version = (format::read_u16(bytes, 8), format::read_u16(bytes, 10));
+    let version = (format::read_u16(prefix, 8), format::read_u16(prefix, 10));
     if version.0 != VERSION_MAJOR {
         return Err(Error::UnsupportedVersion {
             major: version.0,
             minor: version.1,
         });
     }
-    let footer_at = bytes.len() - FOOTER_LEN as usize;
+    let footer_at = len - FOOTER_LEN;
     let mut end_magic = [0u8; 8];
-    end_magic.copy_from_slice(&bytes[footer_at + 24..]);
+    end_magic.copy_from_slice(&footer[24..]);
     if end_magic != format::FOOTER_MAGIC {
         return Err(Error::BadFooterMagic { found: end_magic });
     }
-    let header_offset = format::read_u64(bytes, footer_at);
-    let header_length = format::read_u64(bytes, footer_at + 8);
+    let header_offset = format::read_u64(footer, 0);
+    let header_length = format::read_u64(footer, 8);
     let bad = |field, value, reason| Error::BadFooter {
         field,
         value,
@@ -326,7 +319,7 @@ fn locate(bytes: &[u8]) -> Result<Located> {
             "shorter than a FlatBuffer's 8-byte start",
         ));
     }
-    let flags = format::read_u64(bytes, footer_at + 16);
+    let flags = format::read_u64(footer, 16);
     if flags & !format::KNOWN_FLAGS != 0 {
         // Flags are for features a reader must understand (1.2 defines one).
         return Err(bad(
@@ -335,14 +328,14 @@ fn locate(bytes: &[u8]) -> Result<Located> {
             "unknown flags: the file needs a newer reader",
         ));
     }
-    if header_offset.checked_add(header_length) != Some(footer_at as u64) {
+    if header_offset.checked_add(header_length) != Some(footer_at) {
         return Err(bad(
             "header_length",
             header_length,
             "the header must end where the footer starts",
         ));
     }
-    Ok((header_offset as usize..footer_at, version, flags))
+    Ok((header_offset..footer_at, version, flags))
 }
 
 impl<'a> Reader<'a> {
@@ -360,8 +353,10 @@ impl<'a> Reader<'a> {
     }
 
     /// Verifies `header_bytes` (the file's header, in place or a copy of it)
-    /// against the file `bytes` whose data region ends at `data_end`.
-    fn verify(
+    /// against the file `bytes` whose data region ends at `data_end`. A
+    /// [`RangedFile`](crate::RangedFile) passes no bytes: the checks need
+    /// only `data_end`, and it never hands out this reader's tensors.
+    pub(crate) fn verify(
         bytes: &'a [u8],
         header_bytes: &'a [u8],
         data_end: u64,
@@ -397,7 +392,11 @@ impl<'a> Reader<'a> {
     /// # Safety
     /// `header_bytes` and `bytes` must be exactly what `Reader::verify`
     /// accepted together, with the `version` it was given.
-    unsafe fn new_unchecked(bytes: &'a [u8], header_bytes: &'a [u8], version: (u16, u16)) -> Self {
+    pub(crate) unsafe fn new_unchecked(
+        bytes: &'a [u8],
+        header_bytes: &'a [u8],
+        version: (u16, u16),
+    ) -> Self {
         // SAFETY: the caller guarantees these header bytes passed the
         // FlatBuffers verifier (and the semantic checks) in `Reader::verify`.
         let header = unsafe { flatbuffers::root_unchecked::<fb::Header<'a>>(header_bytes) };
@@ -417,16 +416,7 @@ impl<'a> Reader<'a> {
     /// whole file is valid. This is what `hurray validate` runs.
     pub fn check_sparse_indices(&self) -> Vec<Error> {
         self.tensors()
-            .filter(|t| !t.is_descriptor_only())
-            .filter_map(|t| {
-                let checked = match t.layout() {
-                    Layout::Coo { .. } => t.coo().map(drop),
-                    Layout::Csr { .. } => t.csr().map(drop),
-                    Layout::Csc { .. } => t.csc().map(drop),
-                    Layout::Dense | Layout::Strided(_) => Ok(()),
-                };
-                checked.err()
-            })
+            .filter_map(|t| t.check_sparse_index().err())
             .collect()
     }
 

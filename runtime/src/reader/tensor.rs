@@ -87,7 +87,10 @@ impl<'a> Iterator for Metadata<'a> {
 /// One verified tensor of a file, borrowing the file's bytes.
 #[derive(Clone, Copy)]
 pub struct TensorRef<'a> {
+    /// The file's bytes from offset `base` on: the whole file (`base` 0), or
+    /// a window read into memory that holds every buffer of this tensor.
     bytes: &'a [u8],
+    base: u64,
     t: fb::Tensor<'a>,
     element_type: ElementType,
     alignment: u64,
@@ -152,10 +155,22 @@ impl<'a> TensorRef<'a> {
         };
         TensorRef {
             bytes,
+            base: 0,
             t,
             element_type,
             alignment,
             checksum,
+        }
+    }
+
+    /// This tensor over `window`, the file's bytes from offset `base` on,
+    /// which must hold every non-empty buffer of the tensor (a
+    /// [`RangedFile`](crate::RangedFile) reads them into it).
+    pub(crate) fn over_window(self, window: &'a [u8], base: u64) -> Self {
+        TensorRef {
+            bytes: window,
+            base,
+            ..self
         }
     }
 
@@ -206,6 +221,20 @@ impl<'a> TensorRef<'a> {
             }
         }
         Ok(true)
+    }
+
+    /// Checks what opening leaves for later: the index contents of a sparse
+    /// tensor (ADR-0003); `Ok` for every other tensor. This reads the data.
+    pub fn check_sparse_index(&self) -> Result<()> {
+        if self.is_descriptor_only() {
+            return Ok(());
+        }
+        match self.layout() {
+            Layout::Coo { .. } => self.coo().map(drop),
+            Layout::Csr { .. } => self.csr().map(drop),
+            Layout::Csc { .. } => self.csc().map(drop),
+            Layout::Dense | Layout::Strided(_) => Ok(()),
+        }
     }
 
     /// The tensor's name.
@@ -356,7 +385,9 @@ impl<'a> TensorRef<'a> {
         match b {
             // ADR-007: a zero-length buffer is never dereferenced, wherever it points.
             Some(b) if b.length() > 0 => {
-                let start = b.offset() as usize;
+                // Verified at open: the buffer is inside the file; the window
+                // (if any) was read to hold it.
+                let start = (b.offset() - self.base) as usize;
                 &self.bytes[start..start + b.length() as usize]
             }
             _ => &[],
@@ -375,6 +406,16 @@ impl<'a> TensorRef<'a> {
             .buffers()
             .into_iter()
             .map(|(role, _)| (role, self.buffer(role).unwrap_or(&[])))
+            .collect()
+    }
+
+    /// The role of every buffer the tensor has, in wire order, from the
+    /// header alone.
+    pub(crate) fn roles(&self) -> Vec<BufferRole> {
+        self.plan()
+            .buffers()
+            .into_iter()
+            .map(|(role, _)| role)
             .collect()
     }
 

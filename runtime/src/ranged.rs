@@ -1,0 +1,272 @@
+//! [`RangedFile`]: a Hurray file read through a [`Source`] by positioned
+//! reads: a local file by `pread`, an object in S3, GCS, Azure or behind an
+//! HTTP URL by range GETs (`hurray-object-store`).
+//!
+//! Opening asks the source for the file's two ends at once: the 64-byte
+//! prefix and the last [`OPEN_SUFFIX`] bytes, which hold the footer and, for
+//! a header of up to `OPEN_SUFFIX - 32` bytes, all of it. For an object
+//! store that is two range GETs in one round trip; only a larger header
+//! costs one more. The header is then verified as [`File::open`] verifies
+//! it (every check that needs no data), so after `open` every descriptor
+//! and buffer range is trusted, and nothing is read that the header does not
+//! place inside the file.
+//!
+//! A tensor is read by [`RangedFile::fetch`] into a window of owned, 64-byte
+//! aligned memory that holds its buffers (one request for a tensor whose
+//! buffers are neighbours, as a Hurray writer lays them out), and handed out
+//! as the same [`TensorRef`] a mapped file gives: typed, sparse, packed and
+//! quantized views, slices and checksums all work on it.
+//! [`RangedFile::fetch_many`] reads many tensors in one batch, which the
+//! source coalesces and runs concurrently.
+//!
+//! [`File::open`]: crate::File::open
+
+use crate::aligned::AlignedBytes;
+use crate::descriptor::TensorDescriptor;
+use crate::error::{Error, Result};
+use crate::format::{FOOTER_LEN, PREFIX_LEN};
+use crate::reader::{Metadata, Reader, TensorRef, locate_parts};
+use crate::source::{PreadSource, ReadRequest, Source};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How many bytes from the end opening reads with the footer, hoping the
+/// header is among them (a header of 1000 tensors is about 150 KiB).
+pub const OPEN_SUFFIX: u64 = 256 << 10;
+
+/// A verified Hurray file whose data stays where it is until read.
+#[derive(Debug, Clone)]
+pub struct RangedFile {
+    source: Arc<dyn Source>,
+    /// The header, copied out and verified.
+    header: AlignedBytes,
+    version: (u16, u16),
+    /// The file's length when it was opened.
+    len: u64,
+}
+
+impl RangedFile {
+    /// Opens and verifies the file `source` reads (see the module docs for
+    /// what that reads).
+    pub fn open(source: Arc<dyn Source>) -> Result<RangedFile> {
+        let io = |e| Error::io("reading", source.location(), e);
+        let ends = source.read_ends(PREFIX_LEN, OPEN_SUFFIX).map_err(io)?;
+        let min = PREFIX_LEN + FOOTER_LEN;
+        let footer = match ends.suffix_range(ends.len.saturating_sub(FOOTER_LEN)..ends.len) {
+            Some(footer) if ends.len >= min => footer,
+            _ => return Err(Error::TooShort { len: ends.len, min }),
+        };
+        let (range, version, flags) = locate_parts(&ends.prefix, footer, ends.len)?;
+        let header = match ends.suffix_range(range.clone()) {
+            Some(header) => AlignedBytes::copy_from(header),
+            None => {
+                // A header longer than the suffix read: its bytes are in the
+                // file (the footer says so and the length is the object's).
+                let length = range.end - range.start;
+                let mut header = usize::try_from(length)
+                    .ok()
+                    .and_then(AlignedBytes::try_zeroed)
+                    .ok_or_else(|| Error::OutOfMemory {
+                        tensor: String::new(),
+                        buffer: "header",
+                        bytes: length,
+                    })?;
+                let mut request = [ReadRequest {
+                    offset: range.start,
+                    buf: header.as_mut_slice(),
+                }];
+                source.read_many(&mut request).map_err(io)?;
+                header
+            }
+        };
+        Reader::verify(&[], header.as_slice(), range.start, version, flags)?;
+        Ok(RangedFile {
+            source,
+            header,
+            version,
+            len: ends.len,
+        })
+    }
+
+    /// Opens the local file at `path` for `pread` ([`PreadSource`]).
+    pub fn open_path(path: impl AsRef<Path>) -> Result<RangedFile> {
+        RangedFile::open(Arc::new(PreadSource::open(path)?))
+    }
+
+    /// Where the file is (a path or URL).
+    pub fn location(&self) -> &str {
+        self.source.location()
+    }
+
+    /// The source it reads from.
+    pub fn source(&self) -> &Arc<dyn Source> {
+        &self.source
+    }
+
+    /// The file's length in bytes when it was opened.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    /// The header alone: descriptors, metadata, version. Its tensors have no
+    /// data, so it stays private; [`fetch`](Self::fetch) gives them data.
+    fn header_reader(&self) -> Reader<'_> {
+        // SAFETY: `open` ran `Reader::verify` on this header with no file
+        // bytes and this version; neither changes for the life of `self`.
+        // No `TensorRef` of this reader reaches a caller without a window
+        // holding its buffers (`Fetched::tensor`).
+        unsafe { Reader::new_unchecked(&[], self.header.as_slice(), self.version) }
+    }
+
+    /// The format version (major, minor).
+    pub fn version(&self) -> (u16, u16) {
+        self.version
+    }
+
+    /// Whether the file is the index of a sharded checkpoint.
+    pub fn is_shard_index(&self) -> bool {
+        self.header_reader().is_shard_index()
+    }
+
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.header_reader().len()
+    }
+
+    /// Whether the file holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// File-wide metadata, sorted by key.
+    pub fn metadata(&self) -> Metadata<'_> {
+        self.header_reader().metadata()
+    }
+
+    /// Every tensor's name, in file order (sorted).
+    pub fn names(&self) -> Vec<&str> {
+        self.header_reader().tensors().map(|t| t.name()).collect()
+    }
+
+    /// Every tensor's descriptor, in file order, from the header alone.
+    pub fn descriptors(&self) -> Vec<TensorDescriptor> {
+        self.header_reader()
+            .tensors()
+            .map(|t| t.descriptor())
+            .collect()
+    }
+
+    /// The descriptor of tensor `name`, from the header alone.
+    pub fn descriptor(&self, name: &str) -> Result<TensorDescriptor> {
+        Ok(self.header_reader().tensor(name)?.descriptor())
+    }
+
+    /// Reads tensor `name`: its buffers, in one request when they are
+    /// neighbours.
+    pub fn fetch(&self, name: &str) -> Result<Fetched<'_>> {
+        let mut fetched = self.fetch_many(&[name])?;
+        Ok(fetched.remove(0))
+    }
+
+    /// Reads every tensor named in `names` in one batch: the source
+    /// coalesces neighbours and runs the requests concurrently.
+    pub fn fetch_many(&self, names: &[&str]) -> Result<Vec<Fetched<'_>>> {
+        let reader = self.header_reader();
+        let mut fetched = Vec::with_capacity(names.len());
+        for name in names {
+            fetched.push(Fetched::allocate(reader.tensor(name)?)?);
+        }
+        let mut requests: Vec<ReadRequest<'_>> = Vec::new();
+        for f in &mut fetched {
+            requests.extend(f.requests());
+        }
+        self.source.read_many(&mut requests).map_err(|e| {
+            // The object ended early: it changed since it was opened.
+            Error::io("reading", self.location(), e)
+        })?;
+        Ok(fetched)
+    }
+
+    /// Reads every tensor of the file in one batch.
+    pub fn fetch_all(&self) -> Result<Vec<Fetched<'_>>> {
+        self.fetch_many(&self.names())
+    }
+}
+
+/// A tensor of a [`RangedFile`] read into memory: the window of the file
+/// from its first buffer to the end of its last.
+#[derive(Debug)]
+pub struct Fetched<'f> {
+    /// The tensor with the header alone.
+    header: TensorRef<'f>,
+    window: AlignedBytes,
+    /// The file offset of the window's first byte.
+    base: u64,
+    /// Where in the window each buffer goes: `(offset in the file, length)`.
+    buffers: Vec<(u64, u64)>,
+}
+
+impl<'f> Fetched<'f> {
+    fn allocate(header: TensorRef<'f>) -> Result<Fetched<'f>> {
+        let buffers: Vec<(u64, u64)> = if header.is_descriptor_only() {
+            Vec::new()
+        } else {
+            header
+                .roles()
+                .into_iter()
+                .filter_map(|role| header.buffer_range(role))
+                .filter(|&(_, length)| length > 0)
+                .collect()
+        };
+        let base = buffers.iter().map(|b| b.0).min().unwrap_or(0);
+        let end = buffers.iter().map(|b| b.0 + b.1).max().unwrap_or(0);
+        // Verified at open: every buffer is inside the file. Buffers are
+        // aligned (to 64 at least), so the window keeps them aligned.
+        let span = end - base;
+        let window = usize::try_from(span)
+            .ok()
+            .and_then(AlignedBytes::try_zeroed)
+            .ok_or_else(|| Error::OutOfMemory {
+                tensor: header.name().to_owned(),
+                buffer: "data",
+                bytes: span,
+            })?;
+        Ok(Fetched {
+            header,
+            window,
+            base,
+            buffers,
+        })
+    }
+
+    /// The reads that fill this window: one per buffer (the gaps between
+    /// them, alignment padding, are the source's to skip or fetch).
+    fn requests(&mut self) -> Vec<ReadRequest<'_>> {
+        let mut rest = self.window.as_mut_slice();
+        let mut at = self.base;
+        let mut sorted = self.buffers.clone();
+        sorted.sort_unstable();
+        let mut requests = Vec::with_capacity(sorted.len());
+        for (offset, length) in sorted {
+            if offset < at {
+                continue; // overlapping buffers are refused at open
+            }
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut((offset - at) as usize);
+            let (buf, tail) = tail.split_at_mut(length as usize);
+            requests.push(ReadRequest { offset, buf });
+            rest = tail;
+            at = offset + length;
+        }
+        requests
+    }
+
+    /// The tensor, with its data.
+    pub fn tensor(&self) -> TensorRef<'_> {
+        self.header.over_window(self.window.as_slice(), self.base)
+    }
+
+    /// The bytes read (the tensor's buffers and the padding between them).
+    pub fn window_len(&self) -> usize {
+        self.window.as_slice().len()
+    }
+}

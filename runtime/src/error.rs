@@ -343,7 +343,8 @@ impl Error {
     /// Every kind [`kind`](Self::kind) can return.
     pub const KINDS: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
 
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// [`Error::Io`]: `op` (such as `"reading"`) on `path` (a path or URL) failed.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             op,
             path: path.into(),

@@ -24,6 +24,11 @@ pub const MAX_HEADER_DEPTH: usize = 16;
 /// checkpoint has one piece per rank.
 pub const MAX_PIECES_PER_TENSOR: usize = 4096;
 
+/// The most range requests one reader of an object store has in flight at
+/// once (`hurray-object-store`): enough to fill a link's bandwidth, few
+/// enough that one process does not trip a store's request-rate limits.
+pub const REQUESTS_IN_FLIGHT: usize = 16;
+
 /// An output may be this many times the bytes it is made from...
 pub const EXPANSION_RATIO: u64 = 16;
 

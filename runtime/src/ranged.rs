@@ -195,7 +195,6 @@ impl RangedFile {
 
 /// A tensor of a [`RangedFile`] read into memory: the window of the file
 /// from its first buffer to the end of its last.
-#[derive(Debug)]
 pub struct Fetched<'f> {
     /// The tensor with the header alone.
     header: TensorRef<'f>,
@@ -204,6 +203,16 @@ pub struct Fetched<'f> {
     base: u64,
     /// Where in the window each buffer goes: `(offset in the file, length)`.
     buffers: Vec<(u64, u64)>,
+}
+
+impl std::fmt::Debug for Fetched<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetched")
+            .field("tensor", &self.header)
+            .field("base", &self.base)
+            .field("window_len", &self.window_len())
+            .finish()
+    }
 }
 
 impl<'f> Fetched<'f> {

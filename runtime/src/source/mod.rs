@@ -19,6 +19,11 @@ mod plan;
 
 pub use plan::{Coalesced, coalesce};
 
+/// Reads at most this far apart are fetched by one request, the gap read
+/// and dropped: a request to an object store costs about as much time as
+/// reading a megabyte (what Arrow's `object_store` coalesces by, too).
+pub const COALESCE_GAP: u64 = 1 << 20;
+
 /// Positioned reads from one object (a file, a blob, a URL).
 pub trait Source: Send + Sync + std::fmt::Debug {
     /// Where the bytes are, for messages: a path or a URL.

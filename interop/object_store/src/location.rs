@@ -1,0 +1,86 @@
+//! From a URL to a store, a path in it and a [`RangedFile`].
+
+use crate::source::ObjectSource;
+use hurray::source::{PreadSource, Source};
+use hurray::{Error, RangedFile, Result};
+use object_store::ObjectStore;
+use object_store::ObjectStoreScheme;
+use std::sync::Arc;
+
+/// Whether `location` is a URL this crate reads (`s3://`, `gs://`, `az://`,
+/// `abfs://`, `http(s)://`, `file://`) rather than a local path.
+pub fn is_url(location: &str) -> bool {
+    let Some((scheme, _)) = location.split_once("://") else {
+        return false;
+    };
+    matches!(
+        scheme,
+        "s3" | "s3a" | "gs" | "az" | "adl" | "azure" | "abfs" | "abfss" | "http" | "https" | "file"
+    )
+}
+
+/// Opens the Hurray file at `location` (a URL, or a local path) with
+/// credentials and endpoints from the environment.
+pub fn open(location: &str) -> Result<RangedFile> {
+    open_with_options(location, &[])
+}
+
+/// [`open`], with `object_store` configuration `options` (such as
+/// `("aws_endpoint", "http://127.0.0.1:9000")`) over the environment's.
+pub fn open_with_options(location: &str, options: &[(&str, &str)]) -> Result<RangedFile> {
+    RangedFile::open(source_for(location, options)?)
+}
+
+/// The source that reads `location`: an [`ObjectSource`] for a URL of an
+/// object store, a [`PreadSource`] for a `file://` URL or a local path.
+pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn Source>> {
+    if !is_url(location) {
+        return Ok(Arc::new(PreadSource::open(location)?));
+    }
+    let bad = |reason: String| Error::io("opening", location, std::io::Error::other(reason));
+    let url = ::url::Url::parse(location).map_err(|e| bad(e.to_string()))?;
+    let (scheme, path) = ObjectStoreScheme::parse(&url).map_err(|e| bad(e.to_string()))?;
+    let store: Arc<dyn ObjectStore> = match scheme {
+        ObjectStoreScheme::Local => {
+            let path = url
+                .to_file_path()
+                .map_err(|()| bad("not a local path".into()))?;
+            return Ok(Arc::new(PreadSource::open(path)?));
+        }
+        ObjectStoreScheme::AmazonS3 => {
+            let b = object_store::aws::AmazonS3Builder::from_env().with_url(location);
+            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
+                Ok(key) => b.with_config(key, *v),
+                Err(_) => b,
+            });
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(location);
+            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
+                Ok(key) => b.with_config(key, *v),
+                Err(_) => b,
+            });
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let b = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(location);
+            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
+                Ok(key) => b.with_config(key, *v),
+                Err(_) => b,
+            });
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        ObjectStoreScheme::Http => {
+            let base = &url[..::url::Position::BeforePath];
+            let b = object_store::http::HttpBuilder::new().with_url(base);
+            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
+                Ok(key) => b.with_config(key, *v),
+                Err(_) => b,
+            });
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        other => return Err(bad(format!("{other:?} URLs are not object stores"))),
+    };
+    Ok(Arc::new(ObjectSource::new(store, path, location)))
+}

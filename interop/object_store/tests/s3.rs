@@ -1,0 +1,189 @@
+//! Hurray files in a real S3-compatible server (s3s-fs on 127.0.0.1, signed
+//! requests): opening costs two range GETs, tensors read by range GETs
+//! equal the local file's, and what goes wrong is an error naming the URL.
+
+use hurray::{ElementType, File, SliceRange, TensorDescriptor, Writer, shape};
+use hurray_s3_test_server::{Request, Server};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn options(server: &Server) -> Vec<(&'static str, String)> {
+    server.options()
+}
+
+fn open(server: &Server, url: &str) -> hurray::Result<hurray::RangedFile> {
+    let options = options(server);
+    let options: Vec<(&str, &str)> = options.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    hurray_object_store::open_with_options(url, &options)
+}
+
+fn gets(requests: &[Request]) -> Vec<&Request> {
+    requests.iter().filter(|r| r.method == "GET").collect()
+}
+
+/// `tensors` tensors of `len` f32 each.
+fn write_sample(path: &Path, tensors: usize, len: usize) {
+    let mut w = Writer::create(path).unwrap();
+    for i in 0..tensors {
+        let data: Vec<f32> = (0..len).map(|j| (i * 1000 + j) as f32).collect();
+        w.add_tensor(
+            &TensorDescriptor::new(
+                format!("blocks.{i:05}.attention.query_key_value.weight"),
+                ElementType::Float32,
+                shape(&[len as u64 / 4, 4]),
+            ),
+            &[hurray::as_bytes(&data)],
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn every_golden_file_reads_from_s3_as_from_disk_and_opening_is_two_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).unwrap();
+    let bucket = server.bucket("golden").unwrap();
+    let mut files = Vec::new();
+    for version in ["v1.0", "v1.1", "v1.2", "v1.3"] {
+        for entry in std::fs::read_dir(root().join("tests/golden").join(version)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "hurray") {
+                let key = format!("{version}-{}", path.file_name().unwrap().to_str().unwrap());
+                std::fs::copy(&path, bucket.join(&key)).unwrap();
+                files.push((path, key));
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{}", files.len());
+    for (path, key) in files {
+        let local = File::open(&path).unwrap();
+        let url = format!("s3://golden/{key}");
+        server.take_requests();
+        let remote = open(&server, &url).unwrap();
+        let requests = server.take_requests();
+        // The prefix and the suffix, together; nothing else (no HEAD).
+        assert_eq!(requests.len(), 2, "{url}: {requests:?}");
+        assert_eq!(gets(&requests).len(), 2, "{url}: {requests:?}");
+        let ranges: Vec<_> = requests.iter().filter_map(|r| r.range.clone()).collect();
+        assert!(ranges.contains(&"bytes=0-63".to_owned()), "{ranges:?}");
+        assert!(
+            ranges.contains(&format!("bytes=-{}", hurray::OPEN_SUFFIX)),
+            "{ranges:?}"
+        );
+        assert_eq!(remote.location(), url);
+        assert_eq!(remote.version(), local.reader().version());
+        assert_eq!(remote.file_len(), local.bytes().len() as u64);
+        let descriptors: Vec<_> = local.tensors().map(|t| t.descriptor()).collect();
+        assert_eq!(remote.descriptors(), descriptors);
+        if remote.is_shard_index() {
+            continue;
+        }
+        let fetched = remote.fetch_all().unwrap();
+        let requests = server.take_requests();
+        // Small files: every tensor in one coalesced GET.
+        assert!(gets(&requests).len() <= 1, "{url}: {requests:?}");
+        for (f, t) in fetched.iter().zip(local.tensors()) {
+            assert_eq!(f.tensor().buffers(), t.buffers(), "{url}: {}", t.name());
+            assert_eq!(
+                f.tensor().verify_checksum().map_err(|e| e.to_string()),
+                t.verify_checksum().map_err(|e| e.to_string())
+            );
+        }
+    }
+}
+
+#[test]
+fn a_tensor_is_one_get_a_slice_reads_its_tensor_and_large_tensors_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path().join("s3")).unwrap();
+    let bucket = server.bucket("models").unwrap();
+    // 40 tensors of 400 KiB: 16 MiB, more than two pieces.
+    let path = bucket.join("model.hurray");
+    write_sample(&path, 40, 100 * 1024);
+    let local = File::open(&path).unwrap();
+    let remote = open(&server, "s3://models/model.hurray").unwrap();
+    server.take_requests();
+
+    let name = "blocks.00007.attention.query_key_value.weight";
+    let one = remote.fetch(name).unwrap();
+    assert_eq!(gets(&server.take_requests()).len(), 1);
+    let t = one.tensor();
+    assert_eq!(
+        t.as_slice::<f32>().unwrap(),
+        local.tensor(name).unwrap().as_slice::<f32>().unwrap()
+    );
+    let ranges = [SliceRange::new(3, 9, 2), SliceRange::full(4)];
+    let remote_slice = t.read_slice(&ranges).unwrap();
+    let local_slice = local.tensor(name).unwrap().read_slice(&ranges).unwrap();
+    assert_eq!(remote_slice.bytes, local_slice.bytes);
+    assert_eq!(remote_slice.shape, [3, 4]);
+
+    let all = remote.fetch_all().unwrap();
+    let requests = server.take_requests();
+    // 16 MiB in pieces of at most 8 MiB each.
+    let n = gets(&requests).len();
+    assert!((2..=4).contains(&n), "{n}: {requests:?}");
+    for (f, t) in all.iter().zip(local.tensors()) {
+        assert_eq!(f.tensor().buffers(), t.buffers());
+    }
+}
+
+#[test]
+fn a_header_beyond_the_suffix_costs_one_more_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).unwrap();
+    let bucket = server.bucket("models").unwrap();
+    write_sample(&bucket.join("wide.hurray"), 5000, 4);
+    server.take_requests();
+    let remote = open(&server, "s3://models/wide.hurray").unwrap();
+    assert_eq!(remote.len(), 5000);
+    assert_eq!(gets(&server.take_requests()).len(), 3);
+}
+
+#[test]
+fn what_goes_wrong_is_an_error_naming_the_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).unwrap();
+    let bucket = server.bucket("models").unwrap();
+    let e = open(&server, "s3://models/missing.hurray").unwrap_err();
+    assert_eq!(e.kind(), "Io");
+    assert!(e.to_string().contains("s3://models/missing.hurray"), "{e}");
+
+    std::fs::write(bucket.join("short.hurray"), b"not a hurray file").unwrap();
+    let e = open(&server, "s3://models/short.hurray").unwrap_err();
+    assert_eq!(e.kind(), "TooShort", "{e}");
+
+    let path = bucket.join("model.hurray");
+    write_sample(&path, 3, 1024);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(bucket.join("bad-magic.hurray"), &bytes).unwrap();
+    let e = open(&server, "s3://models/bad-magic.hurray").unwrap_err();
+    assert_eq!(e.kind(), "BadMagic", "{e}");
+
+    // Wrong credentials: the server refuses the signature.
+    let e = hurray_object_store::open_with_options(
+        "s3://models/model.hurray",
+        &[
+            ("aws_endpoint", server.endpoint()),
+            ("aws_allow_http", "true"),
+            ("aws_access_key_id", "someone"),
+            ("aws_secret_access_key", "else"),
+            ("aws_region", "us-east-1"),
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), "Io", "{e}");
+
+    // Replaced after opening: later reads are refused, never mixed.
+    let remote = open(&server, "s3://models/model.hurray").unwrap();
+    write_sample(&path, 3, 2048);
+    let e = remote.fetch_all().unwrap_err();
+    assert_eq!(e.kind(), "Io", "{e}");
+    assert!(e.to_string().contains("s3://models/model.hurray"), "{e}");
+    assert!(e.to_string().contains("changed since it was opened"), "{e}");
+}

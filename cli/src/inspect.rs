@@ -1,19 +1,26 @@
 //! `hurray inspect`, `hurray validate` and `hurray example`.
 
 use crate::convert::sharded::open_index;
+use crate::input;
 use crate::output::{Shown, stdout};
 use anyhow::Result;
-use hurray::{
-    Dim, ElementType, File, Layout, Quantization, TensorDescriptor, TensorRef, Writer, shape,
-};
+use hurray::{Dim, ElementType, File, Layout, Quantization, TensorDescriptor, Writer, shape};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-fn shape_text(t: &TensorRef<'_>) -> String {
-    let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
+fn shape_text(t: &TensorDescriptor) -> String {
+    let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
     format!("[{}]", dims.join(","))
+}
+
+/// Bytes of the tensor's buffers, as the header places them.
+fn byte_length(t: &TensorDescriptor) -> u64 {
+    if t.descriptor_only {
+        return 0;
+    }
+    t.buffer_plan().map_or(0, |p| p.total())
 }
 
 fn layout_text(l: &Layout) -> String {
@@ -74,9 +81,9 @@ fn quant_json(q: &Quantization) -> Value {
 }
 
 /// The JSON form of a tensor, as `inspect --json` prints it.
-fn tensor_json(t: &TensorRef<'_>) -> Value {
+fn tensor_json(t: &TensorDescriptor) -> Value {
     let shape: Vec<Value> = t
-        .shape()
+        .shape
         .iter()
         .map(|d| match d {
             Dim::Fixed(n) => json!(n),
@@ -84,28 +91,30 @@ fn tensor_json(t: &TensorRef<'_>) -> Value {
         })
         .collect();
     json!({
-        "name": t.name(),
-        "dtype": t.element_type().name(),
+        "name": t.name,
+        "dtype": t.element_type.name(),
         "shape": shape,
-        "layout": t.layout().name(),
-        "byte_length": t.byte_length(),
-        "descriptor_only": t.is_descriptor_only(),
-        "quantization": t.quantization().as_ref().map(quant_json),
+        "layout": t.layout.name(),
+        "byte_length": byte_length(t),
+        "descriptor_only": t.descriptor_only,
+        "quantization": t.quantization.as_ref().map(quant_json),
     })
 }
 
 pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
-    // The error names the path already.
-    let file = File::open(path)?;
-    let reader = file.reader();
-    if reader.is_shard_index() {
-        return inspect_index(path, &file, reader.version(), as_json);
+    // Only the header is read (two range GETs for a URL). The error names
+    // the path already.
+    let file = input::open_header(path)?;
+    if file.is_shard_index() {
+        let index = input::open_whole(path)?;
+        return inspect_index(path, &index, file.version(), as_json);
     }
+    let tensors = file.descriptors();
     let mut out = stdout();
+    let (major, minor) = file.version();
     if as_json {
-        let (major, minor) = reader.version();
-        let tensors: Vec<Value> = reader.tensors().map(|t| tensor_json(&t)).collect();
-        let metadata: serde_json::Map<String, Value> = reader
+        let tensors: Vec<Value> = tensors.iter().map(tensor_json).collect();
+        let metadata: serde_json::Map<String, Value> = file
             .metadata()
             .map(|(k, v)| (k.to_owned(), json!(v)))
             .collect();
@@ -113,31 +122,31 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
-    let (major, minor) = reader.version();
     writeln!(
         out,
         "{}: Hurray {major}.{minor}, {} tensor(s), {} bytes",
         path.display(),
-        reader.len(),
-        reader.bytes().len()
+        tensors.len(),
+        file.file_len()
     )?;
-    for t in reader.tensors() {
-        let data = if t.is_descriptor_only() {
+    for t in &tensors {
+        let data = if t.descriptor_only {
             "no data".to_owned()
         } else {
-            format!("{} bytes", t.byte_length())
+            format!("{} bytes", byte_length(t))
         };
         let quant = t
-            .quantization()
-            .map(|q| format!("  {}", quant_text(t.element_type(), &q)))
+            .quantization
+            .as_ref()
+            .map(|q| format!("  {}", quant_text(t.element_type, q)))
             .unwrap_or_default();
         writeln!(
             out,
             "  {}  {}  {}  {}  {data}{quant}",
-            Shown(t.name()),
-            t.element_type().name(),
-            shape_text(&t),
-            layout_text(&t.layout())
+            Shown(&t.name),
+            t.element_type.name(),
+            shape_text(t),
+            layout_text(&t.layout)
         )?;
     }
     Ok(())
@@ -257,7 +266,7 @@ fn validate_index(path: &Path, file: &File, checksums: bool) -> (Vec<String>, Op
 /// The problems of the file at `path`, and (with `checksums`) how many
 /// tensors had their checksums verified.
 fn validate_one(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
-    let file = match File::open(path) {
+    let file = match input::open_whole(path) {
         Ok(file) => file,
         Err(e) => return (vec![e.to_string()], None),
     };

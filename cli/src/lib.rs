@@ -3,6 +3,7 @@
 
 pub mod cat;
 pub mod convert;
+pub mod input;
 pub mod inspect;
 #[cfg(feature = "mlir")]
 pub mod mlir_cmd;

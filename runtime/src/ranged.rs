@@ -187,6 +187,29 @@ impl RangedFile {
         Ok(fetched)
     }
 
+    /// Reads the whole file into memory (in pieces the source fetches
+    /// concurrently) and verifies it as a [`File`](crate::File): for the
+    /// tools that need every byte anyway (`convert`, `validate`). The memory
+    /// is the file's length, which opening found to be the object's.
+    pub fn fetch_file(&self) -> Result<crate::File> {
+        let mut bytes = usize::try_from(self.len)
+            .ok()
+            .and_then(AlignedBytes::try_zeroed)
+            .ok_or_else(|| Error::OutOfMemory {
+                tensor: String::new(),
+                buffer: "file",
+                bytes: self.len,
+            })?;
+        let mut request = [ReadRequest {
+            offset: 0,
+            buf: bytes.as_mut_slice(),
+        }];
+        self.source
+            .read_many(&mut request)
+            .map_err(|e| Error::io("reading", self.location(), e))?;
+        crate::File::from_aligned(bytes)
+    }
+
     /// Reads every tensor of the file in one batch.
     pub fn fetch_all(&self) -> Result<Vec<Fetched<'_>>> {
         self.fetch_many(&self.names())

@@ -21,8 +21,8 @@ pub(crate) fn test(root: &Path) -> Result<()> {
         root,
         &[&clippy[..1], &["--workspace"], &clippy[1..]].concat(),
     ))?;
-    // The CLI's MLIR subcommands sit behind a feature `--workspace` never turns on.
-    let cli_mlir = ["-p", "hurray-cli", "--features", "mlir"];
+    // The CLI's MLIR subcommands and URLs sit behind features `--workspace` never turns on.
+    let cli_mlir = ["-p", "hurray-cli", "--features", "mlir,remote"];
     setup::run(&mut cargo(
         root,
         &[&clippy[..1], &cli_mlir, &clippy[1..]].concat(),

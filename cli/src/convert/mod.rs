@@ -332,7 +332,7 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     if from == Format::Hurray {
         // hurray's messages name the path and the cause (its `Io` variant also
         // chains the cause as a source, so format it once, here).
-        let file = File::open(input).map_err(|e| anyhow!("{e}"))?;
+        let file = crate::input::open_whole(input).map_err(|e| anyhow!("{e}"))?;
         if file.reader().is_shard_index() {
             return sharded::to_safetensors(&file, input, output, options).with_context(context);
         }

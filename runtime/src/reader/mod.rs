@@ -91,6 +91,11 @@ impl File {
         File::from_storage(Storage::Owned(AlignedBytes::copy_from(bytes)))
     }
 
+    /// Verifies an in-memory file already in aligned storage, without a copy.
+    pub fn from_aligned(bytes: AlignedBytes) -> Result<File> {
+        File::from_storage(Storage::Owned(bytes))
+    }
+
     fn from_storage(storage: Storage) -> Result<File> {
         let bytes = storage.bytes();
         let (range, version, flags) = locate(bytes)?;

@@ -128,3 +128,38 @@ fn a_missing_object_or_wrong_credentials_fail_naming_the_url() {
     assert!(err.contains("s3://models/example.hurray"), "{err}");
     assert!(!Path::new("s3:").exists());
 }
+
+#[test]
+fn a_sharded_checkpoint_in_the_bucket_validates_and_converts() {
+    let (dir, server, example) = setup();
+    let ckpt = example.with_file_name("ckpt");
+    // A one-member checkpoint next to the example.
+    std::fs::create_dir_all(&ckpt).unwrap();
+    let values: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let mut sharded = hurray::ShardedWriter::create(ckpt.join("checkpoint.hurray")).unwrap();
+    sharded.start_member("rank-00000.hurray").unwrap();
+    sharded
+        .add_tensor(
+            &hurray::TensorDescriptor::new(
+                "w",
+                hurray::ElementType::Float32,
+                hurray::shape(&[3, 4]),
+            ),
+            &[hurray::as_bytes(&values)],
+        )
+        .unwrap();
+    sharded.finish().unwrap();
+    let url = "s3://models/ckpt/checkpoint.hurray";
+    let text = ok(&hurray(&server, &["validate", "--checksums", url]));
+    assert!(text.starts_with(&format!("{url}: ok")), "{text}");
+    let inspected = ok(&hurray(&server, &["inspect", url]));
+    assert!(inspected.contains("rank-00000.hurray"), "{inspected}");
+    // To transformers' sharded layout, and back to a Hurray checkpoint, locally.
+    std::fs::create_dir_all(dir.path().join("out")).unwrap();
+    let out = dir.path().join("out/model.safetensors.index.json");
+    ok(&hurray(&server, &["convert", url, out.to_str().unwrap()]));
+    let back = dir.path().join("back.hurray");
+    local(&["convert", out.to_str().unwrap(), back.to_str().unwrap()]);
+    let back = hurray::ShardedFile::open(&back).unwrap();
+    assert_eq!(back.assemble("w").unwrap().bytes, hurray::as_bytes(&values));
+}

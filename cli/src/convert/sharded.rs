@@ -87,6 +87,14 @@ fn dir_of(path: &Path) -> PathBuf {
 /// The checkpoint of the index `file`, already opened from `path` (which
 /// says where its members are): the index is not mapped and verified again.
 pub(crate) fn open_index(file: &File, path: &Path) -> hurray::Result<ShardedFile> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = path.to_str().filter(|_| crate::input::is_url(path)) {
+        // Members are the objects next to the index.
+        return ShardedFile::from_index_with_sources(
+            file,
+            hurray_object_store::member_sources(url, &[]),
+        );
+    }
     ShardedFile::from_index(file, dir_of(path))
 }
 

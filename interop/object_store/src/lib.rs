@@ -22,5 +22,5 @@
 mod location;
 mod source;
 
-pub use location::{is_url, open, open_with_options, source_for};
+pub use location::{is_url, member_sources, open, open_sharded, open_with_options, source_for};
 pub use source::ObjectSource;

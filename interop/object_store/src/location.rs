@@ -2,7 +2,7 @@
 
 use crate::source::ObjectSource;
 use hurray::source::{PreadSource, Source};
-use hurray::{Error, RangedFile, Result};
+use hurray::{Error, RangedFile, Result, ShardedFile};
 use object_store::ObjectStore;
 use object_store::ObjectStoreScheme;
 use std::sync::Arc;
@@ -83,4 +83,40 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
         other => return Err(bad(format!("{other:?} URLs are not object stores"))),
     };
     Ok(Arc::new(ObjectSource::new(store, path, location)))
+}
+
+/// Opens the sharded checkpoint whose index is at `location` (a URL, or a
+/// local path); its members are the objects next to the index, opened with
+/// the same `options` (each read whole the first time one of its tensors is
+/// needed: [`ShardedFile::from_index_with_sources`]).
+pub fn open_sharded(location: &str, options: &[(&str, &str)]) -> Result<ShardedFile> {
+    if !is_url(location) {
+        return ShardedFile::open(location);
+    }
+    let index = RangedFile::open(source_for(location, options)?)?.fetch_file()?;
+    ShardedFile::from_index_with_sources(&index, member_sources(location, options))
+}
+
+/// How the members of the index at `location` (a URL) are opened: the
+/// objects at their paths relative to the index, with `options`.
+pub fn member_sources(
+    location: &str,
+    options: &[(&str, &str)],
+) -> impl Fn(&str) -> Result<Arc<dyn Source>> + Send + Sync + 'static {
+    let base = location
+        .rsplit_once('/')
+        .map_or(location, |(dir, _)| dir)
+        .to_owned();
+    let options: Vec<(String, String)> = options
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |member| {
+        let options: Vec<(&str, &str)> = options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        // Member paths are relative and checked when the index is opened.
+        source_for(&format!("{base}/{member}"), &options)
+    }
 }

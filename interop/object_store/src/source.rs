@@ -53,15 +53,6 @@ impl ObjectSource {
         self
     }
 
-    /// Another object of the same store, at `relative` (a `/`-separated
-    /// path) from this object's directory: a sharded checkpoint's member.
-    pub fn sibling(&self, relative: &str) -> ObjectSource {
-        let dir = self.path.as_ref().rsplit_once('/').map_or("", |(d, _)| d);
-        let path = Path::from_iter(dir.split('/').chain(relative.split('/')));
-        let base = self.location.rsplit_once('/').map_or("", |(d, _)| d);
-        ObjectSource::new(Arc::clone(&self.store), path, format!("{base}/{relative}"))
-    }
-
     fn options(&self, range: GetRange) -> GetOptions {
         GetOptions {
             range: Some(range),

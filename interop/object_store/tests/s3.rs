@@ -187,3 +187,71 @@ fn what_goes_wrong_is_an_error_naming_the_url() {
     assert!(e.to_string().contains("s3://models/model.hurray"), "{e}");
     assert!(e.to_string().contains("changed since it was opened"), "{e}");
 }
+
+#[test]
+fn a_sharded_checkpoint_whose_members_are_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).unwrap();
+    let ckpt = server.bucket("models").unwrap().join("ckpt");
+    std::fs::create_dir_all(&ckpt).unwrap();
+    let index = ckpt.join("checkpoint.hurray");
+    // A [6, 4] tensor in two row chunks, one member each, and a whole one.
+    let full: Vec<f32> = (0..24).map(|i| i as f32 * 0.25).collect();
+    let mut w = hurray::ShardedWriter::create(&index).unwrap();
+    for (rank, rows) in [(0u64, 0..3usize), (1, 3..6)] {
+        w.start_member(&format!("rank-{rank:05}.hurray")).unwrap();
+        let chunk = &full[rows.start * 4..rows.end * 4];
+        w.add_chunk(
+            &[6, 4],
+            &[rows.start as u64, 0],
+            &TensorDescriptor::new("w", ElementType::Float32, shape(&[3, 4])),
+            &[hurray::as_bytes(chunk)],
+        )
+        .unwrap();
+        if rank == 1 {
+            let bias = [1.0f32, 2.0, 3.0, 4.0];
+            w.add_tensor(
+                &TensorDescriptor::new("b", ElementType::Float32, shape(&[4])),
+                &[hurray::as_bytes(&bias)],
+            )
+            .unwrap();
+        }
+    }
+    w.finish().unwrap();
+
+    let options = options(&server);
+    let options: Vec<(&str, &str)> = options.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let remote =
+        hurray_object_store::open_sharded("s3://models/ckpt/checkpoint.hurray", &options).unwrap();
+    let local = hurray::ShardedFile::open(&index).unwrap();
+    assert_eq!(remote.members(), local.members());
+    server.take_requests();
+    let w = remote.assemble("w").unwrap();
+    assert_eq!(w.bytes, hurray::as_bytes(&full));
+    let touched: Vec<String> = server.take_requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        touched.iter().any(|p| p.ends_with("rank-00000.hurray")),
+        "{touched:?}"
+    );
+    let ranges = [SliceRange::new(2, 5, 1), SliceRange::new(1, 4, 2)];
+    assert_eq!(
+        remote.slice("w", &ranges).unwrap().bytes,
+        local.slice("w", &ranges).unwrap().bytes
+    );
+    assert_eq!(
+        remote.get("b").unwrap().as_slice::<f32>().unwrap(),
+        [1.0, 2.0, 3.0, 4.0]
+    );
+    remote.verify_members().unwrap();
+
+    // A member replaced by another Hurray file: the index's size catches it.
+    std::fs::copy(
+        ckpt.join("rank-00000.hurray"),
+        ckpt.join("rank-00001.hurray"),
+    )
+    .unwrap();
+    let stale =
+        hurray_object_store::open_sharded("s3://models/ckpt/checkpoint.hurray", &options).unwrap();
+    let e = stale.assemble("b").unwrap_err();
+    assert_eq!(e.kind(), "MemberMismatch", "{e}");
+}

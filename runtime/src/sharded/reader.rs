@@ -4,11 +4,22 @@ use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
 use crate::atomic::parent_dir;
 use crate::checksum::ChecksumAlgorithm;
 use crate::error::{Error, Result};
+use crate::ranged::RangedFile;
 use crate::reader::{File, MapMode, TensorRef};
 use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
+use crate::source::Source;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+fn size_mismatch(m: &ShardMember, len: u64) -> Error {
+    Error::MemberMismatch {
+        member: m.path.clone(),
+        field: "size",
+        expected: m.size.to_string(),
+        found: len.to_string(),
+    }
+}
 
 /// A sharded checkpoint opened through its index file: every logical tensor
 /// by name, whole or in pieces across member files.
@@ -20,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 /// [`verify_members`](Self::verify_members).
 #[derive(Debug)]
 pub struct ShardedFile {
-    dir: PathBuf,
+    members_at: MembersAt,
     index: ShardIndex,
     metadata: BTreeMap<String, String>,
     /// Shared, so that a whole tensor can outlive this borrow (a DLPack
@@ -28,6 +39,26 @@ pub struct ShardedFile {
     opened: Vec<OnceLock<Arc<File>>>,
     /// How members are mapped.
     mode: MapMode,
+}
+
+/// Where a checkpoint's members are.
+enum MembersAt {
+    /// Files relative to the index's directory, memory-mapped.
+    Dir(PathBuf),
+    /// Objects (or any source) by their member path, read whole into memory.
+    Sources(Box<OpenMember>),
+}
+
+/// Opens the source of a member by its path in the index.
+type OpenMember = dyn Fn(&str) -> Result<Arc<dyn Source>> + Send + Sync;
+
+impl std::fmt::Debug for MembersAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MembersAt::Dir(dir) => f.debug_tuple("Dir").field(dir).finish(),
+            MembersAt::Sources(_) => f.write_str("Sources"),
+        }
+    }
 }
 
 impl ShardedFile {
@@ -87,12 +118,26 @@ impl ShardedFile {
         let metadata = reader.metadata().to_map();
         let opened = index.members.iter().map(|_| OnceLock::new()).collect();
         Ok(ShardedFile {
-            dir: dir.into(),
+            members_at: MembersAt::Dir(dir.into()),
             index,
             metadata,
             opened,
             mode: MapMode::ReadOnly,
         })
+    }
+
+    /// The checkpoint of an index file already open whose members are read
+    /// through the sources `open_member` gives for their paths (objects next
+    /// to the index in an object store). Each member is read whole into
+    /// memory (by concurrent ranged reads) the first time one of its tensors
+    /// is needed, then checked as a mapped member is.
+    pub fn from_index_with_sources(
+        index: &File,
+        open_member: impl Fn(&str) -> Result<Arc<dyn Source>> + Send + Sync + 'static,
+    ) -> Result<Self> {
+        let mut checkpoint = ShardedFile::from_index(index, PathBuf::new())?;
+        checkpoint.members_at = MembersAt::Sources(Box::new(open_member));
+        Ok(checkpoint)
     }
 
     /// The checkpoint's metadata (the index file's).
@@ -142,21 +187,28 @@ impl ShardedFile {
         if let Some(f) = cell.get() {
             return Ok(f);
         }
-        let path = self.dir.join(&m.path);
-        let len = std::fs::metadata(&path)
-            .map_err(|e| Error::io("opening member", &path, e))?
-            .len();
-        if len != m.size {
-            return Err(Error::MemberMismatch {
-                member: m.path.clone(),
-                field: "size",
-                expected: m.size.to_string(),
-                found: len.to_string(),
-            });
-        }
-        // SAFETY: `open_with`'s caller took on `File::open_with`'s contract
-        // for every member (`open` and `from_index` map read-only).
-        let f = unsafe { File::open_with(&path, self.mode)? };
+        let f = match &self.members_at {
+            MembersAt::Dir(dir) => {
+                let path = dir.join(&m.path);
+                let len = std::fs::metadata(&path)
+                    .map_err(|e| Error::io("opening member", &path, e))?
+                    .len();
+                if len != m.size {
+                    return Err(size_mismatch(m, len));
+                }
+                // SAFETY: `open_with`'s caller took on `File::open_with`'s
+                // contract for every member (`open` and `from_index` map
+                // read-only).
+                unsafe { File::open_with(&path, self.mode)? }
+            }
+            MembersAt::Sources(open_member) => {
+                let ranged = RangedFile::open(open_member(&m.path)?)?;
+                if ranged.file_len() != m.size {
+                    return Err(size_mismatch(m, ranged.file_len()));
+                }
+                ranged.fetch_file()?
+            }
+        };
         if f.reader().is_shard_index() {
             // Indexes do not nest: that keeps every walk over members finite.
             return Err(Error::MemberMismatch {

@@ -252,6 +252,19 @@ uint32_t hurray_dtype_bits(uint8_t dtype);
 // `path` is a NUL-terminated UTF-8 string; `out` is writable.
 enum HurrayStatus hurray_file_open(const char *path, struct HurrayFile **out);
 
+// Opens and verifies the Hurray file at `url`, an object in S3, GCS, Azure
+// or behind HTTP(S) (`s3://bucket/key`, `gs://`, `az://`, `https://`), or
+// a local `file://` URL or path. The header is read with two range GETs
+// and verified; the data is then read into memory by concurrent range GETs
+// (the handle works as one from [`hurray_file_open_bytes`]). Credentials
+// and endpoints come from the environment (`AWS_*`, `GOOGLE_*`,
+// `AZURE_*`). Built without the crate's `remote` feature, a URL is
+// `HURRAY_ERR_UNSUPPORTED`.
+//
+// # Safety
+// `url` is a NUL-terminated UTF-8 string; `out` is writable.
+enum HurrayStatus hurray_file_open_url(const char *url, struct HurrayFile **out);
+
 // Opens and verifies an in-memory file (the bytes are copied into aligned
 // storage; `data` may be freed after the call).
 //

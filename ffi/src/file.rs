@@ -68,6 +68,46 @@ pub unsafe extern "C" fn hurray_file_open(
     })
 }
 
+/// Opens and verifies the Hurray file at `url`, an object in S3, GCS, Azure
+/// or behind HTTP(S) (`s3://bucket/key`, `gs://`, `az://`, `https://`), or
+/// a local `file://` URL or path. The header is read with two range GETs
+/// and verified; the data is then read into memory by concurrent range GETs
+/// (the handle works as one from [`hurray_file_open_bytes`]). Credentials
+/// and endpoints come from the environment (`AWS_*`, `GOOGLE_*`,
+/// `AZURE_*`). Built without the crate's `remote` feature, a URL is
+/// `HURRAY_ERR_UNSUPPORTED`.
+///
+/// # Safety
+/// `url` is a NUL-terminated UTF-8 string; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_file_open_url(
+    url: *const c_char,
+    out: *mut *mut HurrayFile,
+) -> HurrayStatus {
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: the caller passes a NUL-terminated string.
+        let url = unsafe { arg_str(url, "url") }?;
+        let handle = HurrayFile::new_handle(read_url(url)?)?;
+        // SAFETY: `out` is non-null and writable (caller contract).
+        unsafe { out.write(handle) };
+        Ok(())
+    })
+}
+
+#[cfg(feature = "remote")]
+fn read_url(url: &str) -> Result<Result<File, Error>, Failure> {
+    Ok(hurray_object_store::open(url).and_then(|f| f.fetch_file()))
+}
+
+#[cfg(not(feature = "remote"))]
+fn read_url(url: &str) -> Result<Result<File, Error>, Failure> {
+    Err(Failure::new(
+        HURRAY_ERR_UNSUPPORTED,
+        format!("{url}: this library was built without the `remote` feature (local files only)"),
+    ))
+}
+
 /// Opens and verifies an in-memory file (the bytes are copied into aligned
 /// storage; `data` may be freed after the call).
 ///

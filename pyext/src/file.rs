@@ -48,6 +48,14 @@ pub(crate) fn open_bytes(data: &Bound<'_, PyBytes>) -> PyResult<PyFile> {
 }
 
 impl PyFile {
+    /// A file already verified (in memory), called `source` in its `repr`.
+    pub(crate) fn from_file(file: File, source: String) -> PyFile {
+        PyFile {
+            file: Arc::new(file),
+            source,
+        }
+    }
+
     fn tensor(&self, name: String) -> PyTensor {
         PyTensor::new(self.file.clone(), name)
     }

@@ -41,6 +41,14 @@ pub(crate) fn open_sharded(path: std::path::PathBuf, read_only: bool) -> PyResul
 }
 
 impl PyShardedFile {
+    /// A checkpoint already open, called `source` in its `repr`.
+    pub(crate) fn from_file(file: ShardedFile, source: String) -> PyShardedFile {
+        PyShardedFile {
+            file: Arc::new(file),
+            source,
+        }
+    }
+
     fn tensor(&self, name: &str) -> PyResult<PyShardedTensor> {
         self.file.tensor(name).map_err(err)?;
         Ok(PyShardedTensor {

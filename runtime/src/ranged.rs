@@ -297,6 +297,25 @@ impl<'f> Fetched<'f> {
         self.header.over_window(self.window.as_slice(), self.base)
     }
 
+    /// This tensor as a file of its own, in memory, for front doors built
+    /// on [`File`](crate::File) (DLPack exports, the Python and C handles).
+    /// The bytes are checked against the checksums the source file records
+    /// first, so the new file's checksums vouch for what was read.
+    pub fn to_file(&self) -> Result<crate::File> {
+        let t = self.tensor();
+        t.verify_checksum()?;
+        let mut bytes = Vec::with_capacity(self.window_len() + 4096);
+        let mut w = crate::Writer::new(&mut bytes)?;
+        if t.checksums().is_none() {
+            // As the source: a file without checksums stays without.
+            w.set_checksums(None)?;
+        }
+        let buffers: Vec<&[u8]> = t.buffers().into_iter().map(|(_, b)| b).collect();
+        w.add_tensor(&t.descriptor(), &buffers)?;
+        w.finish()?;
+        crate::File::from_bytes(&bytes)
+    }
+
     /// The bytes read (the tensor's buffers and the padding between them).
     pub fn window_len(&self) -> usize {
         self.window.as_slice().len()

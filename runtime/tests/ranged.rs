@@ -221,3 +221,40 @@ fn an_object_that_shrank_since_opening_is_an_error() {
     assert_eq!(e.kind(), "Io", "{e}");
     assert!(e.to_string().contains("a.hurray"), "{e}");
 }
+
+#[test]
+fn a_fetched_tensor_stands_as_a_file_of_its_own_after_its_checksums_pass() {
+    for path in every_file() {
+        let Ok(ranged) = RangedFile::open_path(&path) else {
+            continue;
+        };
+        if ranged.is_shard_index() {
+            continue;
+        }
+        let mapped = File::open(&path).unwrap();
+        for f in ranged.fetch_all().unwrap() {
+            let t = f.tensor();
+            let expected = mapped.tensor(t.name()).unwrap();
+            match f.to_file() {
+                Ok(alone) => {
+                    let got = alone.tensor(t.name()).unwrap();
+                    assert_eq!(got.descriptor(), expected.descriptor());
+                    assert_eq!(got.buffers(), expected.buffers());
+                }
+                // Only what the map would refuse too.
+                Err(e) => assert_eq!(
+                    e.to_string(),
+                    expected.verify_checksum().unwrap_err().to_string()
+                ),
+            }
+        }
+    }
+    // A corrupt byte is caught before it gets a fresh checksum.
+    let mut bytes = sample(2, 64);
+    bytes[100] ^= 1;
+    let ranged = RangedFile::open(Counting::new(bytes)).unwrap();
+    let all = ranged.fetch_all().unwrap();
+    let errors: Vec<_> = all.iter().filter_map(|f| f.to_file().err()).collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].kind(), "ChecksumMismatch");
+}

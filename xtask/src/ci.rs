@@ -27,8 +27,18 @@ pub(crate) fn test(root: &Path) -> Result<()> {
         root,
         &[&clippy[..1], &cli_mlir, &clippy[1..]].concat(),
     ))?;
+    // The C API's URLs too.
+    let ffi_remote = ["-p", "hurray-ffi", "--features", "remote"];
+    setup::run(&mut cargo(
+        root,
+        &[&clippy[..1], &ffi_remote, &clippy[1..]].concat(),
+    ))?;
     setup::run(&mut cargo(root, &["test", "--workspace"]))?;
     setup::run(&mut cargo(root, &[&["test"][..], &cli_mlir].concat()))?;
+    setup::run(&mut cargo(
+        root,
+        &[&["test"][..], &ffi_remote, &["--test", "remote"]].concat(),
+    ))?;
     // A runtime feature no workspace member turns on.
     let ndarray = [
         "test",

@@ -24,6 +24,12 @@ max_shard_size=...)`` (or :class:`ShardedWriter`, which also writes a
 tensor in chunks across member files) writes member files and an index;
 ``safe_open(index)`` reads the checkpoint as one file, and
 ``hurray.open_sharded(index)`` returns a :class:`ShardedFile`.
+
+Object stores: ``safe_open("s3://bucket/model.hurray", framework=...)`` (also
+``gs://``, ``az://``, ``http(s)://``) reads the header with two range GETs
+and each tensor when asked for; ``hurray.open_remote(url)`` returns a
+:class:`RemoteFile`. Credentials and endpoints come from the environment
+(``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) or ``storage_options``.
 """
 
 from collections.abc import Mapping
@@ -33,6 +39,7 @@ from ._hurray import (
     File,
     HurrayError,
     MemberMismatchError,
+    RemoteFile,
     ShardedFile,
     ShardedTensor,
     StoredBits,
@@ -40,7 +47,9 @@ from ._hurray import (
     __version__,
     open,
     open_bytes,
+    open_remote,
     open_sharded,
+    open_sharded_remote,
 )
 from ._safe_open import TensorSlice, safe_open
 from ._sharded import ShardedWriter, save_sharded
@@ -69,6 +78,7 @@ __all__ = [
     "File",
     "HurrayError",
     "MemberMismatchError",
+    "RemoteFile",
     "ShardedFile",
     "ShardedTensor",
     "ShardedWriter",
@@ -81,7 +91,9 @@ __all__ = [
     "numpy",
     "open",
     "open_bytes",
+    "open_remote",
     "open_sharded",
+    "open_sharded_remote",
     "safe_open",
     "save",
     "save_sharded",

@@ -34,20 +34,45 @@ class safe_open:
     ``get_slice(name)[...]`` opens only the members holding the slice and
     reads only its bytes; ``verify_checksums()`` also checks every member's
     length and CRC-32C against the index.
+
+    ``filename`` may be a URL of an object store (``s3://``, ``gs://``,
+    ``az://``, ``http(s)://``): opening reads the header with two range GETs,
+    and each tensor is read (range GETs, checked against its checksums) when
+    asked for, into memory of its own. Credentials and endpoints come from
+    the environment as the stores' own tools read them (``AWS_*``,
+    ``GOOGLE_*``, ``AZURE_*``); ``storage_options`` (``object_store`` keys
+    such as ``aws_endpoint``) override them. A sharded checkpoint's index at
+    a URL finds its members next to it.
     """
 
-    def __init__(self, filename, framework: str, device: Any = "cpu", *, read_only: bool = False):
+    def __init__(
+        self,
+        filename,
+        framework: str,
+        device: Any = "cpu",
+        *,
+        read_only: bool = False,
+        storage_options: Optional[Dict[str, str]] = None,
+    ):
         if framework not in _convert.FRAMEWORKS:
             raise ValueError(f"framework must be one of {', '.join(_convert.FRAMEWORKS)}, not {framework!r}")
         self._framework = framework
         self._device = device
-        self._file = _hurray.open(str(filename), read_only=read_only)
+        # Whole-tensor views that slices index, made once per name.
+        self._views: Dict[str, Any] = {}
+        location = str(filename)
+        if "://" in location:
+            remote = _hurray.open_remote(location, storage_options)
+            if remote.is_shard_index:
+                self._file = _hurray.open_sharded_remote(location, storage_options)
+            else:
+                self._file = _RemoteTensors(remote)
+            return
+        self._file = _hurray.open(location, read_only=read_only)
         if self._file.is_shard_index:
             # Members are mapped as a plain file would be: a tensor one
             # member holds whole is exported in place.
-            self._file = _hurray.open_sharded(str(filename), read_only=read_only)
-        # Whole-tensor views that slices index, made once per name.
-        self._views: Dict[str, Any] = {}
+            self._file = _hurray.open_sharded(location, read_only=read_only)
 
     def __enter__(self) -> "safe_open":
         return self
@@ -128,6 +153,27 @@ class safe_open:
             view = _convert.to_numpy(tensor)
         self._views[tensor.name] = view
         return view
+
+
+class _RemoteTensors:
+    """A file in an object store as the mapping ``safe_open`` reads: each
+    tensor is fetched (range GETs) when asked for, as a file of its own."""
+
+    def __init__(self, remote):
+        self._remote = remote
+
+    def keys(self) -> List[str]:
+        return self._remote.keys()
+
+    @property
+    def metadata(self) -> Dict[str, str]:
+        return self._remote.metadata
+
+    def verify_checksums(self) -> bool:
+        return self._remote.verify_checksums()
+
+    def __getitem__(self, name: str):
+        return self._remote.fetch(name)[name]
 
 
 def _plan(index, shape: Tuple[int, ...]):

@@ -1,0 +1,116 @@
+"""Hurray files in a real S3-compatible server (s3s-fs on 127.0.0.1, signed
+requests, started from the workspace's `hurray-s3-test-server`): `safe_open`
+on `s3://` URLs reads what it reads from disk, in NumPy and torch, for
+single files and sharded checkpoints; credentials come from
+`storage_options` or the environment."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY, SECRET = "hurray-test", "hurray-test-secret"
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    cargo = os.environ.get("CARGO") or shutil.which("cargo")
+    subprocess.run(
+        [cargo, "build", "--quiet", "-p", "hurray-s3-test-server"], cwd=ROOT, check=True
+    )
+    server = ROOT / "target" / "debug" / "hurray-s3-test-server"
+    root = tmp_path_factory.mktemp("s3")
+    proc = subprocess.Popen(
+        [str(server), str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    line = proc.stdout.readline().strip()
+    assert line.startswith("endpoint="), line
+    endpoint = line.split("=", 1)[1]
+    options = {
+        "aws_endpoint": endpoint,
+        "aws_allow_http": "true",
+        "aws_access_key_id": KEY,
+        "aws_secret_access_key": SECRET,
+        "aws_region": "us-east-1",
+    }
+    yield root, options
+    proc.stdin.close()
+    proc.wait(timeout=30)
+
+
+def arrays():
+    rng = np.random.default_rng(7)
+    return {
+        "embed.weight": rng.standard_normal((64, 16)).astype(np.float32),
+        "head.bias": np.arange(10, dtype=np.float16),
+        "mask": rng.integers(0, 2, (5, 7)).astype(bool),
+        "empty": np.zeros((3, 0, 5), dtype=np.int8),
+    }
+
+
+def test_safe_open_on_a_url_reads_what_the_disk_reads(hurray, s3):
+    root, options = s3
+    (root / "models").mkdir(exist_ok=True)
+    path = root / "models" / "model.hurray"
+    expected = arrays()
+    hurray.save(path, expected, metadata={"producer": "test"})
+    url = "s3://models/model.hurray"
+    with hurray.safe_open(url, framework="np", storage_options=options) as f:
+        assert f.keys() == sorted(expected)
+        assert f.metadata() == {"producer": "test"}
+        for name, value in expected.items():
+            got = f.get_tensor(name)
+            assert got.dtype == value.dtype and got.shape == value.shape
+            np.testing.assert_array_equal(got, value)
+        np.testing.assert_array_equal(f.get_slice("embed.weight")[3:9, ::4], expected["embed.weight"][3:9, ::4])
+        assert f.get_slice("mask").get_shape() == [5, 7]
+        assert f.verify_checksums() is True
+        assert f.verify_checksum("head.bias") is True
+        with pytest.raises(KeyError):
+            f.get_tensor("missing")
+    remote = hurray.open_remote(url, options)
+    assert len(remote) == 4 and "mask" in remote and remote.size == path.stat().st_size
+    assert [t.keys() for t in remote.fetch_many(["empty", "mask"])] == [["empty"], ["mask"]]
+
+
+def test_torch_tensors_from_a_url(hurray, s3):
+    torch = pytest.importorskip("torch")
+    root, options = s3
+    (root / "models").mkdir(exist_ok=True)
+    expected = arrays()
+    hurray.save(root / "models" / "torch.hurray", expected)
+    with hurray.safe_open("s3://models/torch.hurray", framework="pt", storage_options=options) as f:
+        for name, value in expected.items():
+            got = f.get_tensor(name)
+            assert isinstance(got, torch.Tensor)
+            np.testing.assert_array_equal(got.numpy(), value)
+
+
+def test_a_sharded_checkpoint_at_a_url_and_credentials_from_the_environment(hurray, s3, monkeypatch):
+    root, options = s3
+    ckpt = root / "models" / "ckpt"
+    ckpt.mkdir(parents=True, exist_ok=True)
+    expected = arrays()
+    hurray.save_sharded(ckpt / "index.hurray", expected, max_shard_size=2048)
+    assert len(list(ckpt.glob("*.hurray"))) > 2
+    for key, value in options.items():
+        monkeypatch.setenv(key.upper(), value)
+    with hurray.safe_open("s3://models/ckpt/index.hurray", framework="np") as f:
+        assert f.sharded
+        for name, value in expected.items():
+            np.testing.assert_array_equal(f.get_tensor(name), value)
+        assert f.verify_checksums() is True
+
+
+def test_failures_name_the_url(hurray, s3):
+    root, options = s3
+    with pytest.raises(hurray.HurrayError, match="s3://models/missing.hurray"):
+        hurray.safe_open("s3://models/missing.hurray", framework="np", storage_options=options)
+    wrong = dict(options, aws_secret_access_key="wrong")
+    hurray.save(root / "models" / "model.hurray", arrays())
+    with pytest.raises(hurray.HurrayError, match="s3://models/model.hurray"):
+        hurray.safe_open("s3://models/model.hurray", framework="np", storage_options=wrong)

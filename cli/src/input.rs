@@ -9,7 +9,11 @@ use std::path::Path;
 
 /// Whether `path` names an object store URL rather than a local file.
 pub fn is_url(path: &Path) -> bool {
-    path.to_str().is_some_and(|p| p.contains("://"))
+    #[cfg(feature = "remote")]
+    return path.to_str().is_some_and(hurray_object_store::is_url);
+    // Without the feature every URL-like name is refused by `remote`.
+    #[cfg(not(feature = "remote"))]
+    return path.to_str().is_some_and(|p| p.contains("://"));
 }
 
 /// The file at `path` opened for its header: two range GETs for a URL.

@@ -106,7 +106,8 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
     // the path already.
     let file = input::open_header(path)?;
     if file.is_shard_index() {
-        let index = input::open_whole(path)?;
+        // An index holds no tensors: reading it whole reads its header.
+        let index = file.fetch_file()?;
         return inspect_index(path, &index, file.version(), as_json);
     }
     let tensors = file.descriptors();

@@ -41,6 +41,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(sharded::open_sharded, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_remote, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_sharded_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::element_types, m)?)?;

@@ -16,6 +16,13 @@ pub(crate) struct PyRemoteFile {
     file: RangedFile,
 }
 
+/// Whether `location` is a URL of an object store (`s3://`, `gs://`,
+/// `az://`, `http(s)://`, `file://`) rather than a local path.
+#[pyfunction]
+pub(crate) fn is_url(location: &str) -> bool {
+    hurray_object_store::is_url(location)
+}
+
 /// Opens the Hurray file at `url` (`s3://`, `gs://`, `az://`, `http(s)://`,
 /// `file://`) and verifies its header: two range GETs, issued together.
 /// Credentials and endpoints come from the environment (`AWS_*`,

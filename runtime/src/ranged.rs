@@ -11,11 +11,13 @@
 //! and buffer range is trusted, and nothing is read that the header does not
 //! place inside the file.
 //!
-//! A tensor is read by [`RangedFile::fetch`] into a window of owned, 64-byte
-//! aligned memory that holds its buffers (one request for a tensor whose
-//! buffers are neighbours, as a Hurray writer lays them out), and handed out
-//! as the same [`TensorRef`] a mapped file gives: typed, sparse, packed and
-//! quantized views, slices and checksums all work on it.
+//! A tensor is read by [`RangedFile::fetch`], each buffer into owned,
+//! 64-byte aligned memory of its own (one request for a tensor whose
+//! buffers are neighbours, as a Hurray writer lays them out: the source
+//! coalesces them), and handed out as the same [`TensorRef`] a mapped file
+//! gives: typed, sparse, packed and quantized views, slices and checksums
+//! all work on it. Memory is the tensor's bytes, wherever the file puts
+//! them.
 //! [`RangedFile::fetch_many`] reads many tensors in one batch, which the
 //! source coalesces and runs concurrently.
 //!
@@ -25,7 +27,7 @@ use crate::aligned::AlignedBytes;
 use crate::descriptor::TensorDescriptor;
 use crate::error::{Error, Result};
 use crate::format::{FOOTER_LEN, PREFIX_LEN};
-use crate::reader::{Metadata, Reader, TensorRef, locate_parts};
+use crate::reader::{FetchedBuffer, Metadata, Reader, TensorRef, locate_parts};
 use crate::source::{PreadSource, ReadRequest, Source};
 use std::path::Path;
 use std::sync::Arc;
@@ -60,8 +62,9 @@ impl RangedFile {
         let header = match ends.suffix_range(range.clone()) {
             Some(header) => AlignedBytes::copy_from(header),
             None => {
-                // A header longer than the suffix read: its bytes are in the
-                // file (the footer says so and the length is the object's).
+                // A header longer than the suffix read: its start is read
+                // now, its end is the suffix. Its bytes are in the object
+                // (the footer places it inside the length the source gave).
                 let length = range.end - range.start;
                 let mut header = usize::try_from(length)
                     .ok()
@@ -71,9 +74,22 @@ impl RangedFile {
                         buffer: "header",
                         bytes: length,
                     })?;
+                let suffix_start = ends.len - ends.suffix.len() as u64;
+                let (start, end) = header
+                    .as_mut_slice()
+                    .split_at_mut((suffix_start - range.start) as usize);
+                // The footer is in the suffix, so the header's end is too.
+                match ends.suffix_range(suffix_start..range.end) {
+                    Some(known) if known.len() == end.len() => end.copy_from_slice(known),
+                    _ => {
+                        let e =
+                            std::io::Error::other("the source's suffix does not end the object");
+                        return Err(io(e));
+                    }
+                }
                 let mut request = [ReadRequest {
                     offset: range.start,
-                    buf: header.as_mut_slice(),
+                    buf: start,
                 }];
                 source.read_many(&mut request).map_err(io)?;
                 header
@@ -176,10 +192,8 @@ impl RangedFile {
         for name in names {
             fetched.push(Fetched::allocate(reader.tensor(name)?)?);
         }
-        let mut requests: Vec<ReadRequest<'_>> = Vec::new();
-        for f in &mut fetched {
-            requests.extend(f.requests());
-        }
+        let mut requests: Vec<ReadRequest<'_>> =
+            fetched.iter_mut().flat_map(Fetched::requests).collect();
         self.source.read_many(&mut requests).map_err(|e| {
             // The object ended early: it changed since it was opened.
             Error::io("reading", self.location(), e)
@@ -216,85 +230,62 @@ impl RangedFile {
     }
 }
 
-/// A tensor of a [`RangedFile`] read into memory: the window of the file
-/// from its first buffer to the end of its last.
+/// A tensor of a [`RangedFile`] read into memory: each of its buffers in
+/// 64-byte aligned memory of its own, so that memory is the tensor's bytes
+/// however the file lays its buffers out.
 pub struct Fetched<'f> {
     /// The tensor with the header alone.
     header: TensorRef<'f>,
-    window: AlignedBytes,
-    /// The file offset of the window's first byte.
-    base: u64,
-    /// Where in the window each buffer goes: `(offset in the file, length)`.
-    buffers: Vec<(u64, u64)>,
+    buffers: Vec<FetchedBuffer>,
 }
 
 impl std::fmt::Debug for Fetched<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fetched")
             .field("tensor", &self.header)
-            .field("base", &self.base)
-            .field("window_len", &self.window_len())
+            .field("bytes", &self.byte_len())
             .finish()
     }
 }
 
 impl<'f> Fetched<'f> {
     fn allocate(header: TensorRef<'f>) -> Result<Fetched<'f>> {
-        let buffers: Vec<(u64, u64)> = if header.is_descriptor_only() {
-            Vec::new()
-        } else {
-            header
-                .roles()
-                .into_iter()
-                .filter_map(|role| header.buffer_range(role))
-                .filter(|&(_, length)| length > 0)
-                .collect()
-        };
-        let base = buffers.iter().map(|b| b.0).min().unwrap_or(0);
-        let end = buffers.iter().map(|b| b.0 + b.1).max().unwrap_or(0);
-        // Verified at open: every buffer is inside the file. Buffers are
-        // aligned (to 64 at least), so the window keeps them aligned.
-        let span = end - base;
-        let window = usize::try_from(span)
-            .ok()
-            .and_then(AlignedBytes::try_zeroed)
-            .ok_or_else(|| Error::OutOfMemory {
-                tensor: header.name().to_owned(),
-                buffer: "data",
-                bytes: span,
-            })?;
-        Ok(Fetched {
-            header,
-            window,
-            base,
-            buffers,
-        })
+        let mut buffers = Vec::new();
+        if !header.is_descriptor_only() {
+            for role in header.roles() {
+                let Some((offset, length)) = header.buffer_range(role) else {
+                    continue;
+                };
+                if length == 0 {
+                    continue;
+                }
+                // Verified at open: inside the file, so bounded by its length.
+                let bytes = usize::try_from(length)
+                    .ok()
+                    .and_then(AlignedBytes::try_zeroed)
+                    .ok_or_else(|| Error::OutOfMemory {
+                        tensor: header.name().to_owned(),
+                        buffer: role.name(),
+                        bytes: length,
+                    })?;
+                buffers.push(FetchedBuffer { offset, bytes });
+            }
+        }
+        Ok(Fetched { header, buffers })
     }
 
-    /// The reads that fill this window: one per buffer (the gaps between
-    /// them, alignment padding, are the source's to skip or fetch).
-    fn requests(&mut self) -> Vec<ReadRequest<'_>> {
-        let mut rest = self.window.as_mut_slice();
-        let mut at = self.base;
-        let mut sorted = self.buffers.clone();
-        sorted.sort_unstable();
-        let mut requests = Vec::with_capacity(sorted.len());
-        for (offset, length) in sorted {
-            if offset < at {
-                continue; // overlapping buffers are refused at open
-            }
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut((offset - at) as usize);
-            let (buf, tail) = tail.split_at_mut(length as usize);
-            requests.push(ReadRequest { offset, buf });
-            rest = tail;
-            at = offset + length;
-        }
-        requests
+    /// The reads that fill the buffers, one each (the source coalesces
+    /// neighbours, alignment padding between them included).
+    fn requests(&mut self) -> impl Iterator<Item = ReadRequest<'_>> {
+        self.buffers.iter_mut().map(|b| ReadRequest {
+            offset: b.offset,
+            buf: b.bytes.as_mut_slice(),
+        })
     }
 
     /// The tensor, with its data.
     pub fn tensor(&self) -> TensorRef<'_> {
-        self.header.over_window(self.window.as_slice(), self.base)
+        self.header.with_fetched(&self.buffers)
     }
 
     /// This tensor as a file of its own, in memory, for front doors built
@@ -304,7 +295,7 @@ impl<'f> Fetched<'f> {
     pub fn to_file(&self) -> Result<crate::File> {
         let t = self.tensor();
         t.verify_checksum()?;
-        let mut bytes = Vec::with_capacity(self.window_len() + 4096);
+        let mut bytes = Vec::with_capacity(self.byte_len() + 4096);
         let mut w = crate::Writer::new(&mut bytes)?;
         if t.checksums().is_none() {
             // As the source: a file without checksums stays without.
@@ -316,8 +307,8 @@ impl<'f> Fetched<'f> {
         crate::File::from_bytes(&bytes)
     }
 
-    /// The bytes read (the tensor's buffers and the padding between them).
-    pub fn window_len(&self) -> usize {
-        self.window.as_slice().len()
+    /// The bytes read: the tensor's buffers.
+    pub fn byte_len(&self) -> usize {
+        self.buffers.iter().map(|b| b.bytes.as_slice().len()).sum()
     }
 }

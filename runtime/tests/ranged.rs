@@ -93,6 +93,9 @@ fn every_file_reads_as_the_map_reads_it() {
         let fetched = ranged.fetch_all().unwrap();
         for (f, t) in fetched.iter().zip(mapped.tensors()) {
             let got = f.tensor();
+            // Memory is the tensor's bytes, nothing between them.
+            let stored: usize = t.buffers().iter().map(|(_, b)| b.len()).sum();
+            assert_eq!(f.byte_len(), stored);
             assert_eq!(got.descriptor(), t.descriptor());
             assert_eq!(
                 got.buffers(),
@@ -257,4 +260,60 @@ fn a_fetched_tensor_stands_as_a_file_of_its_own_after_its_checksums_pass() {
     let errors: Vec<_> = all.iter().filter_map(|f| f.to_file().err()).collect();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].kind(), "ChecksumMismatch");
+}
+
+/// A source whose ends disagree with the length it reports.
+#[derive(Debug)]
+struct Lying(Ends);
+
+impl Source for Lying {
+    fn location(&self) -> &str {
+        "lying"
+    }
+    fn read_ends(&self, _: u64, _: u64) -> std::io::Result<Ends> {
+        Ok(self.0.clone())
+    }
+    fn read_many(&self, _: &mut [ReadRequest<'_>]) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::UnexpectedEof.into())
+    }
+}
+
+#[test]
+fn a_source_whose_ends_do_not_add_up_is_an_error_not_a_panic() {
+    let good = sample(5000, 1);
+    let len = good.len() as u64;
+    let cases = [
+        // A suffix longer than the object.
+        Ends {
+            len: 100,
+            prefix: good[..64].to_vec(),
+            suffix: good.clone(),
+        },
+        // A length far beyond the bytes given: the header is not in the
+        // suffix, and reading the rest fails.
+        Ends {
+            len: len * 2,
+            prefix: good[..64].to_vec(),
+            suffix: good[good.len() - 4096..].to_vec(),
+        },
+        // A short prefix.
+        Ends {
+            len,
+            prefix: good[..3].to_vec(),
+            suffix: good.clone(),
+        },
+        // Nothing at all.
+        Ends {
+            len: 0,
+            prefix: Vec::new(),
+            suffix: Vec::new(),
+        },
+    ];
+    for ends in cases {
+        let e = RangedFile::open(Arc::new(Lying(ends.clone()))).unwrap_err();
+        assert!(
+            ["TooShort", "BadFooterMagic", "BadFooter", "Io"].contains(&e.kind()),
+            "{e}"
+        );
+    }
 }

@@ -14,9 +14,25 @@ pub fn is_url(location: &str) -> bool {
         return false;
     };
     matches!(
-        scheme,
+        scheme.to_ascii_lowercase().as_str(),
         "s3" | "s3a" | "gs" | "az" | "adl" | "azure" | "abfs" | "abfss" | "http" | "https" | "file"
     )
+}
+
+/// A builder with `options` applied over what it read from the environment:
+/// a key the store does not know is an error, not silently dropped.
+fn configure<B, K: std::str::FromStr>(
+    builder: B,
+    options: &[(&str, &str)],
+    with: impl Fn(B, K, &str) -> B,
+    bad: impl Fn(String) -> Error,
+) -> Result<B> {
+    options
+        .iter()
+        .try_fold(builder, |b, (key, value)| match key.parse::<K>() {
+            Ok(k) => Ok(with(b, k, value)),
+            Err(_) => Err(bad(format!("unknown option {key:?} for this store"))),
+        })
 }
 
 /// Opens the Hurray file at `location` (a URL, or a local path) with
@@ -48,36 +64,47 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
             return Ok(Arc::new(PreadSource::open(path)?));
         }
         ObjectStoreScheme::AmazonS3 => {
-            let b = object_store::aws::AmazonS3Builder::from_env().with_url(location);
-            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
-                Ok(key) => b.with_config(key, *v),
-                Err(_) => b,
-            });
+            let b = configure(
+                object_store::aws::AmazonS3Builder::from_env().with_url(location),
+                options,
+                |b, k, v| b.with_config(k, v),
+                bad,
+            )?;
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
         ObjectStoreScheme::GoogleCloudStorage => {
-            let b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(location);
-            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
-                Ok(key) => b.with_config(key, *v),
-                Err(_) => b,
-            });
+            let b = configure(
+                object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(location),
+                options,
+                |b, k, v| b.with_config(k, v),
+                bad,
+            )?;
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
         ObjectStoreScheme::MicrosoftAzure => {
-            let b = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(location);
-            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
-                Ok(key) => b.with_config(key, *v),
-                Err(_) => b,
-            });
+            let b = configure(
+                object_store::azure::MicrosoftAzureBuilder::from_env().with_url(location),
+                options,
+                |b, k, v| b.with_config(k, v),
+                bad,
+            )?;
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
         ObjectStoreScheme::Http => {
+            if url.query().is_some() {
+                // The store joins paths to a base URL: a query (a presigned
+                // URL's signature) would be dropped, not sent.
+                return Err(bad(
+                    "URLs with a query (presigned URLs) are not supported".into()
+                ));
+            }
             let base = &url[..::url::Position::BeforePath];
-            let b = object_store::http::HttpBuilder::new().with_url(base);
-            let b = options.iter().fold(b, |b, (k, v)| match k.parse() {
-                Ok(key) => b.with_config(key, *v),
-                Err(_) => b,
-            });
+            let b = configure(
+                object_store::http::HttpBuilder::new().with_url(base),
+                options,
+                |b, k, v| b.with_config(k, v),
+                bad,
+            )?;
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
         other => return Err(bad(format!("{other:?} URLs are not object stores"))),
@@ -112,11 +139,22 @@ pub fn member_sources(
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
     move |member| {
+        // Checked when the index was opened: relative, no `..`. What a URL
+        // would decode or cut (`%2e%2e`, a query, a fragment) is refused
+        // here, so a member is always an object under the index's folder.
+        if member.contains(['%', '?', '#', '\\']) {
+            return Err(Error::io(
+                "opening member",
+                member,
+                std::io::Error::other(
+                    "a member path of an index in an object store may not hold %, ?, # or \\",
+                ),
+            ));
+        }
         let options: Vec<(&str, &str)> = options
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        // Member paths are relative and checked when the index is opened.
         source_for(&format!("{base}/{member}"), &options)
     }
 }

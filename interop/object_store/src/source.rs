@@ -4,7 +4,7 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use hurray::source::{Ends, ReadRequest, Source, coalesce};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore};
+use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
 use std::io;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,14 +24,23 @@ fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
     Ok(RUNTIME.get_or_init(|| rt))
 }
 
+/// The version of an object a reader opened: its ETag (when the store gives
+/// one: every later GET sends `If-Match`) and its size (every later response
+/// must report the same).
+#[derive(Debug, Clone)]
+struct Version {
+    etag: Option<String>,
+    size: u64,
+}
+
 /// One object of an object store, read by range GETs.
 #[derive(Debug)]
 pub struct ObjectSource {
     store: Arc<dyn ObjectStore>,
     path: Path,
     location: String,
-    /// The version the first read saw: later reads ask for it.
-    etag: Mutex<Option<String>>,
+    /// What the reads that opened the object saw: later reads ask for it.
+    opened: Mutex<Option<Version>>,
     in_flight: usize,
 }
 
@@ -42,7 +51,7 @@ impl ObjectSource {
             store,
             path,
             location: location.into(),
-            etag: Mutex::new(None),
+            opened: Mutex::new(None),
             in_flight: hurray::limits::REQUESTS_IN_FLIGHT,
         }
     }
@@ -53,32 +62,45 @@ impl ObjectSource {
         self
     }
 
-    fn options(&self, range: GetRange) -> GetOptions {
-        GetOptions {
-            range: Some(range),
-            if_match: self.etag.lock().ok().and_then(|e| e.clone()),
-            ..GetOptions::default()
-        }
+    fn opened(&self) -> Option<Version> {
+        self.opened.lock().ok().and_then(|v| v.clone())
     }
 
-    /// One range GET: the object's metadata and the bytes.
+    /// One range GET: the object's metadata and the bytes. After opening,
+    /// it asks for the opened version and checks the size it reports.
     async fn get(&self, range: GetRange) -> io::Result<(ObjectMeta, Bytes)> {
+        let opened = self.opened();
+        let options = GetOptions {
+            range: Some(range),
+            if_match: opened.as_ref().and_then(|v| v.etag.clone()),
+            ..GetOptions::default()
+        };
         let result = self
             .store
-            .get_opts(&self.path, self.options(range))
+            .get_opts(&self.path, options)
             .await
             .map_err(to_io)?;
         let meta = result.meta.clone();
+        if let Some(v) = opened
+            && v.size != meta.size
+        {
+            return Err(changed(format!(
+                "{} bytes when opened, {} now",
+                v.size, meta.size
+            )));
+        }
         Ok((meta, result.bytes().await.map_err(to_io)?))
     }
+}
+
+fn changed(detail: String) -> io::Error {
+    io::Error::other(format!("the object changed since it was opened ({detail})"))
 }
 
 fn to_io(e: object_store::Error) -> io::Error {
     match e {
         object_store::Error::NotFound { .. } => io::Error::new(io::ErrorKind::NotFound, e),
-        object_store::Error::Precondition { .. } => {
-            io::Error::other(format!("the object changed since it was opened ({e})"))
-        }
+        object_store::Error::Precondition { .. } => changed(e.to_string()),
         e => io::Error::other(e),
     }
 }
@@ -91,23 +113,48 @@ impl Source for ObjectSource {
     fn read_ends(&self, prefix: u64, suffix: u64) -> io::Result<Ends> {
         runtime()?.block_on(async {
             // Both GETs at once: one round trip.
-            let (head, tail) = futures::try_join!(
+            let ends = futures::try_join!(
                 self.get(GetRange::Bounded(0..prefix.max(1))),
                 self.get(GetRange::Suffix(suffix.max(1)))
-            )?;
-            let ((head_meta, head), (tail_meta, tail)) = (head, tail);
+            );
+            let ((head_meta, head), (tail_meta, tail)) = match ends {
+                Ok(ends) => ends,
+                Err(e) => {
+                    // No range of an empty object exists: say it is empty,
+                    // so that opening reports it as a file too short.
+                    return match self.store.head(&self.path).await {
+                        Ok(meta) if meta.size == 0 => Ok(Ends {
+                            len: 0,
+                            prefix: Vec::new(),
+                            suffix: Vec::new(),
+                        }),
+                        _ => Err(e),
+                    };
+                }
+            };
             if head_meta.e_tag != tail_meta.e_tag || head_meta.size != tail_meta.size {
                 return Err(io::Error::other(
                     "the object changed between the two reads that open it",
                 ));
             }
-            if let Ok(mut etag) = self.etag.lock() {
-                etag.clone_from(&tail_meta.e_tag);
+            let size = tail_meta.size;
+            // The store checks the ranges it got; the bodies are checked here.
+            if head.len() as u64 != prefix.min(size) || tail.len() as u64 != suffix.min(size) {
+                return Err(io::Error::other(format!(
+                    "the store sent {} and {} bytes for the first {prefix} and last {suffix} of {size}",
+                    head.len(),
+                    tail.len()
+                )));
             }
-            let prefix = head.len().min(prefix as usize);
+            if let Ok(mut opened) = self.opened.lock() {
+                *opened = Some(Version {
+                    etag: tail_meta.e_tag.clone(),
+                    size,
+                });
+            }
             Ok(Ends {
-                len: tail_meta.size,
-                prefix: head[..prefix].to_vec(),
+                len: size,
+                prefix: head.to_vec(),
                 suffix: tail.to_vec(),
             })
         })

@@ -61,7 +61,7 @@ class safe_open:
         # Whole-tensor views that slices index, made once per name.
         self._views: Dict[str, Any] = {}
         location = str(filename)
-        if "://" in location:
+        if _hurray.is_url(location):
             remote = _hurray.open_remote(location, storage_options)
             if remote.is_shard_index:
                 self._file = _hurray.open_sharded_remote(location, storage_options)

@@ -20,6 +20,7 @@ mod tensor;
 pub use storage::MapMode;
 use storage::Storage;
 
+pub(crate) use tensor::FetchedBuffer;
 pub use tensor::{Metadata, Shape, TensorRef, Tensors};
 
 /// A verified Hurray file that owns its bytes (memory-mapped or in memory).

@@ -84,13 +84,27 @@ impl<'a> Iterator for Metadata<'a> {
     }
 }
 
+/// Where a tensor's buffers are.
+#[derive(Clone, Copy)]
+enum DataBytes<'a> {
+    /// In the whole file's bytes, at their offsets.
+    File(&'a [u8]),
+    /// Each read into memory of its own
+    /// ([`RangedFile::fetch`](crate::RangedFile::fetch)).
+    Fetched(&'a [FetchedBuffer]),
+}
+
+/// A buffer of a tensor read into memory: its offset in the file, its bytes.
+#[derive(Debug)]
+pub(crate) struct FetchedBuffer {
+    pub(crate) offset: u64,
+    pub(crate) bytes: crate::AlignedBytes,
+}
+
 /// One verified tensor of a file, borrowing the file's bytes.
 #[derive(Clone, Copy)]
 pub struct TensorRef<'a> {
-    /// The file's bytes from offset `base` on: the whole file (`base` 0), or
-    /// a window read into memory that holds every buffer of this tensor.
-    bytes: &'a [u8],
-    base: u64,
+    data: DataBytes<'a>,
     t: fb::Tensor<'a>,
     element_type: ElementType,
     alignment: u64,
@@ -154,8 +168,7 @@ impl<'a> TensorRef<'a> {
             a => a,
         };
         TensorRef {
-            bytes,
-            base: 0,
+            data: DataBytes::File(bytes),
             t,
             element_type,
             alignment,
@@ -163,13 +176,12 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    /// This tensor over `window`, the file's bytes from offset `base` on,
-    /// which must hold every non-empty buffer of the tensor (a
-    /// [`RangedFile`](crate::RangedFile) reads them into it).
-    pub(crate) fn over_window(self, window: &'a [u8], base: u64) -> Self {
+    /// This tensor over `buffers`, which must hold every non-empty buffer
+    /// of the tensor at its offset (a [`RangedFile`](crate::RangedFile)
+    /// reads them).
+    pub(crate) fn with_fetched(self, buffers: &'a [FetchedBuffer]) -> Self {
         TensorRef {
-            bytes: window,
-            base,
+            data: DataBytes::Fetched(buffers),
             ..self
         }
     }
@@ -384,12 +396,19 @@ impl<'a> TensorRef<'a> {
     fn slice(&self, b: Option<&fb::Buffer>) -> &'a [u8] {
         match b {
             // ADR-007: a zero-length buffer is never dereferenced, wherever it points.
-            Some(b) if b.length() > 0 => {
-                // Verified at open: the buffer is inside the file; the window
-                // (if any) was read to hold it.
-                let start = (b.offset() - self.base) as usize;
-                &self.bytes[start..start + b.length() as usize]
-            }
+            Some(b) if b.length() > 0 => match self.data {
+                DataBytes::File(bytes) => {
+                    // Verified at open: the buffer is inside the file.
+                    let start = b.offset() as usize;
+                    &bytes[start..start + b.length() as usize]
+                }
+                // Read for this very tensor (`Fetched::allocate`): every
+                // non-empty buffer is there, at its offset.
+                DataBytes::Fetched(fetched) => fetched
+                    .iter()
+                    .find(|f| f.offset == b.offset())
+                    .map_or(&[], |f| f.bytes.as_slice()),
+            },
             _ => &[],
         }
     }

@@ -54,7 +54,7 @@ pub struct Ends {
 impl Ends {
     /// The bytes of `range` when the suffix holds them all.
     pub fn suffix_range(&self, range: Range<u64>) -> Option<&[u8]> {
-        let start = self.len - self.suffix.len() as u64;
+        let start = self.len.checked_sub(self.suffix.len() as u64)?;
         let from = usize::try_from(range.start.checked_sub(start)?).ok()?;
         let to = usize::try_from(range.end.checked_sub(start)?).ok()?;
         self.suffix.get(from..to)
@@ -100,12 +100,6 @@ impl PreadSource {
             location: path.display().to_string(),
             threads: crate::load::default_threads(),
         })
-    }
-
-    /// Reads batches on `threads` threads (at least 1).
-    pub fn with_threads(mut self, threads: usize) -> Self {
-        self.threads = threads.max(1);
-        self
     }
 }
 

@@ -58,7 +58,8 @@ impl Server {
         let endpoint = format!("http://{}", std_listener.local_addr()?);
         let log: Arc<Mutex<Vec<Request>>> = Arc::default();
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
             .enable_all()
             .build()?;
         let thread_log = Arc::clone(&log);

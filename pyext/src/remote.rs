@@ -47,8 +47,9 @@ pub(crate) fn open_remote(
 }
 
 /// Opens the sharded checkpoint whose index is at `url`: its members are
-/// the objects next to it, each read whole (by concurrent range GETs) the
-/// first time one of its tensors is needed. `options` as in `open_remote`.
+/// the objects next to it, each opened when one of its tensors is first
+/// needed and read tensor by tensor (range GETs). `options` as in
+/// `open_remote`.
 #[pyfunction]
 #[pyo3(signature = (url, options=None))]
 pub(crate) fn open_sharded_remote(

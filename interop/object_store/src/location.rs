@@ -114,8 +114,8 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
 
 /// Opens the sharded checkpoint whose index is at `location` (a URL, or a
 /// local path); its members are the objects next to the index, opened with
-/// the same `options` (each read whole the first time one of its tensors is
-/// needed: [`ShardedFile::from_index_with_sources`]).
+/// the same `options`, each opened when one of its tensors is first needed
+/// and read tensor by tensor ([`ShardedFile::from_index_with_sources`]).
 pub fn open_sharded(location: &str, options: &[(&str, &str)]) -> Result<ShardedFile> {
     if !is_url(location) {
         return ShardedFile::open(location);

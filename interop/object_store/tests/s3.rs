@@ -270,6 +270,26 @@ fn a_sharded_checkpoint_whose_members_are_objects() {
     let local = hurray::ShardedFile::open(&index).unwrap();
     assert_eq!(remote.members(), local.members());
     server.take_requests();
+    // One tensor of a member: its header (2 GETs) and the tensor (1), never
+    // the whole member.
+    assert_eq!(
+        remote.assemble("b").unwrap().bytes,
+        hurray::as_bytes(&[1.0f32, 2.0, 3.0, 4.0])
+    );
+    let member = remote.members()[1].clone();
+    let requests = server.take_requests();
+    assert!(
+        requests.iter().all(|r| r.path.ends_with(&member.path)),
+        "{requests:?}"
+    );
+    assert_eq!(gets(&requests).len(), 3, "{requests:?}");
+    let whole = format!("bytes=0-{}", member.size - 1);
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.range.as_deref() != Some(whole.as_str())),
+        "{requests:?}"
+    );
     let w = remote.assemble("w").unwrap();
     assert_eq!(w.bytes, hurray::as_bytes(&full));
     let touched: Vec<String> = server.take_requests().into_iter().map(|r| r.path).collect();

@@ -1,6 +1,7 @@
 //! [`ShardedFile`]: an index file and its members as one logical mapping.
 
 use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
+use super::member::Member;
 use crate::atomic::parent_dir;
 use crate::checksum::ChecksumAlgorithm;
 use crate::error::{Error, Result};
@@ -36,7 +37,7 @@ pub struct ShardedFile {
     metadata: BTreeMap<String, String>,
     /// Shared, so that a whole tensor can outlive this borrow (a DLPack
     /// export, a Python tensor) without a copy.
-    opened: Vec<OnceLock<Arc<File>>>,
+    opened: Vec<OnceLock<Member>>,
     /// How members are mapped.
     mode: MapMode,
 }
@@ -128,9 +129,11 @@ impl ShardedFile {
 
     /// The checkpoint of an index file already open whose members are read
     /// through the sources `open_member` gives for their paths (objects next
-    /// to the index in an object store). Each member is read whole into
-    /// memory (by concurrent ranged reads) the first time one of its tensors
-    /// is needed, then checked as a mapped member is.
+    /// to the index in an object store). A member is opened (its header
+    /// read, its length checked against the index) the first time one of
+    /// its tensors is needed, and each of its tensors is fetched when a
+    /// piece of it is first read, then kept; [`member`](Self::member) and
+    /// [`verify_members`](Self::verify_members) read a member whole.
     pub fn from_index_with_sources(
         index: &File,
         open_member: impl Fn(&str) -> Result<Arc<dyn Source>> + Send + Sync + 'static,
@@ -166,8 +169,9 @@ impl ShardedFile {
             })
     }
 
-    /// Member `i`, mapped and verified on first use; its length must be the
-    /// index's ([`Error::MemberMismatch`] otherwise: replaced or truncated).
+    /// Member `i`, mapped and verified on first use (a member read by
+    /// ranges is read whole, once); its length must be the index's
+    /// ([`Error::MemberMismatch`] otherwise: replaced or truncated).
     pub fn member(&self, i: usize) -> Result<&File> {
         self.member_cell(i).map(|f| &**f)
     }
@@ -178,7 +182,13 @@ impl ShardedFile {
         self.member_cell(i).map(Arc::clone)
     }
 
+    /// Member `i` as a whole file (a member read by ranges is read whole).
     fn member_cell(&self, i: usize) -> Result<&Arc<File>> {
+        self.opened_member(i)?.whole()
+    }
+
+    /// Member `i`, opened and checked on first use.
+    fn opened_member(&self, i: usize) -> Result<&Member> {
         let (Some(cell), Some(m)) = (self.opened.get(i), self.index.members.get(i)) else {
             return Err(Error::NotFound {
                 name: format!("member #{i}"),
@@ -187,7 +197,7 @@ impl ShardedFile {
         if let Some(f) = cell.get() {
             return Ok(f);
         }
-        let f = match &self.members_at {
+        let member = match &self.members_at {
             MembersAt::Dir(dir) => {
                 let path = dir.join(&m.path);
                 let len = std::fs::metadata(&path)
@@ -199,17 +209,17 @@ impl ShardedFile {
                 // SAFETY: `open_with`'s caller took on `File::open_with`'s
                 // contract for every member (`open` and `from_index` map
                 // read-only).
-                unsafe { File::open_with(&path, self.mode)? }
+                Member::Mapped(Arc::new(unsafe { File::open_with(&path, self.mode)? }))
             }
             MembersAt::Sources(open_member) => {
                 let ranged = RangedFile::open(open_member(&m.path)?)?;
                 if ranged.file_len() != m.size {
                     return Err(size_mismatch(m, ranged.file_len()));
                 }
-                ranged.fetch_file()?
+                Member::ranged(ranged)
             }
         };
-        if f.reader().is_shard_index() {
+        if member.is_shard_index() {
             // Indexes do not nest: that keeps every walk over members finite.
             return Err(Error::MemberMismatch {
                 member: m.path.clone(),
@@ -218,14 +228,14 @@ impl ShardedFile {
                 found: "a sharded checkpoint's index".into(),
             });
         }
-        Ok(cell.get_or_init(|| Arc::new(f)))
+        Ok(cell.get_or_init(|| member))
     }
 
     /// The member tensor holding `piece` of `t`, checked against the index:
     /// same element type, the piece's shape.
     pub fn piece(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<TensorRef<'_>> {
         let m = &self.index.members[piece.member];
-        let tensor = self.member(piece.member)?.tensor(&piece.tensor)?;
+        let tensor = self.opened_member(piece.member)?.tensor(&piece.tensor)?;
         let shape = tensor.shape().to_wire();
         if tensor.element_type() != t.element_type || shape != piece.shape {
             return Err(Error::MemberMismatch {

@@ -1,15 +1,18 @@
 //! `hurray cat FILE 'NAME[0:2, :]'`: a tensor's values, or a slice of them,
 //! printed as nested rows. FILE may be a sharded checkpoint's index: the
-//! slice then reads only the pieces, and the bytes in them, it covers.
+//! slice then reads only the pieces, and the bytes in them, it covers. With
+//! the `remote` feature FILE may be a URL: the header and the one tensor
+//! are read by range GETs.
 //!
 //! The runtime owns the slicing (`TensorRef::read_slice`,
 //! `ShardedFile::slice`) and the decoding of every element type
 //! (`minifloat`, `pack`); this module only prints.
 
 use crate::convert::sharded::open_index;
+use crate::input;
 use crate::output::{Shown, stdout};
 use anyhow::Result;
-use hurray::{ElementClass, ElementType, File, SliceData, minifloat, pack, parse_slice};
+use hurray::{ElementClass, ElementType, File, SliceData, TensorRef, minifloat, pack, parse_slice};
 use std::io::Write;
 use std::path::Path;
 
@@ -28,16 +31,25 @@ fn split_spec(spec: &str) -> (&str, &str) {
 /// Prints `spec` (`NAME` or `NAME[slice]`) of the file or index at `path`.
 pub fn cat(path: &Path, spec: &str) -> Result<()> {
     let (name, slice_text) = split_spec(spec);
-    let file = File::open(path)?;
-    let data = if file.reader().is_shard_index() {
-        let checkpoint = open_index(&file, path)?;
-        let t = checkpoint.tensor(name)?;
-        let ranges = parse_slice(name, slice_text, &t.shape)?;
-        checkpoint.slice(name, &ranges)?
-    } else {
-        let t = file.tensor(name)?;
+    let slice_of = |t: TensorRef<'_>| -> Result<SliceData> {
         let ranges = parse_slice(name, slice_text, &t.shape().to_wire())?;
-        t.read_slice(&ranges)?
+        Ok(t.read_slice(&ranges)?)
+    };
+    let data = if input::is_url(path) {
+        // The header (two range GETs), then the one tensor (one more).
+        let file = input::open_header(path)?;
+        if file.is_shard_index() {
+            slice_of_index(&file.fetch_file()?, path, name, slice_text)?
+        } else {
+            slice_of(file.fetch(name)?.tensor())?
+        }
+    } else {
+        let file = File::open(path)?;
+        if file.reader().is_shard_index() {
+            slice_of_index(&file, path, name, slice_text)?
+        } else {
+            slice_of(file.tensor(name)?)?
+        }
     };
     let mut out = stdout();
     let dims: Vec<String> = data.shape.iter().map(u64::to_string).collect();
@@ -51,6 +63,14 @@ pub fn cat(path: &Path, spec: &str) -> Result<()> {
     let values = element_texts(&data);
     print_nested(&mut out, &data.shape, &mut values.into_iter(), 0)?;
     Ok(())
+}
+
+/// `name[slice_text]` of the sharded checkpoint whose index is `index`.
+fn slice_of_index(index: &File, path: &Path, name: &str, slice_text: &str) -> Result<SliceData> {
+    let checkpoint = open_index(index, path)?;
+    let t = checkpoint.tensor(name)?;
+    let ranges = parse_slice(name, slice_text, &t.shape)?;
+    Ok(checkpoint.slice(name, &ranges)?)
 }
 
 /// Every element of `data` as text, in row-major order.

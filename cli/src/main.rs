@@ -42,6 +42,8 @@ enum Command {
     /// Print a tensor's values, or a slice: `hurray cat FILE 'NAME[0:2, :, ::2]'`
     /// (Python's slice notation; an index keeps its dimension). FILE may be a
     /// sharded checkpoint's index: only the pieces the slice covers are read.
+    /// Built with the `remote` feature, FILE (here and for inspect, validate
+    /// and convert) may be an s3://, gs://, az:// or https:// URL.
     Cat {
         file: PathBuf,
         /// `NAME` or `NAME[slice]`.

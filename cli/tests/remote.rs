@@ -69,6 +69,26 @@ fn inspect_reads_two_ranges_and_prints_what_the_local_file_prints() {
 }
 
 #[test]
+fn cat_reads_the_header_and_one_tensor() {
+    let (_dir, server, example) = setup();
+    let file = hurray::File::open(&example).unwrap();
+    let name = file
+        .tensors()
+        .find(|t| t.layout() == hurray::Layout::Dense && t.dims().len() == 2 && t.byte_length() > 0)
+        .unwrap()
+        .name()
+        .to_owned();
+    let spec = format!("{name}[1:, ::2]");
+    server.take_requests();
+    let remote = ok(&hurray(
+        &server,
+        &["cat", "s3://models/example.hurray", &spec],
+    ));
+    assert_eq!(server.take_requests().len(), 3);
+    assert_eq!(remote, local(&["cat", example.to_str().unwrap(), &spec]));
+}
+
+#[test]
 fn validate_and_convert_read_the_object() {
     let (dir, server, example) = setup();
     let url = "s3://models/example.hurray";

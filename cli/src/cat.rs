@@ -1,8 +1,9 @@
 //! `hurray cat FILE 'NAME[0:2, :]'`: a tensor's values, or a slice of them,
 //! printed as nested rows. FILE may be a sharded checkpoint's index: the
-//! slice then reads only the pieces, and the bytes in them, it covers. With
-//! the `remote` feature FILE may be a URL: the header and the one tensor
-//! are read by range GETs.
+//! slice then reads only the pieces, and the bytes in them, it covers (of a
+//! member in a bucket, the whole tensor of each piece). With the `remote`
+//! feature FILE may be a URL: the header and the one tensor are read by
+//! range GETs.
 //!
 //! The runtime owns the slicing (`TensorRef::read_slice`,
 //! `ShardedFile::slice`) and the decoding of every element type
@@ -36,7 +37,8 @@ pub fn cat(path: &Path, spec: &str) -> Result<()> {
         Ok(t.read_slice(&ranges)?)
     };
     let data = if input::is_url(path) {
-        // The header (two range GETs), then the one tensor (one more).
+        // The header (two range GETs), then the one tensor (one more); an
+        // index is read whole, then each member the slice meets.
         let file = input::open_header(path)?;
         if file.is_shard_index() {
             slice_of_index(&file.fetch_file()?, path, name, slice_text)?

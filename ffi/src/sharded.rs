@@ -240,7 +240,9 @@ pub unsafe extern "C" fn hurray_sharded_whole(
         // against the index.
         h.file.get(name).map_err(fail)?;
         let piece = &h.tensor(name)?.pieces[0];
-        let member = h.file.member_shared(piece.member).map_err(fail)?;
+        // The mapped member (or, for one read by ranges, the tensor alone).
+        let logical = h.file.tensor(name).map_err(fail)?;
+        let member = h.file.piece_file(logical, piece).map_err(fail)?;
         let file = HurrayFile::shared_handle(member);
         // SAFETY: just created, not yet shared.
         let handle = unsafe { &*file };

@@ -116,7 +116,7 @@ impl PyRemoteFile {
     /// against the checksums the file records.
     fn fetch(&self, py: Python<'_>, name: &str) -> PyResult<PyFile> {
         let file = py
-            .detach(|| self.file.fetch(name).and_then(|f| f.to_file()))
+            .detach(|| self.file.fetch(name).and_then(|f| f.into_file()))
             .map_err(err)?;
         Ok(PyFile::from_file(
             file,
@@ -133,8 +133,8 @@ impl PyRemoteFile {
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
                 self.file
                     .fetch_many(&names)?
-                    .iter()
-                    .map(|f| f.to_file())
+                    .into_iter()
+                    .map(|f| f.into_file())
                     .collect::<hurray::Result<Vec<_>>>()
             })
             .map_err(err)?;

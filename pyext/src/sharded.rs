@@ -225,9 +225,9 @@ impl PyShardedTensor {
         let Some(p) = t.whole_piece() else {
             return Ok(None);
         };
-        py.detach(|| self.file.piece(t, p)).map_err(err)?;
-        let member = self.file.member_shared(p.member).map_err(err)?;
-        Ok(Some(PyTensor::new(member, p.tensor.clone())))
+        // The mapped member, or (in a bucket) the tensor fetched alone.
+        let holder = py.detach(|| self.file.piece_file(t, p)).map_err(err)?;
+        Ok(Some(PyTensor::new(holder, p.tensor.clone())))
     }
 
     /// The whole tensor, copied out of its pieces, as a tensor in memory.

@@ -291,8 +291,9 @@ impl<'f> Fetched<'f> {
     /// This tensor as a file of its own, in memory, for front doors built
     /// on [`File`](crate::File) (DLPack exports, the Python and C handles).
     /// The bytes are checked against the checksums the source file records
-    /// first, so the new file's checksums vouch for what was read.
-    pub fn to_file(&self) -> Result<crate::File> {
+    /// first, so the new file's checksums vouch for what was read. Memory
+    /// peaks at twice the tensor: the fetched buffers go once written.
+    pub fn into_file(self) -> Result<crate::File> {
         let t = self.tensor();
         t.verify_checksum()?;
         let mut bytes = Vec::with_capacity(self.byte_len() + 4096);
@@ -304,6 +305,7 @@ impl<'f> Fetched<'f> {
         let buffers: Vec<&[u8]> = t.buffers().into_iter().map(|(_, b)| b).collect();
         w.add_tensor(&t.descriptor(), &buffers)?;
         w.finish()?;
+        drop(self);
         crate::File::from_bytes(&bytes)
     }
 

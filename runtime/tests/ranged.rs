@@ -236,11 +236,11 @@ fn a_fetched_tensor_stands_as_a_file_of_its_own_after_its_checksums_pass() {
         }
         let mapped = File::open(&path).unwrap();
         for f in ranged.fetch_all().unwrap() {
-            let t = f.tensor();
-            let expected = mapped.tensor(t.name()).unwrap();
-            match f.to_file() {
+            let name = f.tensor().name().to_owned();
+            let expected = mapped.tensor(&name).unwrap();
+            match f.into_file() {
                 Ok(alone) => {
-                    let got = alone.tensor(t.name()).unwrap();
+                    let got = alone.tensor(&name).unwrap();
                     assert_eq!(got.descriptor(), expected.descriptor());
                     assert_eq!(got.buffers(), expected.buffers());
                 }
@@ -257,7 +257,10 @@ fn a_fetched_tensor_stands_as_a_file_of_its_own_after_its_checksums_pass() {
     bytes[100] ^= 1;
     let ranged = RangedFile::open(Counting::new(bytes)).unwrap();
     let all = ranged.fetch_all().unwrap();
-    let errors: Vec<_> = all.iter().filter_map(|f| f.to_file().err()).collect();
+    let errors: Vec<_> = all
+        .into_iter()
+        .filter_map(|f| f.into_file().err())
+        .collect();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].kind(), "ChecksumMismatch");
 }

@@ -290,6 +290,16 @@ fn a_sharded_checkpoint_whose_members_are_objects() {
             .all(|r| r.range.as_deref() != Some(whole.as_str())),
         "{requests:?}"
     );
+    // An export of it holds the tensor alone (its member holds two), and
+    // costs no further GET.
+    let b = remote.tensor("b").unwrap();
+    let holder = remote.piece_file(b, &b.pieces[0]).unwrap();
+    assert_eq!(holder.len(), 1);
+    assert_eq!(
+        holder.tensor("b").unwrap().as_slice::<f32>().unwrap(),
+        [1.0, 2.0, 3.0, 4.0]
+    );
+    assert!(server.take_requests().is_empty());
     let w = remote.assemble("w").unwrap();
     assert_eq!(w.bytes, hurray::as_bytes(&full));
     let touched: Vec<String> = server.take_requests().into_iter().map(|r| r.path).collect();

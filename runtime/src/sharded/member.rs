@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::ranged::RangedFile;
-use crate::reader::{File, TensorRef};
+use crate::reader::File;
 use std::sync::{Arc, OnceLock};
 
 #[derive(Debug)]
@@ -58,15 +58,16 @@ impl Member {
         }
     }
 
-    /// Tensor `name` with its data: in the map, or fetched (once, checked
-    /// against the member's checksums) into memory of its own.
-    pub(super) fn tensor(&self, name: &str) -> Result<TensorRef<'_>> {
+    /// The file that holds tensor `name` with its data: the map, the whole
+    /// member once read, or the tensor fetched (once, checked against the
+    /// member's checksums) as a file of its own.
+    pub(super) fn file_of(&self, name: &str) -> Result<&Arc<File>> {
         let r = match self {
-            Member::Mapped(f) => return f.tensor(name),
+            Member::Mapped(f) => return Ok(f),
             Member::Ranged(r) => r,
         };
         if let Some(f) = r.whole.get() {
-            return f.tensor(name);
+            return Ok(f);
         }
         let i = r
             .names
@@ -76,9 +77,9 @@ impl Member {
             })?;
         let cell = &r.tensors[i];
         if let Some(f) = cell.get() {
-            return f.tensor(name);
+            return Ok(f);
         }
-        let f = Arc::new(r.file.fetch(name)?.to_file()?);
-        cell.get_or_init(|| f).tensor(name)
+        let f = Arc::new(r.file.fetch(name)?.into_file()?);
+        Ok(cell.get_or_init(|| f))
     }
 }

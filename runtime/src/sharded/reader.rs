@@ -46,7 +46,7 @@ pub struct ShardedFile {
 enum MembersAt {
     /// Files relative to the index's directory, memory-mapped.
     Dir(PathBuf),
-    /// Objects (or any source) by their member path, read whole into memory.
+    /// Objects (or any source) by their member path, read tensor by tensor.
     Sources(Box<OpenMember>),
 }
 
@@ -234,8 +234,22 @@ impl ShardedFile {
     /// The member tensor holding `piece` of `t`, checked against the index:
     /// same element type, the piece's shape.
     pub fn piece(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<TensorRef<'_>> {
+        let file = self.piece_holder(t, piece)?;
+        file.tensor(&piece.tensor)
+    }
+
+    /// The file holding `piece` of `t` (checked against the index as
+    /// [`piece`](Self::piece) checks), shared, for an export that outlives
+    /// this borrow: a mapped member, or for a member read by ranges the
+    /// piece's tensor fetched as a file of its own (never the whole member).
+    pub fn piece_file(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<Arc<File>> {
+        self.piece_holder(t, piece).map(Arc::clone)
+    }
+
+    fn piece_holder(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<&Arc<File>> {
         let m = &self.index.members[piece.member];
-        let tensor = self.opened_member(piece.member)?.tensor(&piece.tensor)?;
+        let file = self.opened_member(piece.member)?.file_of(&piece.tensor)?;
+        let tensor = file.tensor(&piece.tensor)?;
         let shape = tensor.shape().to_wire();
         if tensor.element_type() != t.element_type || shape != piece.shape {
             return Err(Error::MemberMismatch {
@@ -250,7 +264,7 @@ impl ShardedFile {
                 found: format!("{} {:?}", tensor.element_type().name(), shape),
             });
         }
-        Ok(tensor)
+        Ok(file)
     }
 
     /// The tensor `name` without copying, when one piece holds all of it;
@@ -275,7 +289,8 @@ impl ShardedFile {
     }
 
     /// `name[ranges]`, reading only the pieces the slice touches and, in
-    /// each, only the bytes it covers.
+    /// each, only the bytes it covers (of a member read by ranges, the
+    /// piece's whole tensor, fetched once).
     pub fn slice(&self, name: &str, ranges: &[SliceRange]) -> Result<SliceData> {
         let t = self.tensor(name)?;
         let shape = check_ranges(name, ranges, &t.shape)?;

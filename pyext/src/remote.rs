@@ -35,14 +35,9 @@ pub(crate) fn open_remote(
     url: String,
     options: Option<BTreeMap<String, String>>,
 ) -> PyResult<PyRemoteFile> {
-    let options = options.unwrap_or_default();
-    let options: Vec<(&str, &str)> = options
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let file = py
-        .detach(|| hurray_object_store::open_with_options(&url, &options))
-        .map_err(err)?;
+    let file = with_options(py, options, |o| {
+        hurray_object_store::open_with_options(&url, o)
+    })?;
     Ok(PyRemoteFile { file })
 }
 
@@ -57,15 +52,22 @@ pub(crate) fn open_sharded_remote(
     url: String,
     options: Option<BTreeMap<String, String>>,
 ) -> PyResult<PyShardedFile> {
+    let file = with_options(py, options, |o| hurray_object_store::open_sharded(&url, o))?;
+    Ok(PyShardedFile::from_file(file, url))
+}
+
+/// Runs `open` (without the GIL) with the `object_store` options Python gave.
+fn with_options<T: Send>(
+    py: Python<'_>,
+    options: Option<BTreeMap<String, String>>,
+    open: impl FnOnce(&[(&str, &str)]) -> hurray::Result<T> + Send,
+) -> PyResult<T> {
     let options = options.unwrap_or_default();
-    let options: Vec<(&str, &str)> = options
+    let pairs: Vec<(&str, &str)> = options
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let file = py
-        .detach(|| hurray_object_store::open_sharded(&url, &options))
-        .map_err(err)?;
-    Ok(PyShardedFile::from_file(file, url))
+    py.detach(|| open(&pairs)).map_err(err)
 }
 
 #[pymethods]

@@ -3,6 +3,7 @@
 //! resource blobs need alignment) keeps every buffer where typed views and
 //! parsers expect it.
 
+use crate::error::{Error, Result};
 use crate::format::MIN_ALIGNMENT;
 
 #[derive(Debug, Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
@@ -35,6 +36,20 @@ impl AlignedBytes {
         let n = len.div_ceil(MIN_ALIGNMENT as usize);
         let blocks = bytemuck::allocation::try_zeroed_vec::<Block>(n).ok()?;
         Some(AlignedBytes { blocks, len })
+    }
+
+    /// `length` zero bytes for a buffer a file places (`buffer` of `tensor`,
+    /// which the error names): [`Error::OutOfMemory`] when they cannot be
+    /// had, never an abort.
+    pub(crate) fn for_buffer(length: u64, tensor: &str, buffer: &'static str) -> Result<Self> {
+        usize::try_from(length)
+            .ok()
+            .and_then(AlignedBytes::try_zeroed)
+            .ok_or_else(|| Error::OutOfMemory {
+                tensor: tensor.to_owned(),
+                buffer,
+                bytes: length,
+            })
     }
 
     /// The bytes.

@@ -74,14 +74,7 @@ pub fn load_all(file: &File, threads: usize) -> Result<Vec<LoadedTensor>> {
                     file_len,
                 });
             }
-            let buffer = usize::try_from(length)
-                .ok()
-                .and_then(AlignedBytes::try_zeroed)
-                .ok_or_else(|| Error::OutOfMemory {
-                    tensor: descriptor.name.clone(),
-                    buffer: role.name(),
-                    bytes: length,
-                })?;
+            let buffer = AlignedBytes::for_buffer(length, &descriptor.name, role.name())?;
             ranges.push(offset);
             buffers.push((role, buffer));
         }

@@ -66,14 +66,7 @@ impl RangedFile {
                 // now, its end is the suffix. Its bytes are in the object
                 // (the footer places it inside the length the source gave).
                 let length = range.end - range.start;
-                let mut header = usize::try_from(length)
-                    .ok()
-                    .and_then(AlignedBytes::try_zeroed)
-                    .ok_or_else(|| Error::OutOfMemory {
-                        tensor: String::new(),
-                        buffer: "header",
-                        bytes: length,
-                    })?;
+                let mut header = AlignedBytes::for_buffer(length, "", "header")?;
                 let suffix_start = ends.len - ends.suffix.len() as u64;
                 let (start, end) = header
                     .as_mut_slice()
@@ -206,14 +199,7 @@ impl RangedFile {
     /// tools that need every byte anyway (`convert`, `validate`). The memory
     /// is the file's length, which opening found to be the object's.
     pub fn fetch_file(&self) -> Result<crate::File> {
-        let mut bytes = usize::try_from(self.len)
-            .ok()
-            .and_then(AlignedBytes::try_zeroed)
-            .ok_or_else(|| Error::OutOfMemory {
-                tensor: String::new(),
-                buffer: "file",
-                bytes: self.len,
-            })?;
+        let mut bytes = AlignedBytes::for_buffer(self.len, "", "file")?;
         let mut request = [ReadRequest {
             offset: 0,
             buf: bytes.as_mut_slice(),
@@ -260,14 +246,7 @@ impl<'f> Fetched<'f> {
                     continue;
                 }
                 // Verified at open: inside the file, so bounded by its length.
-                let bytes = usize::try_from(length)
-                    .ok()
-                    .and_then(AlignedBytes::try_zeroed)
-                    .ok_or_else(|| Error::OutOfMemory {
-                        tensor: header.name().to_owned(),
-                        buffer: role.name(),
-                        bytes: length,
-                    })?;
+                let bytes = AlignedBytes::for_buffer(length, header.name(), role.name())?;
                 buffers.push(FetchedBuffer { offset, bytes });
             }
         }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 /// Output paths, relative to the workspace root.
 pub const RUST_READER: &str = "runtime/src/gen/hurray_generated.rs";
 pub const RUST_ELEMENT_TABLE: &str = "runtime/src/gen/element_type.rs";
+pub const RUST_VERIFIER: &str = "runtime/src/gen/verifier.rs";
 pub const PYTHON_READER: &str = "python/hurray_reader/hurray_generated.py";
 pub const PYTHON_ELEMENT_TABLE: &str = "python/hurray_reader/element_types.py";
 pub const MLIR_DIALECT: &str = "mlir/src/gen/hurray.irdl.mlir";
@@ -80,6 +81,7 @@ impl Generator {
         let tmp = tempfile::TempDir::new()?;
         let t = tmp.path();
         let facts = self.element_types_in(t)?;
+        let bfbs = std::fs::read(t.join("hurray.bfbs"))?;
         let flatc = |lang: &str, out: &str| -> Result<Vec<u8>> {
             let dir = t.join(lang.trim_start_matches('-'));
             let mut args: Vec<&std::ffi::OsStr> = vec![lang.as_ref()];
@@ -100,6 +102,10 @@ impl Generator {
                 contents: crate::element_table::render(&facts)?.into_bytes(),
             },
             GeneratedFile {
+                path: RUST_VERIFIER.into(),
+                contents: crate::verifier::render(&bfbs)?.into_bytes(),
+            },
+            GeneratedFile {
                 path: PYTHON_READER.into(),
                 contents: flatc("--python", "hurray_generated.py")?,
             },
@@ -113,7 +119,7 @@ impl Generator {
             },
             GeneratedFile {
                 path: MLIR_DIALECT.into(),
-                contents: crate::irdl::render(&facts, &std::fs::read(t.join("hurray.bfbs"))?)?
+                contents: crate::irdl::render(&facts, &bfbs)?
                     .into_bytes(),
             },
         ])

@@ -7,6 +7,8 @@
 //! - `runtime/src/gen/element_type.rs`: the element-type table (bit widths, names,
 //!   MLIR spellings, DLPack codes, NumPy and safetensors names), read from the
 //!   schema's enum-value attributes through the binary schema ([`schema`], [`element_table`]);
+//! - `runtime/src/gen/verifier.rs`: a structural verifier specialised to the
+//!   schema, one function per table, with a semantic hook per table ([`verifier`]);
 //! - `python/hurray_reader/`: the Python reader module (`flatc --python`) and its element-type table.
 //! - `mlir/src/gen/hurray.irdl.mlir`: the `hurray` MLIR dialect as IRDL ([`irdl`]).
 //!
@@ -23,6 +25,7 @@ pub mod generator;
 pub mod irdl;
 pub mod output;
 pub mod schema;
+pub mod verifier;
 
 pub use generator::{GeneratedFile, Generator};
 pub use output::{Output, Staleness, check_or_write};

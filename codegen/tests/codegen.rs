@@ -67,6 +67,37 @@ fn a_one_character_schema_edit_makes_generated_code_stale() {
 }
 
 #[test]
+fn a_new_field_changes_the_generated_verifier() {
+    // A field appended to `Tensor`: the verifier must check it, in order.
+    let text = schema_text().replacen(
+        "  checksums: [ulong];\n}",
+        "  checksums: [ulong];\n  /// Test only.\n  notes: [string];\n}",
+        1,
+    );
+    assert_ne!(text, schema_text());
+    let (_dir, path) = temp_schema(&text);
+    let files = Generator::new(&workspace(), flatc())
+        .with_schema(path)
+        .generate()
+        .unwrap();
+    let verifier = files
+        .iter()
+        .find(|f| f.path.ends_with("runtime/src/gen/verifier.rs"))
+        .expect("the verifier is generated");
+    let text = String::from_utf8(verifier.contents.clone()).unwrap();
+    let tensor = &text[text.find("fn tensor<").unwrap()..];
+    let tensor = &tensor[..tensor.find("\n}\n").unwrap()];
+    let checksums = tensor.find("// checksums").unwrap();
+    let notes = tensor.find("// notes").expect("the new field is verified");
+    assert!(checksums < notes, "fields in declaration order");
+    assert!(
+        tensor[notes..].contains("c.string(at)?"),
+        "{}",
+        &tensor[notes..]
+    );
+}
+
+#[test]
 fn an_element_type_attribute_edit_changes_the_tables() {
     let text = schema_text().replacen("hurray_mlir: \"bf16\"", "hurray_mlir: \"bf16x\"", 1);
     let (_dir, path) = temp_schema(&text);

@@ -98,7 +98,7 @@ pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatS
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
 pub use ranged::{Fetched, OPEN_SUFFIX, RangedFile};
-pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors};
+pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors, verifiers};
 pub use sharded::{
     AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor,
     ShardedWriter,

@@ -127,6 +127,11 @@ impl Plan {
         v
     }
 
+    /// How many buffers [`buffers`](Self::buffers) lists, without building it.
+    pub fn buffer_count(&self) -> usize {
+        self.roles.len() + 2 * usize::from(self.quantized) + usize::from(self.offsets.is_some())
+    }
+
     /// The expected length of the buffer of `role`, if the tensor has one.
     pub fn length(&self, role: BufferRole) -> Option<u64> {
         match role {

@@ -25,5 +25,10 @@ mod hurray_generated;
 #[allow(clippy::all)]
 pub(crate) mod element_type;
 
+/// The structural verifier specialised to the schema (`codegen/src/verifier.rs`).
+#[rustfmt::skip]
+#[allow(clippy::all, unused_variables)]
+pub(crate) mod verifier;
+
 /// The flatc-generated tables of the `hurray.fb` namespace.
 pub(crate) use hurray_generated::hurray::fb;

@@ -15,6 +15,9 @@ use std::path::Path;
 
 mod semantics;
 mod storage;
+pub(crate) mod structure;
+pub mod verifiers;
+use structure::Structural;
 mod tensor;
 
 pub use storage::MapMode;
@@ -244,6 +247,21 @@ impl File {
     }
 }
 
+/// Why one of the two verifiers refused a header.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The structural checks (FlatBuffers offsets, vtables, strings, limits).
+    Structure(Structural),
+    /// Everything else: the footer, the identifier, the semantic rules.
+    Rule(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Rule(e)
+    }
+}
+
 /// A verified view of a Hurray file's bytes.
 #[derive(Clone, Copy)]
 pub struct Reader<'a> {
@@ -362,6 +380,9 @@ impl<'a> Reader<'a> {
     /// against the file `bytes` whose data region ends at `data_end`. A
     /// [`RangedFile`](crate::RangedFile) passes no bytes: the checks need
     /// only `data_end`, and it never hands out this reader's tensors.
+    ///
+    /// The generated verifier runs first; when it finds a structural
+    /// failure, the generic one runs for the error and its path.
     pub(crate) fn verify(
         bytes: &'a [u8],
         header_bytes: &'a [u8],
@@ -369,12 +390,26 @@ impl<'a> Reader<'a> {
         version: (u16, u16),
         flags: u64,
     ) -> Result<Self> {
-        let opts = flatbuffers::VerifierOptions {
+        match Reader::verify_generated(bytes, header_bytes, data_end, version, flags) {
+            Ok(reader) => Ok(reader),
+            Err(Failure::Rule(e)) => Err(e),
+            Err(Failure::Structure(_)) => {
+                Reader::verify_reference(bytes, header_bytes, data_end, version, flags)
+            }
+        }
+    }
+
+    /// The options of the generic verifier, whose limits the generated one shares.
+    fn verifier_options(header_bytes: &[u8]) -> flatbuffers::VerifierOptions {
+        flatbuffers::VerifierOptions {
             max_depth: crate::limits::MAX_HEADER_DEPTH,
             max_tables: header_bytes.len() / 4 + 1,
             max_apparent_size: header_bytes.len().saturating_mul(2).max(1 << 16),
             ignore_missing_null_terminator: false,
-        };
+        }
+    }
+
+    fn check_identifier(header_bytes: &[u8]) -> Result<()> {
         if !fb::header_buffer_has_identifier(header_bytes) {
             return Err(Error::InvalidHeader(
                 flatbuffers::InvalidFlatbuffer::MissingRequiredField {
@@ -383,6 +418,74 @@ impl<'a> Reader<'a> {
                 },
             ));
         }
+        Ok(())
+    }
+
+    /// The generated verifier (`gen/verifier.rs`) with the semantic checks
+    /// fused into it, each tensor checked as soon as its table passed.
+    pub(crate) fn verify_generated(
+        bytes: &'a [u8],
+        header_bytes: &'a [u8],
+        data_end: u64,
+        version: (u16, u16),
+        flags: u64,
+    ) -> std::result::Result<Self, Failure> {
+        Reader::check_identifier(header_bytes)?;
+        let opts = Reader::verifier_options(header_bytes);
+        // The file's alignment and checksum algorithm, which every tensor's
+        // checks need before the walk reaches the header's own fields: read
+        // without trust here, compared with the verified header below.
+        let peek = |voffset: flatbuffers::VOffsetT, size: usize| {
+            structure::peek_root_field(header_bytes, usize::from(voffset))
+                .and_then(|at| header_bytes.get(at..at.checked_add(size)?))
+        };
+        let alignment = peek(fb::Header::VT_ALIGNMENT, 8).map_or(64, |b| format::read_u64(b, 0));
+        let checksum = peek(fb::Header::VT_CHECKSUM_ALGORITHM, 1)
+            .map_or(fb::ChecksumAlgorithm::None, |b| fb::ChecksumAlgorithm(b[0]));
+        let mut fused = semantics::Fused::new(semantics::Checks::new(
+            data_end,
+            flags,
+            alignment,
+            checksum,
+            header_bytes.len() / 64,
+            false,
+        ));
+        let mut cursor = structure::Cursor::new(header_bytes, &opts);
+        let header = crate::generated::verifier::verify_root(&mut cursor, &mut fused)
+            .map_err(Failure::Structure)?;
+        let reference = || {
+            Reader::verify_reference(bytes, header_bytes, data_end, version, flags)
+                .map_err(Failure::Rule)
+        };
+        if header.alignment() != alignment || header.checksum_algorithm() != checksum {
+            // Cannot happen: the peek reads the bytes the verified accessors
+            // read. Should it, the reference path decides.
+            return reference();
+        }
+        match fused.finish(&header, flags) {
+            // The fused pass only finds an overlap; the reference names it.
+            Err(Error::BuffersOverlap { .. }) => return reference(),
+            other => other?,
+        }
+        Ok(Reader {
+            bytes,
+            header,
+            version,
+        })
+    }
+
+    /// The reference verifier: the generic FlatBuffers verifier, then the
+    /// semantic checks. [`Reader::verify`] runs it for the error once the
+    /// generated verifier failed; the differential tests compare the two.
+    pub(crate) fn verify_reference(
+        bytes: &'a [u8],
+        header_bytes: &'a [u8],
+        data_end: u64,
+        version: (u16, u16),
+        flags: u64,
+    ) -> Result<Self> {
+        Reader::check_identifier(header_bytes)?;
+        let opts = Reader::verifier_options(header_bytes);
         let header = fb::root_as_header_with_opts(&opts, header_bytes)?;
         let reader = Reader {
             bytes,

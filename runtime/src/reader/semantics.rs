@@ -10,153 +10,379 @@ use crate::format::{self, PREFIX_LEN};
 use crate::generated::fb;
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 
-impl Reader<'_> {
-    pub(super) fn check_semantics(&self, data_end: u64, flags: u64) -> Result<()> {
-        let file_alignment = self.header.alignment();
-        if !format::valid_alignment(file_alignment) {
-            return Err(Error::InvalidAlignment {
-                owner: "file".into(),
-                value: file_alignment,
+/// One buffer's byte range.
+type Range = (u64, u64);
+/// The position of a buffer's tensor, and the buffer's role.
+type Owner = (u32, &'static str);
+
+/// The per-tensor semantic checks of one pass over a header, and what the
+/// whole-file checks need once every tensor was seen. The reference path
+/// ([`Reader::check_semantics`]) and the fused one ([`Fused`], run by the
+/// generated verifier table by table) share it, so both check the same
+/// rules in the same order.
+pub(super) struct Checks<'a> {
+    data_end: u64,
+    flags: u64,
+    file_alignment: u64,
+    /// Checksums need an algorithm (an unknown one is refused only when
+    /// they are verified: reading the data does not need them).
+    checksums_in_file: bool,
+    previous: Option<&'a str>,
+    index: usize,
+    /// Every non-empty buffer, in tensor order.
+    ranges: Vec<Range>,
+    /// Whose each range is: kept by the reference path, which names the
+    /// buffers that overlap; the fused path leaves the naming to it.
+    owners: Option<Vec<Owner>>,
+}
+
+impl<'a> Checks<'a> {
+    /// Checks against a file whose data region ends at `data_end`, with
+    /// footer flags `flags`, the header's `alignment` and checksum algorithm.
+    pub(super) fn new(
+        data_end: u64,
+        flags: u64,
+        file_alignment: u64,
+        checksum_algorithm: fb::ChecksumAlgorithm,
+        tensors: usize,
+        name_owners: bool,
+    ) -> Self {
+        Checks {
+            data_end,
+            flags,
+            file_alignment,
+            checksums_in_file: checksum_algorithm != fb::ChecksumAlgorithm::None,
+            previous: None,
+            index: 0,
+            ranges: Vec::with_capacity(tensors),
+            owners: name_owners.then(|| Vec::with_capacity(tensors)),
+        }
+    }
+
+    /// The checks of the next tensor, `t`: its name (non-empty, after the
+    /// previous one), alignment, buffer plan, every buffer, quantization
+    /// flags, checksums and metadata.
+    pub(super) fn tensor(&mut self, t: fb::Tensor<'a>) -> Result<()> {
+        let index = self.index;
+        self.index += 1;
+        let name = t.name();
+        if name.is_empty() {
+            return Err(Error::EmptyName { index });
+        }
+        if let Some(p) = self.previous
+            && p >= name
+        {
+            return Err(Error::NamesNotSorted {
+                previous: p.to_owned(),
+                name: name.to_owned(),
             });
         }
-        check_metadata("file", self.header.metadata())?;
-        check_shard_index_flag(&self.header, flags)?;
-        let Some(tensors) = self.header.tensors() else {
-            return check_name_index(&self.header, 0);
+        self.previous = Some(name);
+        let alignment = match t.alignment() {
+            0 => self.file_alignment,
+            a if format::valid_alignment(a) => a,
+            a => {
+                return Err(Error::InvalidAlignment {
+                    owner: format!("tensor {name:?}"),
+                    value: a,
+                });
+            }
         };
-        let mut ranges: Vec<(u64, u64, u32, &'static str)> = Vec::with_capacity(tensors.len());
-        // Checksums need an algorithm (an unknown one is refused only when
-        // they are verified: reading the data does not need them).
-        let checksums_in_file = self.header.checksum_algorithm() != fb::ChecksumAlgorithm::None;
-        let mut previous: Option<&str> = None;
-        for (index, t) in tensors.iter().enumerate() {
-            let name = t.name();
-            if name.is_empty() {
-                return Err(Error::EmptyName { index });
-            }
-            if let Some(p) = previous
-                && p >= name
-            {
-                return Err(Error::NamesNotSorted {
-                    previous: p.to_owned(),
-                    name: name.to_owned(),
-                });
-            }
-            previous = Some(name);
-            let alignment = match t.alignment() {
-                0 => file_alignment,
-                a if format::valid_alignment(a) => a,
-                a => {
-                    return Err(Error::InvalidAlignment {
-                        owner: format!("tensor {name:?}"),
-                        value: a,
-                    });
-                }
-            };
-            let plan = plan_of(&t)?;
-            let quant = t.quantization();
-            let listed = t.buffers().map_or(0, |b| b.len());
-            let layout_buffers = if t.descriptor_only() {
-                0
-            } else {
-                plan.roles.len()
-            };
-            if listed != layout_buffers {
-                if t.descriptor_only() {
-                    return Err(Error::DescriptorOnlyWithData {
-                        tensor: name.to_owned(),
-                        field: "buffers".into(),
-                        value: listed as u64,
-                    });
-                }
-                return Err(Error::BufferCount {
+        // Each field read once: every accessor walks the vtable.
+        let descriptor_only = t.descriptor_only();
+        let buffers = t.buffers();
+        let quant = t.quantization();
+        let plan = validate::plan(
+            name,
+            t.element_type().0,
+            &t.shape(),
+            layout_params(&t),
+            descriptor_only,
+            quant.as_ref().map(quant_params),
+        )?;
+        let listed = buffers.map_or(0, |b| b.len());
+        let layout_buffers = if descriptor_only {
+            0
+        } else {
+            plan.roles.len()
+        };
+        if listed != layout_buffers {
+            if descriptor_only {
+                return Err(Error::DescriptorOnlyWithData {
                     tensor: name.to_owned(),
-                    layout: plan.layout,
-                    expected: layout_buffers,
-                    found: listed,
+                    field: "buffers".into(),
+                    value: listed as u64,
                 });
             }
-            let mut check =
-                |role: BufferRole, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
-                    let role = role.name();
-                    let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
-                    if length != expected_len {
-                        return Err(Error::BufferLength {
-                            tensor: name.to_owned(),
-                            buffer: role,
-                            expected: expected_len,
-                            found: length,
-                        });
-                    }
-                    if length == 0 {
-                        // ADR-007: a zero-length buffer has no alignment and no position
-                        // that matters; it is never dereferenced.
-                        return Ok(());
-                    }
-                    let end = offset.checked_add(length);
-                    if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
-                        return Err(Error::BufferOutOfBounds {
-                            tensor: name.to_owned(),
-                            buffer: role,
-                            offset,
-                            length,
-                            start: PREFIX_LEN,
-                            end: data_end,
-                        });
-                    }
-                    if offset % alignment != 0 {
-                        return Err(Error::BufferMisaligned {
-                            tensor: name.to_owned(),
-                            buffer: role,
-                            offset,
-                            alignment,
-                        });
-                    }
-                    ranges.push((offset, offset + length, index as u32, role));
-                    Ok(())
-                };
-            if let Some(buffers) = t.buffers() {
-                for (i, b) in buffers.iter().enumerate() {
-                    check(plan.roles[i], plan.lengths[i], Some(b))?;
-                }
-            }
-            if let Some(q) = quant {
-                check(BufferRole::Scales, plan.scales, q.scales())?;
-                check(BufferRole::ZeroPoints, plan.zero_points, q.zero_points())?;
-                check(BufferRole::Offsets, plan.offsets.unwrap_or(0), q.offsets())?;
-                let params = quant_params(&q);
-                if params.is_extended() && flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
-                    // A 1.1 reader would ignore the field and misread every value.
-                    let field = if params.offset_type != 0 {
-                        "quantization.offset_type"
-                    } else {
-                        "quantization.tensor_scale"
-                    };
-                    return Err(Error::InvalidField {
-                        tensor: name.to_owned(),
-                        field: field.into(),
-                        value: if params.offset_type != 0 {
-                            params.offset_type.to_string()
-                        } else {
-                            params.tensor_scale.to_string()
-                        },
-                        reason: "a file using it sets footer flag bit 0 (extended quantization)"
-                            .into(),
-                    });
-                }
-            }
-            check_checksums(&t, &plan, checksums_in_file)?;
-            check_metadata(name, t.metadata())?;
+            return Err(Error::BufferCount {
+                tensor: name.to_owned(),
+                layout: plan.layout,
+                expected: layout_buffers,
+                found: listed,
+            });
         }
-        check_name_index(&self.header, tensors.len())?;
-        // The whole tuple, so the reported pair is deterministic.
-        ranges.sort_unstable();
-        for w in ranges.windows(2) {
+        let data_end = self.data_end;
+        let ranges = &mut self.ranges;
+        let owners = &mut self.owners;
+        let mut check = |role: BufferRole, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
+            let role = role.name();
+            let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
+            if length != expected_len {
+                return Err(Error::BufferLength {
+                    tensor: name.to_owned(),
+                    buffer: role,
+                    expected: expected_len,
+                    found: length,
+                });
+            }
+            if length == 0 {
+                // ADR-007: a zero-length buffer has no alignment and no position
+                // that matters; it is never dereferenced.
+                return Ok(());
+            }
+            let end = offset.checked_add(length);
+            if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
+                return Err(Error::BufferOutOfBounds {
+                    tensor: name.to_owned(),
+                    buffer: role,
+                    offset,
+                    length,
+                    start: PREFIX_LEN,
+                    end: data_end,
+                });
+            }
+            // `is_multiple_of`: the fused pass may meet an invalid (0) file
+            // alignment here, refused later by the file-wide checks.
+            if !offset.is_multiple_of(alignment) {
+                return Err(Error::BufferMisaligned {
+                    tensor: name.to_owned(),
+                    buffer: role,
+                    offset,
+                    alignment,
+                });
+            }
+            ranges.push((offset, offset + length));
+            if let Some(owners) = owners {
+                owners.push((index as u32, role));
+            }
+            Ok(())
+        };
+        if let Some(buffers) = buffers {
+            for (i, b) in buffers.iter().enumerate() {
+                check(plan.roles[i], plan.lengths[i], Some(b))?;
+            }
+        }
+        if let Some(q) = quant {
+            check(BufferRole::Scales, plan.scales, q.scales())?;
+            check(BufferRole::ZeroPoints, plan.zero_points, q.zero_points())?;
+            check(BufferRole::Offsets, plan.offsets.unwrap_or(0), q.offsets())?;
+            let params = quant_params(&q);
+            if params.is_extended() && self.flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
+                // A 1.1 reader would ignore the field and misread every value.
+                let field = if params.offset_type != 0 {
+                    "quantization.offset_type"
+                } else {
+                    "quantization.tensor_scale"
+                };
+                return Err(Error::InvalidField {
+                    tensor: name.to_owned(),
+                    field: field.into(),
+                    value: if params.offset_type != 0 {
+                        params.offset_type.to_string()
+                    } else {
+                        params.tensor_scale.to_string()
+                    },
+                    reason: "a file using it sets footer flag bit 0 (extended quantization)".into(),
+                });
+            }
+        }
+        check_checksums(&t, name, descriptor_only, &plan, self.checksums_in_file)?;
+        check_metadata(name, t.metadata())
+    }
+
+    /// What needs every tensor: the name index, then that no two buffers
+    /// overlap. Without owners (the fused path) an overlap is only found,
+    /// as [`Error::BuffersOverlap`] naming no one: the caller runs the
+    /// reference path for the names.
+    fn finish(self, header: &fb::Header<'a>) -> Result<()> {
+        check_name_index(header, self.index)?;
+        match self.owners {
+            Some(owners) => overlap::reference(self.ranges, owners, header),
+            None if overlap::any(self.ranges) => Err(Error::BuffersOverlap {
+                first: String::new(),
+                first_buffer: "",
+                second: String::new(),
+                second_buffer: "",
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The file-wide checks: the file's alignment, its metadata, the shard
+/// index flag.
+fn check_file(header: &fb::Header<'_>, flags: u64) -> Result<()> {
+    let file_alignment = header.alignment();
+    if !format::valid_alignment(file_alignment) {
+        return Err(Error::InvalidAlignment {
+            owner: "file".into(),
+            value: file_alignment,
+        });
+    }
+    check_metadata("file", header.metadata())?;
+    check_shard_index_flag(header, flags)
+}
+
+impl Reader<'_> {
+    /// The reference semantic pass, after the generic FlatBuffers verifier:
+    /// the file-wide checks, every tensor in order, the name index, overlaps.
+    pub(super) fn check_semantics(&self, data_end: u64, flags: u64) -> Result<()> {
+        check_file(&self.header, flags)?;
+        let tensors = self.header.tensors();
+        let mut checks = Checks::new(
+            data_end,
+            flags,
+            self.header.alignment(),
+            self.header.checksum_algorithm(),
+            tensors.map_or(0, |t| t.len()),
+            true,
+        );
+        for t in tensors.iter().flatten() {
+            checks.tensor(t)?;
+        }
+        checks.finish(&self.header)
+    }
+}
+
+/// The semantic checks as hooks of the generated verifier: each tensor is
+/// checked as soon as it passed the structural checks. The first failure is
+/// kept and the structural walk goes on, so that a structural failure
+/// anywhere still wins, as in the reference path (structure first).
+pub(super) struct Fused<'a> {
+    checks: Checks<'a>,
+    failure: Option<Error>,
+}
+
+impl<'a> Fused<'a> {
+    pub(super) fn new(checks: Checks<'a>) -> Self {
+        Fused {
+            checks,
+            failure: None,
+        }
+    }
+
+    /// After the structural walk passed: the checks in the reference's
+    /// order (file-wide, the first tensor that failed, the name index,
+    /// overlaps).
+    pub(super) fn finish(self, header: &fb::Header<'a>, flags: u64) -> Result<()> {
+        check_file(header, flags)?;
+        if let Some(e) = self.failure {
+            return Err(e);
+        }
+        self.checks.finish(header)
+    }
+}
+
+impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
+    #[inline(always)]
+    fn tensor(&mut self, t: fb::Tensor<'a>) {
+        if self.failure.is_none()
+            && let Err(e) = self.checks.tensor(t)
+        {
+            self.failure = Some(e);
+        }
+    }
+}
+
+/// Whether buffers overlap.
+mod overlap {
+    use super::{Owner, Range};
+    use crate::error::{Error, Result};
+    use crate::generated::fb;
+
+    /// Whether any two of `ranges` overlap. Two ranges overlap exactly when,
+    /// sorted by start, some neighbours do. Ranges already in order (a file
+    /// whose data follows its names) take one scan; others are sorted by
+    /// start first, by radix when there are many (non-empty buffers start
+    /// at multiples of 64, so the keys are short).
+    pub(super) fn any(mut ranges: Vec<Range>) -> bool {
+        if ranges.windows(2).all(|w| w[0].1 <= w[1].0) {
+            return false;
+        }
+        if ranges.len() >= RADIX_FROM {
+            ranges = radix_sort_by_start(ranges);
+        } else {
+            ranges.sort_unstable_by_key(|r| r.0);
+        }
+        ranges.windows(2).any(|w| w[1].0 < w[0].1)
+    }
+
+    /// From this many ranges on, a radix sort beats a comparison sort.
+    const RADIX_FROM: usize = 256;
+    /// Bits of the key per pass.
+    const DIGIT: u32 = 11;
+
+    /// `ranges` stably sorted by start: an LSD radix sort on start / 64, in
+    /// as many passes of [`DIGIT`] bits as the largest start needs.
+    fn radix_sort_by_start(mut ranges: Vec<Range>) -> Vec<Range> {
+        let max = ranges.iter().map(|r| r.0 >> 6).max().unwrap_or(0);
+        let bits = u64::BITS - max.leading_zeros();
+        let mut other = vec![(0u64, 0u64); ranges.len()];
+        let mut shift = 6;
+        let mut done = 0;
+        while done < bits {
+            let mut counts = [0usize; 1 << DIGIT];
+            let digit = |r: &Range| ((r.0 >> shift) & ((1 << DIGIT) - 1)) as usize;
+            for r in &ranges {
+                counts[digit(r)] += 1;
+            }
+            let mut at = 0;
+            for c in counts.iter_mut() {
+                let n = *c;
+                *c = at;
+                at += n;
+            }
+            for r in &ranges {
+                let d = digit(r);
+                other[counts[d]] = *r;
+                counts[d] += 1;
+            }
+            std::mem::swap(&mut ranges, &mut other);
+            shift += DIGIT;
+            done += DIGIT;
+        }
+        // Starts not multiples of 64 (never in a verified file: each is a
+        // multiple of its tensor's alignment, at least 64) would be only
+        // nearly sorted; finish with a sort that is linear on sorted runs.
+        ranges.sort_by_key(|r| r.0);
+        ranges
+    }
+
+    /// The reference check, and the error: sorted by the whole tuple, so
+    /// the reported pair is deterministic.
+    pub(super) fn reference(
+        ranges: Vec<Range>,
+        owners: Vec<Owner>,
+        header: &fb::Header<'_>,
+    ) -> Result<()> {
+        let mut all: Vec<(u64, u64, u32, &'static str)> = ranges
+            .into_iter()
+            .zip(owners)
+            .map(|((start, end), (index, role))| (start, end, index, role))
+            .collect();
+        all.sort_unstable();
+        for w in all.windows(2) {
             if w[1].0 < w[0].1 {
+                let name = |i: u32| {
+                    header
+                        .tensors()
+                        .map(|t| t.get(i as usize).name().to_owned())
+                        .unwrap_or_default()
+                };
                 return Err(Error::BuffersOverlap {
-                    first: tensors.get(w[0].2 as usize).name().to_owned(),
+                    first: name(w[0].2),
                     first_buffer: w[0].3,
-                    second: tensors.get(w[1].2 as usize).name().to_owned(),
+                    second: name(w[1].2),
                     second_buffer: w[1].3,
                 });
             }
@@ -252,11 +478,16 @@ pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers:
 }
 
 /// A tensor's checksums, if any, are one per buffer it has (format 1.2).
-fn check_checksums(t: &fb::Tensor<'_>, plan: &Plan, in_file: bool) -> Result<()> {
+fn check_checksums(
+    t: &fb::Tensor<'_>,
+    name: &str,
+    descriptor_only: bool,
+    plan: &Plan,
+    in_file: bool,
+) -> Result<()> {
     let Some(sums) = t.checksums() else {
         return Ok(());
     };
-    let name = t.name();
     if !in_file {
         return Err(Error::InvalidField {
             tensor: name.to_owned(),
@@ -265,10 +496,10 @@ fn check_checksums(t: &fb::Tensor<'_>, plan: &Plan, in_file: bool) -> Result<()>
             reason: "the header names no checksum algorithm".into(),
         });
     }
-    let buffers = if t.descriptor_only() {
+    let buffers = if descriptor_only {
         0
     } else {
-        plan.buffers().len()
+        plan.buffer_count()
     };
     if sums.len() != buffers {
         return Err(Error::InvalidField {

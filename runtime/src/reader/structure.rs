@@ -1,0 +1,340 @@
+//! The primitives of the generated structural verifier
+//! (`gen/verifier.rs`, emitted by `cargo xtask codegen` from the schema).
+//!
+//! The generated code walks the header table by table, field by field, in
+//! the order the generic FlatBuffers verifier (`flatbuffers::Verifier`)
+//! does, and asks this module for every check. Each check here is the
+//! generic verifier's own rule: the same alignment (`align_of` of the
+//! field's Rust type, relative to the buffer start), the same bounds, the
+//! same string rules (UTF-8, then the null terminator), the same table and
+//! depth limits and the same "apparent size" sum. So the two accept exactly
+//! the same headers, which `fuzz/fuzz_targets/verifier.rs` and
+//! `runtime/tests/verifier.rs` check against the generic verifier, kept as
+//! the reference.
+//!
+//! What differs is cost, not rules:
+//! - a check that the structure already proves (a field slot inside a
+//!   vtable that passed its range check, an element offset inside a vector
+//!   that passed its own) is not repeated, only counted in the apparent size;
+//! - the apparent size only grows, so it is compared with its limit once at
+//!   the end and at the first failure, never after every step; a failure
+//!   found after the sum passed its limit is reported as the limit, as the
+//!   generic verifier, which checks at every step, would have reported it;
+//! - failures carry their [`Structural`] kind only. The caller, on the cold
+//!   path, runs the generic verifier for the full error with its trace.
+//!
+//! The one unsafe operation, turning a verified position into a typed
+//! table, is [`Cursor::view`]; its proof is a [`Verified`] token that only
+//! [`Cursor::done`] makes.
+
+use flatbuffers::{InvalidFlatbuffer, VerifierOptions};
+
+/// How a header failed the structural checks: the variant of
+/// [`InvalidFlatbuffer`] the generic verifier reports, without its details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Structural {
+    MissingRequiredField,
+    InconsistentUnion,
+    Utf8Error,
+    MissingNullTerminator,
+    Unaligned,
+    RangeOutOfBounds,
+    SignedOffsetOutOfBounds,
+    TooManyTables,
+    ApparentSizeTooLarge,
+    DepthLimitReached,
+}
+
+impl Structural {
+    /// The kind of a generic verifier's error.
+    pub fn of(e: &InvalidFlatbuffer) -> Structural {
+        match e {
+            InvalidFlatbuffer::MissingRequiredField { .. } => Structural::MissingRequiredField,
+            InvalidFlatbuffer::InconsistentUnion { .. } => Structural::InconsistentUnion,
+            InvalidFlatbuffer::Utf8Error { .. } => Structural::Utf8Error,
+            InvalidFlatbuffer::MissingNullTerminator { .. } => Structural::MissingNullTerminator,
+            InvalidFlatbuffer::Unaligned { .. } => Structural::Unaligned,
+            InvalidFlatbuffer::RangeOutOfBounds { .. } => Structural::RangeOutOfBounds,
+            InvalidFlatbuffer::SignedOffsetOutOfBounds { .. } => {
+                Structural::SignedOffsetOutOfBounds
+            }
+            InvalidFlatbuffer::TooManyTables => Structural::TooManyTables,
+            InvalidFlatbuffer::ApparentSizeTooLarge => Structural::ApparentSizeTooLarge,
+            InvalidFlatbuffer::DepthLimitReached => Structural::DepthLimitReached,
+        }
+    }
+}
+
+/// The result of one structural step.
+pub(crate) type Step<T> = Result<T, Structural>;
+
+/// A table whose vtable passed its checks.
+#[derive(Clone, Copy)]
+pub(crate) struct TableAt {
+    pos: usize,
+    vtable: usize,
+    vtable_len: usize,
+}
+
+/// Proof that the table at `pos` and everything under it passed every
+/// structural check: made only by [`Cursor::done`].
+pub(crate) struct Verified {
+    pos: usize,
+}
+
+/// The verifier's position-independent state over one header buffer.
+pub(crate) struct Cursor<'a> {
+    buf: &'a [u8],
+    apparent: usize,
+    max_apparent: usize,
+    tables: usize,
+    max_tables: usize,
+    max_depth: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor over `buf` with the generic verifier's limits `opts`.
+    pub(crate) fn new(buf: &'a [u8], opts: &VerifierOptions) -> Self {
+        Cursor {
+            buf,
+            apparent: 0,
+            max_apparent: opts.max_apparent_size,
+            tables: 0,
+            max_tables: opts.max_tables,
+            max_depth: opts.max_depth,
+        }
+    }
+
+    /// A failure of kind `kind`, or the apparent-size limit if the sum had
+    /// already passed it (the generic verifier would have stopped there).
+    #[cold]
+    #[inline(never)]
+    fn fail<T>(&self, kind: Structural) -> Step<T> {
+        Err(if self.apparent > self.max_apparent {
+            Structural::ApparentSizeTooLarge
+        } else {
+            kind
+        })
+    }
+
+    /// The final apparent-size check, after the whole walk.
+    pub(crate) fn finish(&self) -> Step<()> {
+        if self.apparent > self.max_apparent {
+            return Err(Structural::ApparentSizeTooLarge);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn aligned(&self, pos: usize, align: usize) -> Step<()> {
+        if !pos.is_multiple_of(align) {
+            return self.fail(Structural::Unaligned);
+        }
+        Ok(())
+    }
+
+    /// `size` bytes at `pos` lie in the buffer; they count in the apparent size.
+    #[inline(always)]
+    fn range(&mut self, pos: usize, size: usize) -> Step<()> {
+        if pos.saturating_add(size) > self.buf.len() {
+            return self.fail(Structural::RangeOutOfBounds);
+        }
+        self.apparent = self.apparent.saturating_add(size);
+        Ok(())
+    }
+
+    /// A value of `size` bytes and alignment `align` at `pos`.
+    #[inline(always)]
+    pub(crate) fn value(&mut self, pos: usize, size: usize, align: usize) -> Step<()> {
+        self.aligned(pos, align)?;
+        self.range(pos, size)
+    }
+
+    /// The `u32` at `pos`; every caller checked `pos..pos + 4` first.
+    #[inline(always)]
+    fn read_u32(&self, pos: usize) -> u32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&self.buf[pos..pos + 4]);
+        u32::from_le_bytes(b)
+    }
+
+    /// The `u16` at `pos`; every caller checked `pos..pos + 2` first.
+    #[inline(always)]
+    fn read_u16(&self, pos: usize) -> usize {
+        let mut b = [0u8; 2];
+        b.copy_from_slice(&self.buf[pos..pos + 2]);
+        usize::from(u16::from_le_bytes(b))
+    }
+
+    /// Follows the unsigned offset at `pos` (a field or vector element).
+    #[inline(always)]
+    pub(crate) fn offset(&mut self, pos: usize) -> Step<usize> {
+        self.value(pos, 4, 4)?;
+        Ok((self.read_u32(pos) as usize).saturating_add(pos))
+    }
+
+    /// Follows an element offset at `pos`, inside a vector of offsets that
+    /// passed [`Cursor::vector`]: aligned and in range by that check.
+    #[inline(always)]
+    pub(crate) fn element_offset(&mut self, pos: usize) -> usize {
+        self.apparent = self.apparent.saturating_add(4);
+        (self.read_u32(pos) as usize).saturating_add(pos)
+    }
+
+    /// The table at `pos`, `depth` tables deep: its vtable, the table count
+    /// and the depth limit.
+    #[inline(always)]
+    pub(crate) fn table(&mut self, pos: usize, depth: usize) -> Step<TableAt> {
+        self.value(pos, 4, 4)?;
+        let soffset = self.read_u32(pos) as i32;
+        let vtable = if soffset > 0 {
+            pos.checked_sub(soffset.unsigned_abs() as usize)
+        } else {
+            pos.checked_add(soffset.unsigned_abs() as usize)
+        };
+        let vtable = match vtable {
+            Some(v) if v < self.buf.len() => v,
+            _ => return self.fail(Structural::SignedOffsetOutOfBounds),
+        };
+        self.value(vtable, 2, 2)?;
+        let vtable_len = self.read_u16(vtable);
+        self.aligned(vtable.saturating_add(vtable_len), 2)?;
+        self.range(vtable, vtable_len)?;
+        self.tables += 1;
+        if self.tables > self.max_tables {
+            return self.fail(Structural::TooManyTables);
+        }
+        if depth > self.max_depth {
+            return self.fail(Structural::DepthLimitReached);
+        }
+        Ok(TableAt {
+            pos,
+            vtable,
+            vtable_len,
+        })
+    }
+
+    /// Where field `voffset` of `t` is, if present. The slot lies inside the
+    /// vtable, which passed its range check, at an even position.
+    #[inline(always)]
+    pub(crate) fn field(&mut self, t: &TableAt, voffset: usize) -> Option<usize> {
+        if voffset >= t.vtable_len {
+            return None;
+        }
+        self.apparent = self.apparent.saturating_add(2);
+        match self.read_u16(t.vtable + voffset) {
+            0 => None,
+            at => Some(t.pos.saturating_add(at)),
+        }
+    }
+
+    /// A required field that is absent.
+    #[inline(always)]
+    pub(crate) fn missing<T>(&self) -> Step<T> {
+        self.fail(Structural::MissingRequiredField)
+    }
+
+    /// A union whose type and value are not both present or both absent.
+    #[inline(always)]
+    pub(crate) fn inconsistent_union<T>(&self) -> Step<T> {
+        self.fail(Structural::InconsistentUnion)
+    }
+
+    /// The byte at `pos`, which passed [`Cursor::value`].
+    #[inline(always)]
+    pub(crate) fn byte(&self, pos: usize) -> u8 {
+        self.buf[pos]
+    }
+
+    /// A vector at `pos` of elements of `size` bytes aligned to `align`:
+    /// its first element's position and its length.
+    #[inline(always)]
+    pub(crate) fn vector(&mut self, pos: usize, size: usize, align: usize) -> Step<(usize, usize)> {
+        self.value(pos, 4, 4)?;
+        let len = self.read_u32(pos) as usize;
+        let start = pos.saturating_add(4);
+        self.aligned(start, align)?;
+        self.range(start, len.saturating_mul(size))?;
+        Ok((start, len))
+    }
+
+    /// A string at `pos`: UTF-8, then a null terminator after it.
+    #[inline(always)]
+    pub(crate) fn string(&mut self, pos: usize) -> Step<()> {
+        let (start, len) = self.vector(pos, 1, 1)?;
+        let bytes = &self.buf[start..start + len];
+        if !is_utf8(bytes) {
+            return self.fail(Structural::Utf8Error);
+        }
+        if self.buf.get(start + len) != Some(&0) {
+            return self.fail(Structural::MissingNullTerminator);
+        }
+        Ok(())
+    }
+
+    /// Marks the table `t` as verified with everything under it.
+    #[inline(always)]
+    pub(crate) fn done(&self, t: TableAt) -> Verified {
+        Verified { pos: t.pos }
+    }
+
+    /// The typed table a [`Verified`] token proves.
+    #[inline(always)]
+    pub(crate) fn view<T: flatbuffers::Follow<'a>>(&self, proof: &Verified) -> T::Inner {
+        // SAFETY: verified by the generated verifier (`gen/verifier.rs`):
+        // `proof` comes from `Cursor::done`, which the generated code calls
+        // for a table of type `T` only after every field of it, and every
+        // table, vector and string under it, passed the checks above, the
+        // generic verifier's own. `T`'s accessors then read only what those
+        // checks covered, as after `flatbuffers::root`.
+        unsafe { <T as flatbuffers::Follow<'a>>::follow(self.buf, proof.pos) }
+    }
+}
+
+/// Whether `bytes` are UTF-8: ASCII eight bytes at a time (names are), the
+/// standard check otherwise.
+#[inline(always)]
+fn is_utf8(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut high = 0u64;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        high |= u64::from_le_bytes(w);
+    }
+    for &b in chunks.remainder() {
+        high |= u64::from(b);
+    }
+    high & 0x8080_8080_8080_8080 == 0 || std::str::from_utf8(bytes).is_ok()
+}
+
+/// The position of field `voffset` of the root table of `buf`, read with
+/// bounds checks and no trust: `None` where any step falls outside `buf` or
+/// the field is absent. The fused pass reads the header's scalars that
+/// every tensor's checks need (the file's alignment, its checksum
+/// algorithm) this way before the walk reaches them; once the walk passed,
+/// the caller compares them with what the verified header says.
+pub(crate) fn peek_root_field(buf: &[u8], voffset: usize) -> Option<usize> {
+    let u32_at = |pos: usize| -> Option<u32> {
+        let b = buf.get(pos..pos.checked_add(4)?)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u16_at = |pos: usize| -> Option<usize> {
+        let b = buf.get(pos..pos.checked_add(2)?)?;
+        Some(usize::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let table = usize::try_from(u32_at(0)?).ok()?;
+    let soffset = u32_at(table)? as i32;
+    let vtable = if soffset > 0 {
+        table.checked_sub(soffset.unsigned_abs() as usize)?
+    } else {
+        table.checked_add(soffset.unsigned_abs() as usize)?
+    };
+    if voffset >= u16_at(vtable)? {
+        return None;
+    }
+    match u16_at(vtable.checked_add(voffset)?)? {
+        0 => None,
+        at => table.checked_add(at),
+    }
+}

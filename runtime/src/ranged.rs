@@ -45,6 +45,8 @@ pub struct RangedFile {
     version: (u16, u16),
     /// The file's length when it was opened.
     len: u64,
+    /// The index of tensor names built while verifying.
+    names: Option<Arc<crate::reader::names::NameTable>>,
 }
 
 impl RangedFile {
@@ -88,12 +90,14 @@ impl RangedFile {
                 header
             }
         };
-        Reader::verify(&[], header.as_slice(), range.start, version, flags)?;
+        let names =
+            Reader::verify(&[], header.as_slice(), range.start, version, flags)?.into_names();
         Ok(RangedFile {
             source,
             header,
             version,
             len: ends.len,
+            names,
         })
     }
 
@@ -124,7 +128,8 @@ impl RangedFile {
         // bytes and this version; neither changes for the life of `self`.
         // No `TensorRef` of this reader reaches a caller without a window
         // holding its buffers (`Fetched::tensor`).
-        unsafe { Reader::new_unchecked(&[], self.header.as_slice(), self.version) }
+        let reader = unsafe { Reader::new_unchecked(&[], self.header.as_slice(), self.version) };
+        reader.with_names(self.names.as_deref())
     }
 
     /// The format version (major, minor).

@@ -274,7 +274,16 @@ proptest! {
     #[test]
     fn random_valid_files_are_valid_to_both(bytes in valid_file()) {
         prop_assert!(matches!(agree(&bytes, "valid file"), Verdict::Valid));
-        prop_assert!(File::from_bytes(&bytes).is_ok());
+        // Look-ups through the index of names built while verifying find
+        // every tensor, and nothing else.
+        let file = File::from_bytes(&bytes).unwrap();
+        let reader = hurray::Reader::new(&bytes).unwrap();
+        for t in file.tensors() {
+            prop_assert_eq!(file.get(t.name()).map(|x| x.name()), Some(t.name()));
+            prop_assert_eq!(reader.get(t.name()).map(|x| x.name()), Some(t.name()));
+            let absent = format!("{}#", t.name());
+            prop_assert!(file.get(&absent).is_none() && reader.get(&absent).is_none());
+        }
     }
 
     #[test]

@@ -118,7 +118,7 @@ impl Frame {
                     }
 
                     fn read_tensors(
-                        reader: #p::Reader<#lt>,
+                        reader: &#p::Reader<#lt>,
                         prefix: &#p::str,
                     ) -> #p::Result<Self> {
                         #read
@@ -150,7 +150,7 @@ impl Frame {
 
                     /// Like [`load`](Self::load), from a reader.
                     pub fn from_reader #method_lt (reader: #p::Reader<#lt>) -> #p::Result<Self> {
-                        <Self as #p::TensorSet<#lt>>::read_tensors(reader, "")
+                        <Self as #p::TensorSet<#lt>>::read_tensors(&reader, "")
                     }
                 }
             };

@@ -165,7 +165,7 @@ const _: () = {
             ::hurray::__private::Result::Ok(())
         }
         fn read_tensors(
-            reader: ::hurray::__private::Reader<'a>,
+            reader: &::hurray::__private::Reader<'a>,
             prefix: &::hurray::__private::str,
         ) -> ::hurray::__private::Result<Self> {
             ::hurray::__private::Result::Ok(Self {
@@ -216,7 +216,7 @@ const _: () = {
         pub fn from_reader(
             reader: ::hurray::__private::Reader<'a>,
         ) -> ::hurray::__private::Result<Self> {
-            <Self as ::hurray::__private::TensorSet<'a>>::read_tensors(reader, "")
+            <Self as ::hurray::__private::TensorSet<'a>>::read_tensors(&reader, "")
         }
     }
 };

@@ -22,7 +22,7 @@ const _: () = {
             ::core::unreachable!("#[derive(Tensors)] failed")
         }
         fn read_tensors(
-            reader: ::hurray::__private::Reader<'a>,
+            reader: &::hurray::__private::Reader<'a>,
             prefix: &::hurray::__private::str,
         ) -> ::hurray::__private::Result<Self> {
             ::core::unreachable!("#[derive(Tensors)] failed")
@@ -66,7 +66,7 @@ const _: () = {
         pub fn from_reader(
             reader: ::hurray::__private::Reader<'a>,
         ) -> ::hurray::__private::Result<Self> {
-            <Self as ::hurray::__private::TensorSet<'a>>::read_tensors(reader, "")
+            <Self as ::hurray::__private::TensorSet<'a>>::read_tensors(&reader, "")
         }
     }
 };

@@ -84,7 +84,7 @@ const _: () = {
             crate::facade::__private::Result::Ok(())
         }
         fn read_tensors(
-            reader: crate::facade::__private::Reader<'__hurray>,
+            reader: &crate::facade::__private::Reader<'__hurray>,
             prefix: &crate::facade::__private::str,
         ) -> crate::facade::__private::Result<Self> {
             crate::facade::__private::Result::Ok(Self {
@@ -137,7 +137,7 @@ const _: () = {
         ) -> crate::facade::__private::Result<Self> {
             <Self as crate::facade::__private::TensorSet<
                 '__hurray,
-            >>::read_tensors(reader, "")
+            >>::read_tensors(&reader, "")
         }
     }
 };

@@ -54,7 +54,7 @@ pub trait TensorSet<'a>: Sized {
 
     /// Reads every tensor named with `prefix`, checking each against the
     /// declared element type, rank, fixed dimensions, layout and quantization.
-    fn read_tensors(reader: Reader<'a>, prefix: &str) -> Result<Self>;
+    fn read_tensors(reader: &Reader<'a>, prefix: &str) -> Result<Self>;
 
     /// The descriptors of every tensor.
     fn tensor_descriptors(&self) -> Result<Vec<TensorDescriptor>> {
@@ -79,7 +79,7 @@ pub trait TensorSet<'a>: Sized {
 
     /// Reads the struct from a verified file, borrowing its bytes.
     fn load_file(file: &'a File) -> Result<Self> {
-        Self::read_tensors(file.reader(), "")
+        Self::read_tensors(&file.reader(), "")
     }
 }
 

@@ -11,8 +11,11 @@ use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
+use names::NameTable;
 use std::path::Path;
+use std::sync::Arc;
 
+pub(crate) mod names;
 mod semantics;
 mod storage;
 pub(crate) mod structure;
@@ -34,6 +37,8 @@ pub struct File {
     /// never reads the map: it survives another process truncating the file.
     header: AlignedBytes,
     version: (u16, u16),
+    /// The index of tensor names built while verifying.
+    names: Option<Arc<NameTable>>,
 }
 
 impl File {
@@ -104,11 +109,13 @@ impl File {
         let bytes = storage.bytes();
         let (range, version, flags) = locate(bytes)?;
         let header = AlignedBytes::copy_from(&bytes[range.clone()]);
-        Reader::verify(bytes, header.as_slice(), range.start as u64, version, flags)?;
+        let names = Reader::verify(bytes, header.as_slice(), range.start as u64, version, flags)?
+            .into_names();
         Ok(File {
             storage,
             header,
             version,
+            names,
         })
     }
 
@@ -135,7 +142,9 @@ impl File {
         // SAFETY: `from_storage` ran `Reader::verify` (the full verifier) on
         // this header copy together with these same file bytes; neither
         // changes for the life of `self`.
-        unsafe { Reader::new_unchecked(self.bytes(), self.header.as_slice(), self.version) }
+        let reader =
+            unsafe { Reader::new_unchecked(self.bytes(), self.header.as_slice(), self.version) };
+        reader.with_names(self.names.as_deref())
     }
 
     /// A copy of the buffer of `role` of tensor `name`, read with `pread`
@@ -263,11 +272,42 @@ impl From<Error> for Failure {
 }
 
 /// A verified view of a Hurray file's bytes.
-#[derive(Clone, Copy)]
+///
+/// Cheap to clone: the index of names it builds while verifying is shared.
+#[derive(Clone)]
 pub struct Reader<'a> {
     bytes: &'a [u8],
     header: fb::Header<'a>,
     version: (u16, u16),
+    names: Names<'a>,
+}
+
+/// Where a reader's index of names is.
+#[derive(Clone, Debug)]
+enum Names<'a> {
+    /// None: look-ups use the file's own name index, then binary search.
+    None,
+    /// Its owner's (a [`File`]).
+    Borrowed(&'a NameTable),
+    /// Its own, built by [`Reader::new`].
+    Owned(Arc<NameTable>),
+}
+
+impl Names<'_> {
+    fn table(&self) -> Option<&NameTable> {
+        match self {
+            Names::None => None,
+            Names::Borrowed(t) => Some(t),
+            Names::Owned(t) => Some(t),
+        }
+    }
+
+    fn owned(self) -> Option<Arc<NameTable>> {
+        match self {
+            Names::Owned(t) => Some(t),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for Reader<'_> {
@@ -462,15 +502,16 @@ impl<'a> Reader<'a> {
             // read. Should it, the reference path decides.
             return reference();
         }
-        match fused.finish(&header, flags) {
+        let names = match fused.finish(&header, flags) {
             // The fused pass only finds an overlap; the reference names it.
             Err(Error::BuffersOverlap { .. }) => return reference(),
             other => other?,
-        }
+        };
         Ok(Reader {
             bytes,
             header,
             version,
+            names: Names::Owned(Arc::new(names)),
         })
     }
 
@@ -491,6 +532,7 @@ impl<'a> Reader<'a> {
             bytes,
             header,
             version,
+            names: Names::None,
         };
         reader.check_semantics(data_end, flags)?;
         Ok(reader)
@@ -513,6 +555,21 @@ impl<'a> Reader<'a> {
             bytes,
             header,
             version,
+            names: Names::None,
+        }
+    }
+
+    /// The index of names this reader built while verifying, for its
+    /// owner to keep ([`Reader::with_names`]).
+    pub(crate) fn into_names(self) -> Option<Arc<NameTable>> {
+        self.names.owned()
+    }
+
+    /// This reader with the index of names its owner kept.
+    pub(crate) fn with_names(self, names: Option<&'a NameTable>) -> Self {
+        Reader {
+            names: names.map_or(Names::None, Names::Borrowed),
+            ..self
         }
     }
 
@@ -572,11 +629,25 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The tensor named `name`: through the file's hash index when it has
-    /// one (O(1) expected), else, or on a miss, by binary search (O(log n)).
+    /// The tensor named `name`: through the index of names built while
+    /// verifying, or the file's own hash index (O(1) expected), else by
+    /// binary search (O(log n)).
     pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
         let tensors = self.header.tensors()?;
-        if let Some(index) = self.header.name_index() {
+        if let Some(table) = self.names.table() {
+            match table.find(name, |i| tensors.get(i).name()) {
+                names::Found::At(i) => {
+                    return Some(TensorRef::new(
+                        self.bytes,
+                        tensors.get(i),
+                        self.header.alignment(),
+                        self.header.checksum_algorithm(),
+                    ));
+                }
+                names::Found::Absent => return None,
+                names::Found::Unknown => {}
+            }
+        } else if let Some(index) = self.header.name_index() {
             // Verified at open: a power-of-two length and entries <= tensors.len().
             let mask = index.len().wrapping_sub(1);
             let mut slot = format::name_hash(name.as_bytes()) as usize & mask;

@@ -4,6 +4,7 @@
 //! name index. Nothing here allocates in proportion to what a header claims.
 
 use super::Reader;
+use super::names::NameTable;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::format::{self, PREFIX_LEN};
@@ -34,6 +35,8 @@ pub(super) struct Checks<'a> {
     /// Whose each range is: kept by the reference path, which names the
     /// buffers that overlap; the fused path leaves the naming to it.
     owners: Option<Vec<Owner>>,
+    /// Each name's hash for the reader's index of names (the fused path).
+    hashes: Option<Vec<u64>>,
 }
 
 impl<'a> Checks<'a> {
@@ -56,6 +59,7 @@ impl<'a> Checks<'a> {
             index: 0,
             ranges: Vec::with_capacity(tensors),
             owners: name_owners.then(|| Vec::with_capacity(tensors)),
+            hashes: (!name_owners).then(|| Vec::with_capacity(tensors)),
         }
     }
 
@@ -78,6 +82,9 @@ impl<'a> Checks<'a> {
             });
         }
         self.previous = Some(name);
+        if let Some(hashes) = &mut self.hashes {
+            hashes.push(super::names::hash(name.as_bytes()));
+        }
         let alignment = match t.alignment() {
             0 => self.file_alignment,
             a if format::valid_alignment(a) => a,
@@ -101,11 +108,7 @@ impl<'a> Checks<'a> {
             quant.as_ref().map(quant_params),
         )?;
         let listed = buffers.map_or(0, |b| b.len());
-        let layout_buffers = if descriptor_only {
-            0
-        } else {
-            plan.roles.len()
-        };
+        let layout_buffers = if descriptor_only { 0 } else { plan.roles.len() };
         if listed != layout_buffers {
             if descriptor_only {
                 return Err(Error::DescriptorOnlyWithData {
@@ -124,49 +127,50 @@ impl<'a> Checks<'a> {
         let data_end = self.data_end;
         let ranges = &mut self.ranges;
         let owners = &mut self.owners;
-        let mut check = |role: BufferRole, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
-            let role = role.name();
-            let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
-            if length != expected_len {
-                return Err(Error::BufferLength {
-                    tensor: name.to_owned(),
-                    buffer: role,
-                    expected: expected_len,
-                    found: length,
-                });
-            }
-            if length == 0 {
-                // ADR-007: a zero-length buffer has no alignment and no position
-                // that matters; it is never dereferenced.
-                return Ok(());
-            }
-            let end = offset.checked_add(length);
-            if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
-                return Err(Error::BufferOutOfBounds {
-                    tensor: name.to_owned(),
-                    buffer: role,
-                    offset,
-                    length,
-                    start: PREFIX_LEN,
-                    end: data_end,
-                });
-            }
-            // `is_multiple_of`: the fused pass may meet an invalid (0) file
-            // alignment here, refused later by the file-wide checks.
-            if !offset.is_multiple_of(alignment) {
-                return Err(Error::BufferMisaligned {
-                    tensor: name.to_owned(),
-                    buffer: role,
-                    offset,
-                    alignment,
-                });
-            }
-            ranges.push((offset, offset + length));
-            if let Some(owners) = owners {
-                owners.push((index as u32, role));
-            }
-            Ok(())
-        };
+        let mut check =
+            |role: BufferRole, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
+                let role = role.name();
+                let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
+                if length != expected_len {
+                    return Err(Error::BufferLength {
+                        tensor: name.to_owned(),
+                        buffer: role,
+                        expected: expected_len,
+                        found: length,
+                    });
+                }
+                if length == 0 {
+                    // ADR-007: a zero-length buffer has no alignment and no position
+                    // that matters; it is never dereferenced.
+                    return Ok(());
+                }
+                let end = offset.checked_add(length);
+                if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
+                    return Err(Error::BufferOutOfBounds {
+                        tensor: name.to_owned(),
+                        buffer: role,
+                        offset,
+                        length,
+                        start: PREFIX_LEN,
+                        end: data_end,
+                    });
+                }
+                // `is_multiple_of`: the fused pass may meet an invalid (0) file
+                // alignment here, refused later by the file-wide checks.
+                if !offset.is_multiple_of(alignment) {
+                    return Err(Error::BufferMisaligned {
+                        tensor: name.to_owned(),
+                        buffer: role,
+                        offset,
+                        alignment,
+                    });
+                }
+                ranges.push((offset, offset + length));
+                if let Some(owners) = owners {
+                    owners.push((index as u32, role));
+                }
+                Ok(())
+            };
         if let Some(buffers) = buffers {
             for (i, b) in buffers.iter().enumerate() {
                 check(plan.roles[i], plan.lengths[i], Some(b))?;
@@ -273,13 +277,15 @@ impl<'a> Fused<'a> {
 
     /// After the structural walk passed: the checks in the reference's
     /// order (file-wide, the first tensor that failed, the name index,
-    /// overlaps).
-    pub(super) fn finish(self, header: &fb::Header<'a>, flags: u64) -> Result<()> {
+    /// overlaps). Gives the index of names.
+    pub(super) fn finish(mut self, header: &fb::Header<'a>, flags: u64) -> Result<NameTable> {
         check_file(header, flags)?;
         if let Some(e) = self.failure {
             return Err(e);
         }
-        self.checks.finish(header)
+        let hashes = self.checks.hashes.take().unwrap_or_default();
+        self.checks.finish(header)?;
+        Ok(NameTable::build(&hashes))
     }
 }
 

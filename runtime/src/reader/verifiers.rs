@@ -64,7 +64,9 @@ pub fn reference(bytes: &[u8]) -> Verdict {
     let header = &bytes[range.clone()];
     match Reader::verify_reference(bytes, header, range.start as u64, version, flags) {
         Ok(_) => Verdict::Valid,
-        Err(Error::InvalidHeader(e)) if !is_identifier(&e) => Verdict::Structure(Structural::of(&e)),
+        Err(Error::InvalidHeader(e)) if !is_identifier(&e) => {
+            Verdict::Structure(Structural::of(&e))
+        }
         Err(e) => Verdict::Rule(e),
     }
 }

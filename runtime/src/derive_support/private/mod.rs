@@ -201,13 +201,13 @@ impl<'a, F> FieldOps<'a, F> {
         }
     }
 
-    pub fn read(self, reader: Reader<'a>, prefix: &str, spec: &FieldSpec) -> Result<F> {
+    pub fn read(self, reader: &Reader<'a>, prefix: &str, spec: &FieldSpec) -> Result<F> {
         (self.load)(reader.tensor(&join(prefix, spec.name))?, spec)
     }
 
     pub fn read_optional(
         self,
-        reader: Reader<'a>,
+        reader: &Reader<'a>,
         prefix: &str,
         spec: &FieldSpec,
     ) -> Result<Option<F>> {
@@ -222,7 +222,7 @@ impl<'a, F> FieldOps<'a, F> {
 pub struct NestedOps<'a, T> {
     describe: fn(&T, &str, &mut Vec<TensorDescriptor>) -> Result<()>,
     write: fn(&T, &str, &mut dyn TensorSink) -> Result<()>,
-    read: fn(Reader<'a>, &str) -> Result<T>,
+    read: fn(&Reader<'a>, &str) -> Result<T>,
 }
 
 impl<T> Clone for NestedOps<'_, T> {
@@ -269,7 +269,7 @@ impl<'a, T> NestedOps<'a, T> {
         (self.write)(value, &nested(prefix, name), sink)
     }
 
-    pub fn read(self, reader: Reader<'a>, prefix: &str, name: &str) -> Result<T> {
+    pub fn read(self, reader: &Reader<'a>, prefix: &str, name: &str) -> Result<T> {
         (self.read)(reader, &nested(prefix, name))
     }
 
@@ -302,7 +302,7 @@ impl<'a, T> NestedOps<'a, T> {
     /// `None` when no tensor of the file is under the struct's prefix;
     /// otherwise the struct, whose missing required tensors are errors
     /// naming them (a partly present struct is not absent).
-    pub fn read_optional(self, reader: Reader<'a>, prefix: &str, name: &str) -> Result<Option<T>> {
+    pub fn read_optional(self, reader: &Reader<'a>, prefix: &str, name: &str) -> Result<Option<T>> {
         let prefix = nested(prefix, name);
         if !reader.has_prefix(&prefix) {
             return Ok(None);
@@ -335,7 +335,7 @@ pub fn metadata_map<'m>(
 }
 
 /// The file's metadata, for a `#[hurray(metadata)]` field.
-pub fn read_file_metadata(reader: Reader<'_>) -> BTreeMap<String, String> {
+pub fn read_file_metadata(reader: &Reader<'_>) -> BTreeMap<String, String> {
     reader.metadata().to_map()
 }
 
@@ -343,7 +343,7 @@ pub fn read_file_metadata(reader: Reader<'_>) -> BTreeMap<String, String> {
 /// field; empty when the tensor is absent (its own field reports a missing
 /// required tensor).
 pub fn read_tensor_metadata(
-    reader: Reader<'_>,
+    reader: &Reader<'_>,
     prefix: &str,
     name: &str,
 ) -> BTreeMap<String, String> {

@@ -119,8 +119,7 @@ impl Generator {
             },
             GeneratedFile {
                 path: MLIR_DIALECT.into(),
-                contents: crate::irdl::render(&facts, &bfbs)?
-                    .into_bytes(),
+                contents: crate::irdl::render(&facts, &bfbs)?.into_bytes(),
             },
         ])
     }

@@ -107,8 +107,12 @@ pub fn render(bfbs: &[u8]) -> Result<String> {
          /// structural checks. Every hook does nothing unless overridden.\n\
          pub(crate) trait Visit<'a> {\n",
     );
-    let mut tables: Vec<reflection::Object<'_>> =
-        s.objects.iter().copied().filter(|o| !o.is_struct()).collect();
+    let mut tables: Vec<reflection::Object<'_>> = s
+        .objects
+        .iter()
+        .copied()
+        .filter(|o| !o.is_struct())
+        .collect();
     tables.sort_by_key(|o| o.name());
     for t in &tables {
         writeln!(
@@ -180,7 +184,10 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
                 "    match c.field(&t, {voff}) {{\n        Some(at) => {{ {body} }}\n        None => return c.missing(),\n    }}"
             )?;
         } else {
-            writeln!(out, "    if let Some(at) = c.field(&t, {voff}) {{ {body} }}")?;
+            writeln!(
+                out,
+                "    if let Some(at) = c.field(&t, {voff}) {{ {body} }}"
+            )?;
         }
     }
     writeln!(
@@ -205,7 +212,9 @@ fn value_check(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result
             let o = s.object(ty.index())?;
             if o.is_struct() {
                 let r = s.rust_type(ty.index())?;
-                format!("c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?;")
+                format!(
+                    "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?;"
+                )
             } else {
                 format!(
                     "let at = c.offset(at)?; {}(c, at, depth + 1, visit)?;",

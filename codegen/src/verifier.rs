@@ -99,7 +99,7 @@ pub fn render(bfbs: &[u8]) -> Result<String> {
          // table, fields in the generic verifier's order, every check made by\n\
          // `reader::structure::Cursor`. See codegen/src/verifier.rs.\n\n\
          use super::fb;\n\
-         use crate::reader::structure::{Cursor, Step, Verified};\n\n",
+         use crate::reader::structure::{Cursor, FromLe, LeVector, Step, Verified};\n\n",
     );
     // The hooks.
     out.push_str(
@@ -117,7 +117,7 @@ pub fn render(bfbs: &[u8]) -> Result<String> {
     for t in &tables {
         writeln!(
             out,
-            "    /// A verified `{}`.\n    #[inline(always)]\n    fn {}(&mut self, _table: fb::{}<'a>) {{}}",
+            "    /// A verified `{}`.\n    #[inline(always)]\n    fn {}(&mut self, _fields: &{}Fields<'a>) {{}}",
             short(t.name()),
             snake(short(t.name())),
             short(t.name())
@@ -131,183 +131,391 @@ pub fn render(bfbs: &[u8]) -> Result<String> {
          #[inline]\n\
          pub(crate) fn verify_root<'a, V: Visit<'a>>(c: &mut Cursor<'a>, visit: &mut V) -> Step<fb::{root}<'a>> {{\n\
          \x20   let at = c.offset(0)?;\n\
-         \x20   let proof = {func}(c, at, 1, visit)?;\n\
+         \x20   let proof = verify_{func}(c, at, 1, visit)?;\n\
          \x20   c.finish()?;\n\
          \x20   Ok(c.view::<fb::{root}<'a>>(&proof))\n\
          }}\n",
         root = short(root.name()),
         func = snake(short(root.name())),
     )?;
+    // The schema's structs, read in place.
+    let mut structs: Vec<reflection::Object<'_>> = s
+        .objects
+        .iter()
+        .copied()
+        .filter(|o| o.is_struct())
+        .collect();
+    structs.sort_by_key(|o| o.name());
+    for st in &structs {
+        let n = short(st.name());
+        writeln!(
+            out,
+            "\nimpl FromLe for fb::{n} {{\n    const SIZE: usize = {size};\n    #[inline(always)]\n    fn from_le(b: &[u8]) -> Self {{\n        let mut a = [0u8; {size}];\n        a.copy_from_slice(b);\n        fb::{n}(a)\n    }}\n}}",
+            size = st.bytesize()
+        )?;
+    }
+    // One enum per union: its members as typed, verified tables.
+    let mut unions: Vec<reflection::Enum<'_>> =
+        s.enums.iter().copied().filter(|e| e.is_union()).collect();
+    unions.sort_by_key(|e| e.name());
+    for en in &unions {
+        let n = short(en.name());
+        writeln!(
+            out,
+            "\n/// A verified `{n}` union value.\n#[derive(Clone, Copy)]\npub(crate) enum {n}Ref<'a> {{"
+        )?;
+        for (_, variant, rust, _) in union_members(&s, n, en)? {
+            writeln!(out, "    {variant}({rust}),")?;
+        }
+        out.push_str(
+            "    /// A member this schema does not know, by its wire value.\n    Unknown(u8),\n}\n",
+        );
+    }
     for t in &tables {
         render_table(&s, *t, &mut out)?;
     }
     Ok(out)
 }
 
-fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> Result<()> {
-    let name = short(t.name());
-    let func = snake(name);
-    writeln!(
-        out,
-        "\n/// The `{name}` table at `at`, `depth` tables deep.\n\
-         #[inline]\n\
-         fn {func}<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {{\n\
-         \x20   let t = c.table(at, depth)?;"
-    )?;
-    let mut fields: Vec<reflection::Field<'_>> = t.fields().iter().collect();
-    fields.sort_by_key(|f| f.id());
-    for f in &fields {
-        if f.deprecated() {
-            continue; // flatc's verifier skips deprecated fields
-        }
-        let ty = f.type_();
-        let fname = f.name();
-        let voff = f.offset();
-        let required = f.required();
-        match ty.base_type() {
-            BaseType::UType => continue, // visited with its union
-            BaseType::Union => {
-                let key = fields
-                    .iter()
-                    .find(|k| k.name() == format!("{fname}_type"))
-                    .ok_or_else(|| anyhow!("{name}.{fname}: no {fname}_type field"))?;
-                render_union(s, name, f, key.offset(), out)?;
-                continue;
-            }
-            _ => {}
-        }
-        writeln!(out, "    // {fname}")?;
-        let body = value_check(s, name, f)?;
-        if required {
-            writeln!(
-                out,
-                "    match c.field(&t, {voff}) {{\n        Some(at) => {{ {body} }}\n        None => return c.missing(),\n    }}"
-            )?;
-        } else {
-            writeln!(
-                out,
-                "    if let Some(at) = c.field(&t, {voff}) {{ {body} }}"
-            )?;
-        }
-    }
-    writeln!(
-        out,
-        "    let proof = c.done(t);\n    visit.{func}(c.view::<fb::{name}<'a>>(&proof));\n    Ok(proof)\n}}"
-    )?;
-    Ok(())
+/// How one field of a table is held in its generated `…Fields` struct.
+struct FieldPlan {
+    /// The field's name.
+    name: String,
+    /// The Rust type of the struct member.
+    member: String,
+    /// Its value when the field is absent.
+    absent: String,
+    /// The expression computing it from a flatc-generated table `t`.
+    from_table: String,
+    /// The walker's statements: check the field at `at`, set `value`.
+    walk: String,
+    /// Whether the field is required.
+    required: bool,
+    /// The field's vtable offset.
+    voffset: u16,
+    /// For a union: the vtable offset of its type field.
+    union_key: Option<u16>,
 }
 
-/// The checks of field `f` of table `table`, whose position is `at`.
-fn value_check(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result<String> {
+/// A scalar field's value when absent: the schema's default.
+fn default_of(f: &reflection::Field<'_>, r: &str) -> Result<String> {
+    Ok(match r {
+        "bool" => (f.default_integer() != 0).to_string(),
+        "f32" | "f64" => {
+            let d = f.default_real();
+            if !d.is_finite() {
+                bail!("{}: non-finite defaults are not supported", f.name());
+            }
+            format!("{d:?}{r}")
+        }
+        _ => format!("{}{r}", f.default_integer()),
+    })
+}
+
+fn plan_field(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result<FieldPlan> {
     let ty = f.type_();
     let bt = ty.base_type();
+    let fname = f.name().to_owned();
+    let required = f.required();
+    let wrap = |t: String| if required { t } else { format!("Option<{t}>") };
+    let some = |e: &str| {
+        if required {
+            e.to_owned()
+        } else {
+            format!("Some({e})")
+        }
+    };
+    let mut plan = FieldPlan {
+        name: fname.clone(),
+        member: String::new(),
+        absent: "None".to_owned(),
+        from_table: format!("t.{fname}()"),
+        walk: String::new(),
+        required,
+        voffset: f.offset(),
+        union_key: None,
+    };
     if let Some(r) = scalar(bt) {
-        return Ok(format!(
-            "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?;"
-        ));
+        // An enum-typed scalar is held as its wire value.
+        let is_enum = ty.index() >= 0 && r != "bool";
+        plan.member = r.to_owned();
+        plan.absent = default_of(f, r)?;
+        if is_enum {
+            plan.from_table = format!("t.{fname}().0");
+        }
+        plan.walk = format!(
+            "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = c.scalar::<{r}>(at);"
+        );
+        return Ok(plan);
     }
-    Ok(match bt {
-        BaseType::String => "let at = c.offset(at)?; c.string(at)?;".to_owned(),
+    match bt {
+        BaseType::String => {
+            plan.member = wrap("&'a str".to_owned());
+            plan.walk = format!("let at = c.offset(at)?; value = {};", some("c.string(at)?"));
+        }
         BaseType::Obj => {
             let o = s.object(ty.index())?;
+            let r = s.rust_type(ty.index())?;
             if o.is_struct() {
-                let r = s.rust_type(ty.index())?;
-                format!(
-                    "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?;"
-                )
+                plan.member = wrap(r.clone());
+                plan.from_table = if required {
+                    format!("*t.{fname}()")
+                } else {
+                    format!("t.{fname}().copied()")
+                };
+                plan.walk = format!(
+                    "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = {};",
+                    some(&format!("c.scalar::<{r}>(at)"))
+                );
             } else {
-                format!(
-                    "let at = c.offset(at)?; {}(c, at, depth + 1, visit)?;",
-                    snake(short(o.name()))
-                )
+                plan.member = wrap(r.clone());
+                plan.walk = format!(
+                    "let at = c.offset(at)?; let proof = verify_{}(c, at, depth + 1, visit)?; value = {};",
+                    snake(short(o.name())),
+                    some(&format!("c.view::<{r}>(&proof)"))
+                );
             }
         }
         BaseType::Vector => {
             let et = ty.element();
-            if let Some(r) = scalar(et) {
+            let elements = |r: &str| -> String {
                 format!(
-                    "let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?;"
+                    "let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = {};",
+                    some(&format!("c.elements::<{r}>(start, len)"))
                 )
+            };
+            let from_vector = |r: &str| -> String {
+                let _ = r;
+                if required {
+                    format!("LeVector::new(t.{fname}().bytes())")
+                } else {
+                    format!("t.{fname}().map(|v| LeVector::new(v.bytes()))")
+                }
+            };
+            let offsets = |r: &str, element: &str| -> String {
+                format!(
+                    "let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<{r}>>())?;\n        \
+                     for i in 0..len {{ let at = c.element_offset(start + 4 * i); {element} }}\n        \
+                     value = {};",
+                    some(&format!(
+                        "c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<{r}>>>(&c.done_vector(at))"
+                    ))
+                )
+            };
+            if let Some(r) = scalar(et) {
+                if ty.index() >= 0 && r != "bool" {
+                    bail!(
+                        "{table}.{fname}: vectors of enums are not supported by the verifier generator"
+                    );
+                }
+                plan.member = wrap(format!("LeVector<'a, {r}>"));
+                plan.from_table = from_vector(r);
+                plan.walk = elements(r);
             } else if et == BaseType::String {
-                "let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<&str>>())?;\n        \
-                 for i in 0..len { let at = c.element_offset(start + 4 * i); c.string(at)?; }"
-                    .to_owned()
+                let r = "&'a str";
+                plan.member = wrap(format!(
+                    "::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<{r}>>"
+                ));
+                plan.walk = offsets(r, "c.string(at)?;");
             } else if et == BaseType::Obj {
                 let o = s.object(ty.index())?;
                 let r = s.rust_type(ty.index())?;
                 if o.is_struct() {
-                    format!(
-                        "let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?;"
-                    )
+                    plan.member = wrap(format!("LeVector<'a, {r}>"));
+                    plan.from_table = from_vector(&r);
+                    plan.walk = elements(&r);
                 } else {
-                    format!(
-                        "let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<{r}>>())?;\n        \
-                         for i in 0..len {{ let at = c.element_offset(start + 4 * i); {}(c, at, depth + 1, visit)?; }}",
-                        snake(short(o.name()))
-                    )
+                    plan.member = wrap(format!(
+                        "::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<{r}>>"
+                    ));
+                    plan.walk = offsets(
+                        &r,
+                        &format!(
+                            "verify_{}(c, at, depth + 1, visit)?;",
+                            snake(short(o.name()))
+                        ),
+                    );
                 }
             } else {
                 bail!(
-                    "{table}.{}: vectors of {:?} are not supported by the verifier generator",
-                    f.name(),
-                    et
+                    "{table}.{fname}: vectors of {et:?} are not supported by the verifier generator"
                 );
             }
         }
         other => bail!(
-            "{table}.{}: fields of type {other:?} are not supported by the verifier generator",
-            f.name()
+            "{table}.{fname}: fields of type {other:?} are not supported by the verifier generator"
         ),
-    })
+    }
+    if required {
+        plan.absent = String::new();
+    }
+    Ok(plan)
 }
 
-fn render_union(
+/// The members of the union `en`: (wire value, variant name, table type, walker function).
+fn union_members(
     s: &Schema<'_>,
     table: &str,
-    f: &reflection::Field<'_>,
-    key_voffset: u16,
-    out: &mut String,
-) -> Result<()> {
-    let fname = f.name();
-    let en = usize::try_from(f.type_().index())
-        .ok()
-        .and_then(|i| s.enums.get(i).copied())
-        .ok_or_else(|| anyhow!("{table}.{fname}: the union's enum is missing"))?;
-    writeln!(
-        out,
-        "    // {fname} (union {})\n    let value = c.field(&t, {});\n    let key = c.field(&t, {key_voffset});\n    match (key, value) {{",
-        short(en.name()),
-        f.offset()
-    )?;
-    if f.required() {
-        out.push_str("        (None, None) => return c.missing(),\n");
-    } else {
-        out.push_str("        (None, None) => {}\n");
-    }
-    out.push_str("        (Some(key), Some(at)) => {\n            c.value(key, 1, 1)?;\n            match c.byte(key) {\n");
-    let mut members: Vec<(i64, String)> = Vec::new();
+    en: &reflection::Enum<'_>,
+) -> Result<Vec<(i64, String, String, String)>> {
+    let mut members = Vec::new();
     for v in en.values().iter() {
         if v.value() == 0 {
             continue; // NONE
         }
         let ut = v
             .union_type()
-            .ok_or_else(|| anyhow!("{table}.{fname}: member {} has no type", v.name()))?;
+            .ok_or_else(|| anyhow!("{table}: union member {} has no type", v.name()))?;
         if ut.base_type() != BaseType::Obj {
-            bail!("{table}.{fname}: member {} is not a table", v.name());
+            bail!("{table}: union member {} is not a table", v.name());
         }
         let o = s.object(ut.index())?;
-        members.push((v.value(), snake(short(o.name()))));
+        members.push((
+            v.value(),
+            short(v.name()).to_owned(),
+            s.rust_type(ut.index())?,
+            format!("verify_{}", snake(short(o.name()))),
+        ));
     }
     members.sort();
-    for (value, func) in members {
-        writeln!(
-            out,
-            "                {value} => {{ let at = c.offset(at)?; {func}(c, at, depth + 1, visit)?; }}"
-        )?;
+    Ok(members)
+}
+
+fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> Result<()> {
+    let name = short(t.name());
+    let func = snake(name);
+    let mut fields: Vec<reflection::Field<'_>> = t.fields().iter().collect();
+    fields.sort_by_key(|f| f.id());
+    let mut plans = Vec::new();
+    for f in &fields {
+        if f.deprecated() {
+            continue; // flatc's verifier skips deprecated fields
+        }
+        let fname = f.name();
+        match f.type_().base_type() {
+            BaseType::UType => continue, // visited with its union
+            BaseType::Union => {
+                let key = fields
+                    .iter()
+                    .find(|k| k.name() == format!("{fname}_type"))
+                    .ok_or_else(|| anyhow!("{name}.{fname}: no {fname}_type field"))?;
+                let en = usize::try_from(f.type_().index())
+                    .ok()
+                    .and_then(|i| s.enums.get(i).copied())
+                    .ok_or_else(|| anyhow!("{name}.{fname}: the union's enum is missing"))?;
+                let union = short(en.name());
+                let members = union_members(s, name, &en)?;
+                let mut walk = String::from(
+                    "c.value(key, 1, 1)?;\n            value = match c.byte(key) {\n                0 => None,\n",
+                );
+                let mut from_table =
+                    format!("match t.{fname}_type() {{\n            fb::{union}::NONE => None,\n");
+                for (value, variant, rust, walker) in &members {
+                    writeln!(
+                        walk,
+                        "                {value} => {{ let at = c.offset(at)?; let proof = {walker}(c, at, depth + 1, visit)?; Some({union}Ref::{variant}(c.view::<{rust}>(&proof))) }}"
+                    )?;
+                    writeln!(
+                        from_table,
+                        "            fb::{union}::{variant} => t.{fname}_as_{}().map({union}Ref::{variant}),",
+                        snake(variant)
+                    )?;
+                }
+                walk.push_str(
+                    "                // A member this schema does not know: accepted, as flatc's verifier does.\n                other => Some(",
+                );
+                write!(walk, "{union}Ref::Unknown(other)),\n            }};")?;
+                write!(
+                    from_table,
+                    "            other => Some({union}Ref::Unknown(other.0)),\n        }}"
+                )?;
+                plans.push(FieldPlan {
+                    name: fname.to_owned(),
+                    member: format!("Option<{union}Ref<'a>>"),
+                    absent: "None".to_owned(),
+                    from_table,
+                    walk,
+                    required: f.required(),
+                    voffset: f.offset(),
+                    union_key: Some(key.offset()),
+                });
+            }
+            _ => plans.push(plan_field(s, name, f)?),
+        }
     }
-    out.push_str(
-        "                _ => {} // a member this schema does not know: accepted, as flatc's verifier does\n            }\n        }\n        _ => return c.inconsistent_union(),\n    }\n",
-    );
+    // The fields struct.
+    writeln!(
+        out,
+        "\n/// The fields of a verified `{name}`, read by the walk (absent scalars\n\
+         /// hold the schema's defaults).\n\
+         #[derive(Clone, Copy)]\n\
+         pub(crate) struct {name}Fields<'a> {{"
+    )?;
+    // A struct whose fields borrow nothing still takes the lifetime.
+    let marker = !plans.iter().any(|p| p.member.contains("'a"));
+    for p in &plans {
+        writeln!(out, "    pub(crate) {}: {},", p.name, p.member)?;
+    }
+    if marker {
+        out.push_str("    _table: ::core::marker::PhantomData<&'a ()>,\n");
+    }
+    out.push_str("}\n");
+    // From a table the generic verifier passed (the reference path).
+    writeln!(
+        out,
+        "\nimpl<'a> {name}Fields<'a> {{\n    /// The same fields, read through flatc's accessors.\n    pub(crate) fn of(t: fb::{name}<'a>) -> Self {{\n        {name}Fields {{"
+    )?;
+    for p in &plans {
+        writeln!(out, "            {}: {},", p.name, p.from_table)?;
+    }
+    if marker {
+        out.push_str("            _table: ::core::marker::PhantomData,\n");
+    }
+    out.push_str("        }\n    }\n}\n");
+    // The walker.
+    writeln!(
+        out,
+        "\n/// The `{name}` table at `at`, `depth` tables deep.\n\
+         #[inline]\n\
+         fn verify_{func}<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {{\n\
+         \x20   let t = c.table(at, depth)?;"
+    )?;
+    for p in &plans {
+        let fname = &p.name;
+        writeln!(out, "    // {fname}")?;
+        if let Some(key_voffset) = p.union_key {
+            let none = if p.required {
+                "return c.missing()"
+            } else {
+                "None"
+            };
+            writeln!(
+                out,
+                "    let {fname} = {{\n        let at = c.field(&t, {});\n        let key = c.field(&t, {key_voffset});\n        match (key, at) {{\n        (None, None) => {none},\n        (Some(key), Some(at)) => {{\n            let value;\n            {}\n            value\n        }}\n        _ => return c.inconsistent_union(),\n        }}\n    }};",
+                p.voffset, p.walk
+            )?;
+        } else if p.required {
+            writeln!(
+                out,
+                "    let {fname} = match c.field(&t, {}) {{\n        Some(at) => {{ let value; {} value }}\n        None => return c.missing(),\n    }};",
+                p.voffset, p.walk
+            )?;
+        } else {
+            writeln!(
+                out,
+                "    let mut {fname} = {};\n    if let Some(at) = c.field(&t, {}) {{ let value; {} {fname} = value; }}",
+                p.absent, p.voffset, p.walk
+            )?;
+        }
+    }
+    let mut members: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+    if marker {
+        members.push("_table: ::core::marker::PhantomData");
+    }
+    let init = members.join(", ");
+    writeln!(
+        out,
+        "    let proof = c.done(t);\n    visit.{func}(&{name}Fields {{ {init} }});\n    Ok(proof)\n}}"
+    )?;
     Ok(())
 }

@@ -223,6 +223,44 @@ impl<D: Seq<u64> + ?Sized> ShapeFacts<'_, D> {
     }
 }
 
+/// What [`plan`] gives for a plain dense tensor (no layout table, no
+/// quantization, not descriptor-only) whose element type is known, whose
+/// dimensions are all resolved and whose sizes fit in 64 bits: the common
+/// case, without the general walk. `None` for anything else, which the
+/// caller sends to [`plan`] (that gives the error, if there is one).
+#[inline]
+pub(crate) fn plan_plain_dense<D: Seq<u64> + ?Sized>(
+    element_type_wire: u8,
+    shape: &D,
+) -> Option<Plan> {
+    let et = ElementType::from_wire(element_type_wire)?;
+    let mut empty = false;
+    for i in 0..shape.len() {
+        match shape.at(i) {
+            DYNAMIC_DIM => return None,
+            0 => empty = true,
+            _ => {}
+        }
+    }
+    let mut elements = 0;
+    if !empty {
+        elements = 1u64;
+        for i in 0..shape.len() {
+            elements = elements.checked_mul(shape.at(i))?;
+        }
+    }
+    Some(Plan {
+        layout: "dense",
+        roles: DENSE_BUFFERS,
+        lengths: [et.byte_len(elements)?, 0, 0],
+        quantized: false,
+        scales: 0,
+        zero_points: 0,
+        offsets: None,
+        elements: Some(elements),
+    })
+}
+
 /// Checks a descriptor and computes its buffer lengths (see the module docs).
 pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
     name: &str,

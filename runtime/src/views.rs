@@ -12,6 +12,11 @@ impl<'a> TensorRef<'a> {
     /// The dense values' bytes (row-major, or strided as the layout says).
     /// Empty for an empty tensor; [`Error::NoData`] for a descriptor-only one.
     pub fn data(&self) -> Result<&'a [u8]> {
+        // The common case first: a dense tensor's one buffer (a tensor
+        // that lists buffers has data: verified at open).
+        if let Some(values) = self.dense_values_listed() {
+            return Ok(values);
+        }
         self.require_data()?;
         match self.dense_values() {
             Some(values) => Ok(values),

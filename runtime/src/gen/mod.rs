@@ -27,7 +27,7 @@ pub(crate) mod element_type;
 
 /// The structural verifier specialised to the schema (`codegen/src/verifier.rs`).
 #[rustfmt::skip]
-#[allow(clippy::all, unused_variables)]
+#[allow(clippy::all, unused_variables, dead_code)]
 pub(crate) mod verifier;
 
 /// The flatc-generated tables of the `hurray.fb` namespace.

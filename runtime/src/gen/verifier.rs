@@ -5,47 +5,47 @@
 // `reader::structure::Cursor`. See codegen/src/verifier.rs.
 
 use super::fb;
-use crate::reader::structure::{Cursor, Step, Verified};
+use crate::reader::structure::{Cursor, FromLe, LeVector, Step, Verified};
 
 /// What runs on each table once it, and everything under it, passed the
 /// structural checks. Every hook does nothing unless overridden.
 pub(crate) trait Visit<'a> {
     /// A verified `Coo`.
     #[inline(always)]
-    fn coo(&mut self, _table: fb::Coo<'a>) {}
+    fn coo(&mut self, _fields: &CooFields<'a>) {}
     /// A verified `Csc`.
     #[inline(always)]
-    fn csc(&mut self, _table: fb::Csc<'a>) {}
+    fn csc(&mut self, _fields: &CscFields<'a>) {}
     /// A verified `Csr`.
     #[inline(always)]
-    fn csr(&mut self, _table: fb::Csr<'a>) {}
+    fn csr(&mut self, _fields: &CsrFields<'a>) {}
     /// A verified `Dense`.
     #[inline(always)]
-    fn dense(&mut self, _table: fb::Dense<'a>) {}
+    fn dense(&mut self, _fields: &DenseFields<'a>) {}
     /// A verified `Header`.
     #[inline(always)]
-    fn header(&mut self, _table: fb::Header<'a>) {}
+    fn header(&mut self, _fields: &HeaderFields<'a>) {}
     /// A verified `KeyValue`.
     #[inline(always)]
-    fn key_value(&mut self, _table: fb::KeyValue<'a>) {}
+    fn key_value(&mut self, _fields: &KeyValueFields<'a>) {}
     /// A verified `Quantization`.
     #[inline(always)]
-    fn quantization(&mut self, _table: fb::Quantization<'a>) {}
+    fn quantization(&mut self, _fields: &QuantizationFields<'a>) {}
     /// A verified `ShardIndex`.
     #[inline(always)]
-    fn shard_index(&mut self, _table: fb::ShardIndex<'a>) {}
+    fn shard_index(&mut self, _fields: &ShardIndexFields<'a>) {}
     /// A verified `ShardMember`.
     #[inline(always)]
-    fn shard_member(&mut self, _table: fb::ShardMember<'a>) {}
+    fn shard_member(&mut self, _fields: &ShardMemberFields<'a>) {}
     /// A verified `ShardPiece`.
     #[inline(always)]
-    fn shard_piece(&mut self, _table: fb::ShardPiece<'a>) {}
+    fn shard_piece(&mut self, _fields: &ShardPieceFields<'a>) {}
     /// A verified `ShardedTensor`.
     #[inline(always)]
-    fn sharded_tensor(&mut self, _table: fb::ShardedTensor<'a>) {}
+    fn sharded_tensor(&mut self, _fields: &ShardedTensorFields<'a>) {}
     /// A verified `Tensor`.
     #[inline(always)]
-    fn tensor(&mut self, _table: fb::Tensor<'a>) {}
+    fn tensor(&mut self, _fields: &TensorFields<'a>) {}
 }
 
 /// Verifies the header in `c`'s buffer: the root offset, then the `Header`
@@ -53,277 +53,636 @@ pub(crate) trait Visit<'a> {
 #[inline]
 pub(crate) fn verify_root<'a, V: Visit<'a>>(c: &mut Cursor<'a>, visit: &mut V) -> Step<fb::Header<'a>> {
     let at = c.offset(0)?;
-    let proof = header(c, at, 1, visit)?;
+    let proof = verify_header(c, at, 1, visit)?;
     c.finish()?;
     Ok(c.view::<fb::Header<'a>>(&proof))
 }
 
 
+impl FromLe for fb::Buffer {
+    const SIZE: usize = 16;
+    #[inline(always)]
+    fn from_le(b: &[u8]) -> Self {
+        let mut a = [0u8; 16];
+        a.copy_from_slice(b);
+        fb::Buffer(a)
+    }
+}
+
+/// A verified `Layout` union value.
+#[derive(Clone, Copy)]
+pub(crate) enum LayoutRef<'a> {
+    Dense(fb::Dense<'a>),
+    Coo(fb::Coo<'a>),
+    Csr(fb::Csr<'a>),
+    Csc(fb::Csc<'a>),
+    /// A member this schema does not know, by its wire value.
+    Unknown(u8),
+}
+
+/// The fields of a verified `Coo`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct CooFields<'a> {
+    pub(crate) nnz: u64,
+    pub(crate) index_type: u8,
+    pub(crate) canonical: bool,
+    _table: ::core::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> CooFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Coo<'a>) -> Self {
+        CooFields {
+            nnz: t.nnz(),
+            index_type: t.index_type().0,
+            canonical: t.canonical(),
+            _table: ::core::marker::PhantomData,
+        }
+    }
+}
+
 /// The `Coo` table at `at`, `depth` tables deep.
 #[inline]
-fn coo<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_coo<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // nnz
-    if let Some(at) = c.field(&t, 4) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut nnz = 0u64;
+    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); nnz = value; }
     // index_type
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut index_type = 12u8;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); index_type = value; }
     // canonical
-    if let Some(at) = c.field(&t, 8) { c.value(at, ::core::mem::size_of::<bool>(), ::core::mem::align_of::<bool>())?; }
+    let mut canonical = false;
+    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<bool>(), ::core::mem::align_of::<bool>())?; value = c.scalar::<bool>(at); canonical = value; }
     let proof = c.done(t);
-    visit.coo(c.view::<fb::Coo<'a>>(&proof));
+    visit.coo(&CooFields { nnz, index_type, canonical, _table: ::core::marker::PhantomData });
     Ok(proof)
+}
+
+/// The fields of a verified `Csc`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct CscFields<'a> {
+    pub(crate) nnz: u64,
+    pub(crate) index_type: u8,
+    _table: ::core::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> CscFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Csc<'a>) -> Self {
+        CscFields {
+            nnz: t.nnz(),
+            index_type: t.index_type().0,
+            _table: ::core::marker::PhantomData,
+        }
+    }
 }
 
 /// The `Csc` table at `at`, `depth` tables deep.
 #[inline]
-fn csc<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_csc<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // nnz
-    if let Some(at) = c.field(&t, 4) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut nnz = 0u64;
+    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); nnz = value; }
     // index_type
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut index_type = 12u8;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); index_type = value; }
     let proof = c.done(t);
-    visit.csc(c.view::<fb::Csc<'a>>(&proof));
+    visit.csc(&CscFields { nnz, index_type, _table: ::core::marker::PhantomData });
     Ok(proof)
+}
+
+/// The fields of a verified `Csr`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct CsrFields<'a> {
+    pub(crate) nnz: u64,
+    pub(crate) index_type: u8,
+    _table: ::core::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> CsrFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Csr<'a>) -> Self {
+        CsrFields {
+            nnz: t.nnz(),
+            index_type: t.index_type().0,
+            _table: ::core::marker::PhantomData,
+        }
+    }
 }
 
 /// The `Csr` table at `at`, `depth` tables deep.
 #[inline]
-fn csr<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_csr<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // nnz
-    if let Some(at) = c.field(&t, 4) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut nnz = 0u64;
+    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); nnz = value; }
     // index_type
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut index_type = 12u8;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); index_type = value; }
     let proof = c.done(t);
-    visit.csr(c.view::<fb::Csr<'a>>(&proof));
+    visit.csr(&CsrFields { nnz, index_type, _table: ::core::marker::PhantomData });
     Ok(proof)
+}
+
+/// The fields of a verified `Dense`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct DenseFields<'a> {
+    pub(crate) strides: Option<LeVector<'a, i64>>,
+}
+
+impl<'a> DenseFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Dense<'a>) -> Self {
+        DenseFields {
+            strides: t.strides().map(|v| LeVector::new(v.bytes())),
+        }
+    }
 }
 
 /// The `Dense` table at `at`, `depth` tables deep.
 #[inline]
-fn dense<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_dense<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // strides
-    if let Some(at) = c.field(&t, 4) { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; }
+    let mut strides = None;
+    if let Some(at) = c.field(&t, 4) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = Some(c.elements::<i64>(start, len)); strides = value; }
     let proof = c.done(t);
-    visit.dense(c.view::<fb::Dense<'a>>(&proof));
+    visit.dense(&DenseFields { strides });
     Ok(proof)
+}
+
+/// The fields of a verified `Header`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct HeaderFields<'a> {
+    pub(crate) tensors: Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
+    pub(crate) metadata: Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>,
+    pub(crate) alignment: u64,
+    pub(crate) name_index: Option<LeVector<'a, u32>>,
+    pub(crate) checksum_algorithm: u8,
+    pub(crate) shard_index: Option<fb::ShardIndex<'a>>,
+}
+
+impl<'a> HeaderFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Header<'a>) -> Self {
+        HeaderFields {
+            tensors: t.tensors(),
+            metadata: t.metadata(),
+            alignment: t.alignment(),
+            name_index: t.name_index().map(|v| LeVector::new(v.bytes())),
+            checksum_algorithm: t.checksum_algorithm().0,
+            shard_index: t.shard_index(),
+        }
+    }
 }
 
 /// The `Header` table at `at`, `depth` tables deep.
 #[inline]
-fn header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // tensors
-    if let Some(at) = c.field(&t, 4) { let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); tensor(c, at, depth + 1, visit)?; } }
+    let mut tensors = None;
+    if let Some(at) = c.field(&t, 4) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>())?;
+        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_tensor(c, at, depth + 1, visit)?; }
+        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>(&c.done_vector(at))); tensors = value; }
     // metadata
-    if let Some(at) = c.field(&t, 6) { let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); key_value(c, at, depth + 1, visit)?; } }
+    let mut metadata = None;
+    if let Some(at) = c.field(&t, 6) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
+        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_key_value(c, at, depth + 1, visit)?; }
+        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>(&c.done_vector(at))); metadata = value; }
     // alignment
-    if let Some(at) = c.field(&t, 8) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut alignment = 64u64;
+    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); alignment = value; }
     // name_index
-    if let Some(at) = c.field(&t, 10) { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; }
+    let mut name_index = None;
+    if let Some(at) = c.field(&t, 10) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = Some(c.elements::<u32>(start, len)); name_index = value; }
     // checksum_algorithm
-    if let Some(at) = c.field(&t, 12) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut checksum_algorithm = 0u8;
+    if let Some(at) = c.field(&t, 12) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); checksum_algorithm = value; }
     // shard_index
-    if let Some(at) = c.field(&t, 14) { let at = c.offset(at)?; shard_index(c, at, depth + 1, visit)?; }
+    let mut shard_index = None;
+    if let Some(at) = c.field(&t, 14) { let value; let at = c.offset(at)?; let proof = verify_shard_index(c, at, depth + 1, visit)?; value = Some(c.view::<fb::ShardIndex<'a>>(&proof)); shard_index = value; }
     let proof = c.done(t);
-    visit.header(c.view::<fb::Header<'a>>(&proof));
+    visit.header(&HeaderFields { tensors, metadata, alignment, name_index, checksum_algorithm, shard_index });
     Ok(proof)
+}
+
+/// The fields of a verified `KeyValue`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct KeyValueFields<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) value: &'a str,
+}
+
+impl<'a> KeyValueFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::KeyValue<'a>) -> Self {
+        KeyValueFields {
+            key: t.key(),
+            value: t.value(),
+        }
+    }
 }
 
 /// The `KeyValue` table at `at`, `depth` tables deep.
 #[inline]
-fn key_value<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_key_value<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // key
-    match c.field(&t, 4) {
-        Some(at) => { let at = c.offset(at)?; c.string(at)?; }
+    let key = match c.field(&t, 4) {
+        Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
         None => return c.missing(),
-    }
+    };
     // value
-    match c.field(&t, 6) {
-        Some(at) => { let at = c.offset(at)?; c.string(at)?; }
+    let value = match c.field(&t, 6) {
+        Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
         None => return c.missing(),
-    }
+    };
     let proof = c.done(t);
-    visit.key_value(c.view::<fb::KeyValue<'a>>(&proof));
+    visit.key_value(&KeyValueFields { key, value });
     Ok(proof)
+}
+
+/// The fields of a verified `Quantization`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct QuantizationFields<'a> {
+    pub(crate) scheme: u8,
+    pub(crate) expressed_type: u8,
+    pub(crate) scale_type: u8,
+    pub(crate) zero_point_type: u8,
+    pub(crate) axis: u32,
+    pub(crate) block_size: u64,
+    pub(crate) scales: Option<fb::Buffer>,
+    pub(crate) zero_points: Option<fb::Buffer>,
+    pub(crate) storage_min: i64,
+    pub(crate) storage_max: i64,
+    pub(crate) tensor_scale: f64,
+    pub(crate) offset_type: u8,
+    pub(crate) offsets: Option<fb::Buffer>,
+    _table: ::core::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> QuantizationFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Quantization<'a>) -> Self {
+        QuantizationFields {
+            scheme: t.scheme().0,
+            expressed_type: t.expressed_type().0,
+            scale_type: t.scale_type().0,
+            zero_point_type: t.zero_point_type().0,
+            axis: t.axis(),
+            block_size: t.block_size(),
+            scales: t.scales().copied(),
+            zero_points: t.zero_points().copied(),
+            storage_min: t.storage_min(),
+            storage_max: t.storage_max(),
+            tensor_scale: t.tensor_scale(),
+            offset_type: t.offset_type().0,
+            offsets: t.offsets().copied(),
+            _table: ::core::marker::PhantomData,
+        }
+    }
 }
 
 /// The `Quantization` table at `at`, `depth` tables deep.
 #[inline]
-fn quantization<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_quantization<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // scheme
-    if let Some(at) = c.field(&t, 4) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut scheme = 0u8;
+    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); scheme = value; }
     // expressed_type
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut expressed_type = 0u8;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); expressed_type = value; }
     // scale_type
-    if let Some(at) = c.field(&t, 8) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut scale_type = 16u8;
+    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); scale_type = value; }
     // zero_point_type
-    if let Some(at) = c.field(&t, 10) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut zero_point_type = 0u8;
+    if let Some(at) = c.field(&t, 10) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); zero_point_type = value; }
     // axis
-    if let Some(at) = c.field(&t, 12) { c.value(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; }
+    let mut axis = 0u32;
+    if let Some(at) = c.field(&t, 12) { let value; c.value(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = c.scalar::<u32>(at); axis = value; }
     // block_size
-    if let Some(at) = c.field(&t, 14) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut block_size = 0u64;
+    if let Some(at) = c.field(&t, 14) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); block_size = value; }
     // scales
-    if let Some(at) = c.field(&t, 16) { c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; }
+    let mut scales = None;
+    if let Some(at) = c.field(&t, 16) { let value; c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.scalar::<fb::Buffer>(at)); scales = value; }
     // zero_points
-    if let Some(at) = c.field(&t, 18) { c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; }
+    let mut zero_points = None;
+    if let Some(at) = c.field(&t, 18) { let value; c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.scalar::<fb::Buffer>(at)); zero_points = value; }
     // storage_min
-    if let Some(at) = c.field(&t, 20) { c.value(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; }
+    let mut storage_min = 0i64;
+    if let Some(at) = c.field(&t, 20) { let value; c.value(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = c.scalar::<i64>(at); storage_min = value; }
     // storage_max
-    if let Some(at) = c.field(&t, 22) { c.value(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; }
+    let mut storage_max = 0i64;
+    if let Some(at) = c.field(&t, 22) { let value; c.value(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = c.scalar::<i64>(at); storage_max = value; }
     // tensor_scale
-    if let Some(at) = c.field(&t, 24) { c.value(at, ::core::mem::size_of::<f64>(), ::core::mem::align_of::<f64>())?; }
+    let mut tensor_scale = 1.0f64;
+    if let Some(at) = c.field(&t, 24) { let value; c.value(at, ::core::mem::size_of::<f64>(), ::core::mem::align_of::<f64>())?; value = c.scalar::<f64>(at); tensor_scale = value; }
     // offset_type
-    if let Some(at) = c.field(&t, 26) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut offset_type = 0u8;
+    if let Some(at) = c.field(&t, 26) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); offset_type = value; }
     // offsets
-    if let Some(at) = c.field(&t, 28) { c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; }
+    let mut offsets = None;
+    if let Some(at) = c.field(&t, 28) { let value; c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.scalar::<fb::Buffer>(at)); offsets = value; }
     let proof = c.done(t);
-    visit.quantization(c.view::<fb::Quantization<'a>>(&proof));
+    visit.quantization(&QuantizationFields { scheme, expressed_type, scale_type, zero_point_type, axis, block_size, scales, zero_points, storage_min, storage_max, tensor_scale, offset_type, offsets, _table: ::core::marker::PhantomData });
     Ok(proof)
+}
+
+/// The fields of a verified `ShardIndex`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct ShardIndexFields<'a> {
+    pub(crate) members: ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>,
+    pub(crate) tensors: ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>,
+}
+
+impl<'a> ShardIndexFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::ShardIndex<'a>) -> Self {
+        ShardIndexFields {
+            members: t.members(),
+            tensors: t.tensors(),
+        }
+    }
 }
 
 /// The `ShardIndex` table at `at`, `depth` tables deep.
 #[inline]
-fn shard_index<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_shard_index<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // members
-    match c.field(&t, 4) {
-        Some(at) => { let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); shard_member(c, at, depth + 1, visit)?; } }
+    let members = match c.field(&t, 4) {
+        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>())?;
+        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_shard_member(c, at, depth + 1, visit)?; }
+        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>>(&c.done_vector(at)); value }
         None => return c.missing(),
-    }
+    };
     // tensors
-    match c.field(&t, 6) {
-        Some(at) => { let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); sharded_tensor(c, at, depth + 1, visit)?; } }
+    let tensors = match c.field(&t, 6) {
+        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>())?;
+        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_sharded_tensor(c, at, depth + 1, visit)?; }
+        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>>(&c.done_vector(at)); value }
         None => return c.missing(),
-    }
+    };
     let proof = c.done(t);
-    visit.shard_index(c.view::<fb::ShardIndex<'a>>(&proof));
+    visit.shard_index(&ShardIndexFields { members, tensors });
     Ok(proof)
+}
+
+/// The fields of a verified `ShardMember`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct ShardMemberFields<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) size: u64,
+    pub(crate) crc32c: u64,
+}
+
+impl<'a> ShardMemberFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::ShardMember<'a>) -> Self {
+        ShardMemberFields {
+            path: t.path(),
+            size: t.size(),
+            crc32c: t.crc32c(),
+        }
+    }
 }
 
 /// The `ShardMember` table at `at`, `depth` tables deep.
 #[inline]
-fn shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // path
-    match c.field(&t, 4) {
-        Some(at) => { let at = c.offset(at)?; c.string(at)?; }
+    let path = match c.field(&t, 4) {
+        Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
         None => return c.missing(),
-    }
+    };
     // size
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut size = 0u64;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); size = value; }
     // crc32c
-    if let Some(at) = c.field(&t, 8) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut crc32c = 0u64;
+    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); crc32c = value; }
     let proof = c.done(t);
-    visit.shard_member(c.view::<fb::ShardMember<'a>>(&proof));
+    visit.shard_member(&ShardMemberFields { path, size, crc32c });
     Ok(proof)
+}
+
+/// The fields of a verified `ShardPiece`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct ShardPieceFields<'a> {
+    pub(crate) member: u32,
+    pub(crate) tensor: &'a str,
+    pub(crate) offset: Option<LeVector<'a, u64>>,
+    pub(crate) shape: LeVector<'a, u64>,
+}
+
+impl<'a> ShardPieceFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::ShardPiece<'a>) -> Self {
+        ShardPieceFields {
+            member: t.member(),
+            tensor: t.tensor(),
+            offset: t.offset().map(|v| LeVector::new(v.bytes())),
+            shape: LeVector::new(t.shape().bytes()),
+        }
+    }
 }
 
 /// The `ShardPiece` table at `at`, `depth` tables deep.
 #[inline]
-fn shard_piece<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_shard_piece<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // member
-    if let Some(at) = c.field(&t, 4) { c.value(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; }
+    let mut member = 0u32;
+    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = c.scalar::<u32>(at); member = value; }
     // tensor
-    match c.field(&t, 6) {
-        Some(at) => { let at = c.offset(at)?; c.string(at)?; }
+    let tensor = match c.field(&t, 6) {
+        Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
         None => return c.missing(),
-    }
+    };
     // offset
-    if let Some(at) = c.field(&t, 8) { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut offset = None;
+    if let Some(at) = c.field(&t, 8) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(start, len)); offset = value; }
     // shape
-    match c.field(&t, 10) {
-        Some(at) => { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let shape = match c.field(&t, 10) {
+        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(start, len); value }
         None => return c.missing(),
-    }
+    };
     let proof = c.done(t);
-    visit.shard_piece(c.view::<fb::ShardPiece<'a>>(&proof));
+    visit.shard_piece(&ShardPieceFields { member, tensor, offset, shape });
     Ok(proof)
+}
+
+/// The fields of a verified `ShardedTensor`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct ShardedTensorFields<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) element_type: u8,
+    pub(crate) shape: LeVector<'a, u64>,
+    pub(crate) pieces: ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>,
+}
+
+impl<'a> ShardedTensorFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::ShardedTensor<'a>) -> Self {
+        ShardedTensorFields {
+            name: t.name(),
+            element_type: t.element_type().0,
+            shape: LeVector::new(t.shape().bytes()),
+            pieces: t.pieces(),
+        }
+    }
 }
 
 /// The `ShardedTensor` table at `at`, `depth` tables deep.
 #[inline]
-fn sharded_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_sharded_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // name
-    match c.field(&t, 4) {
-        Some(at) => { let at = c.offset(at)?; c.string(at)?; }
+    let name = match c.field(&t, 4) {
+        Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
         None => return c.missing(),
-    }
+    };
     // element_type
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut element_type = 0u8;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); element_type = value; }
     // shape
-    match c.field(&t, 8) {
-        Some(at) => { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let shape = match c.field(&t, 8) {
+        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(start, len); value }
         None => return c.missing(),
-    }
+    };
     // pieces
-    match c.field(&t, 10) {
-        Some(at) => { let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); shard_piece(c, at, depth + 1, visit)?; } }
+    let pieces = match c.field(&t, 10) {
+        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>())?;
+        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_shard_piece(c, at, depth + 1, visit)?; }
+        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>>(&c.done_vector(at)); value }
         None => return c.missing(),
-    }
+    };
     let proof = c.done(t);
-    visit.sharded_tensor(c.view::<fb::ShardedTensor<'a>>(&proof));
+    visit.sharded_tensor(&ShardedTensorFields { name, element_type, shape, pieces });
     Ok(proof)
+}
+
+/// The fields of a verified `Tensor`, read by the walk (absent scalars
+/// hold the schema's defaults).
+#[derive(Clone, Copy)]
+pub(crate) struct TensorFields<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) element_type: u8,
+    pub(crate) shape: LeVector<'a, u64>,
+    pub(crate) layout: Option<LayoutRef<'a>>,
+    pub(crate) buffers: Option<LeVector<'a, fb::Buffer>>,
+    pub(crate) descriptor_only: bool,
+    pub(crate) alignment: u64,
+    pub(crate) quantization: Option<fb::Quantization<'a>>,
+    pub(crate) metadata: Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>,
+    pub(crate) checksums: Option<LeVector<'a, u64>>,
+}
+
+impl<'a> TensorFields<'a> {
+    /// The same fields, read through flatc's accessors.
+    pub(crate) fn of(t: fb::Tensor<'a>) -> Self {
+        TensorFields {
+            name: t.name(),
+            element_type: t.element_type().0,
+            shape: LeVector::new(t.shape().bytes()),
+            layout: match t.layout_type() {
+            fb::Layout::NONE => None,
+            fb::Layout::Dense => t.layout_as_dense().map(LayoutRef::Dense),
+            fb::Layout::Coo => t.layout_as_coo().map(LayoutRef::Coo),
+            fb::Layout::Csr => t.layout_as_csr().map(LayoutRef::Csr),
+            fb::Layout::Csc => t.layout_as_csc().map(LayoutRef::Csc),
+            other => Some(LayoutRef::Unknown(other.0)),
+        },
+            buffers: t.buffers().map(|v| LeVector::new(v.bytes())),
+            descriptor_only: t.descriptor_only(),
+            alignment: t.alignment(),
+            quantization: t.quantization(),
+            metadata: t.metadata(),
+            checksums: t.checksums().map(|v| LeVector::new(v.bytes())),
+        }
+    }
 }
 
 /// The `Tensor` table at `at`, `depth` tables deep.
 #[inline]
-fn tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
     let t = c.table(at, depth)?;
     // name
-    match c.field(&t, 4) {
-        Some(at) => { let at = c.offset(at)?; c.string(at)?; }
+    let name = match c.field(&t, 4) {
+        Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
         None => return c.missing(),
-    }
+    };
     // element_type
-    if let Some(at) = c.field(&t, 6) { c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; }
+    let mut element_type = 0u8;
+    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); element_type = value; }
     // shape
-    match c.field(&t, 8) {
-        Some(at) => { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let shape = match c.field(&t, 8) {
+        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(start, len); value }
         None => return c.missing(),
-    }
-    // layout (union Layout)
-    let value = c.field(&t, 12);
-    let key = c.field(&t, 10);
-    match (key, value) {
-        (None, None) => {}
+    };
+    // layout
+    let layout = {
+        let at = c.field(&t, 12);
+        let key = c.field(&t, 10);
+        match (key, at) {
+        (None, None) => None,
         (Some(key), Some(at)) => {
+            let value;
             c.value(key, 1, 1)?;
-            match c.byte(key) {
-                1 => { let at = c.offset(at)?; dense(c, at, depth + 1, visit)?; }
-                2 => { let at = c.offset(at)?; coo(c, at, depth + 1, visit)?; }
-                3 => { let at = c.offset(at)?; csr(c, at, depth + 1, visit)?; }
-                4 => { let at = c.offset(at)?; csc(c, at, depth + 1, visit)?; }
-                _ => {} // a member this schema does not know: accepted, as flatc's verifier does
-            }
+            value = match c.byte(key) {
+                0 => None,
+                1 => { let at = c.offset(at)?; let proof = verify_dense(c, at, depth + 1, visit)?; Some(LayoutRef::Dense(c.view::<fb::Dense<'a>>(&proof))) }
+                2 => { let at = c.offset(at)?; let proof = verify_coo(c, at, depth + 1, visit)?; Some(LayoutRef::Coo(c.view::<fb::Coo<'a>>(&proof))) }
+                3 => { let at = c.offset(at)?; let proof = verify_csr(c, at, depth + 1, visit)?; Some(LayoutRef::Csr(c.view::<fb::Csr<'a>>(&proof))) }
+                4 => { let at = c.offset(at)?; let proof = verify_csc(c, at, depth + 1, visit)?; Some(LayoutRef::Csc(c.view::<fb::Csc<'a>>(&proof))) }
+                // A member this schema does not know: accepted, as flatc's verifier does.
+                other => Some(LayoutRef::Unknown(other)),
+            };
+            value
         }
         _ => return c.inconsistent_union(),
-    }
+        }
+    };
     // buffers
-    if let Some(at) = c.field(&t, 14) { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; }
+    let mut buffers = None;
+    if let Some(at) = c.field(&t, 14) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.elements::<fb::Buffer>(start, len)); buffers = value; }
     // descriptor_only
-    if let Some(at) = c.field(&t, 16) { c.value(at, ::core::mem::size_of::<bool>(), ::core::mem::align_of::<bool>())?; }
+    let mut descriptor_only = false;
+    if let Some(at) = c.field(&t, 16) { let value; c.value(at, ::core::mem::size_of::<bool>(), ::core::mem::align_of::<bool>())?; value = c.scalar::<bool>(at); descriptor_only = value; }
     // alignment
-    if let Some(at) = c.field(&t, 18) { c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut alignment = 0u64;
+    if let Some(at) = c.field(&t, 18) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); alignment = value; }
     // quantization
-    if let Some(at) = c.field(&t, 20) { let at = c.offset(at)?; quantization(c, at, depth + 1, visit)?; }
+    let mut quantization = None;
+    if let Some(at) = c.field(&t, 20) { let value; let at = c.offset(at)?; let proof = verify_quantization(c, at, depth + 1, visit)?; value = Some(c.view::<fb::Quantization<'a>>(&proof)); quantization = value; }
     // metadata
-    if let Some(at) = c.field(&t, 22) { let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); key_value(c, at, depth + 1, visit)?; } }
+    let mut metadata = None;
+    if let Some(at) = c.field(&t, 22) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
+        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_key_value(c, at, depth + 1, visit)?; }
+        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>(&c.done_vector(at))); metadata = value; }
     // checksums
-    if let Some(at) = c.field(&t, 24) { let at = c.offset(at)?; c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; }
+    let mut checksums = None;
+    if let Some(at) = c.field(&t, 24) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(start, len)); checksums = value; }
     let proof = c.done(t);
-    visit.tensor(c.view::<fb::Tensor<'a>>(&proof));
+    visit.tensor(&TensorFields { name, element_type, shape, layout, buffers, descriptor_only, alignment, quantization, metadata, checksums });
     Ok(proof)
 }

@@ -278,8 +278,14 @@ impl From<Error> for Failure {
 pub struct Reader<'a> {
     bytes: &'a [u8],
     header: fb::Header<'a>,
+    /// The header's bytes (names are read from them).
+    header_bytes: &'a [u8],
     version: (u16, u16),
     names: Names<'a>,
+    /// What every look-up needs from the header, read once.
+    tensors: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
+    alignment: u64,
+    checksum: fb::ChecksumAlgorithm,
 }
 
 /// Where a reader's index of names is.
@@ -482,14 +488,17 @@ impl<'a> Reader<'a> {
         let alignment = peek(fb::Header::VT_ALIGNMENT, 8).map_or(64, |b| format::read_u64(b, 0));
         let checksum = peek(fb::Header::VT_CHECKSUM_ALGORITHM, 1)
             .map_or(fb::ChecksumAlgorithm::None, |b| fb::ChecksumAlgorithm(b[0]));
-        let mut fused = semantics::Fused::new(semantics::Checks::new(
-            data_end,
-            flags,
-            alignment,
-            checksum,
-            header_bytes.len() / 64,
-            false,
-        ));
+        let mut fused = semantics::Fused::new(
+            semantics::Checks::new(
+                data_end,
+                flags,
+                alignment,
+                checksum,
+                header_bytes.len() / 64,
+                false,
+            ),
+            header_bytes,
+        );
         let mut cursor = structure::Cursor::new(header_bytes, &opts);
         let header = crate::generated::verifier::verify_root(&mut cursor, &mut fused)
             .map_err(Failure::Structure)?;
@@ -507,12 +516,13 @@ impl<'a> Reader<'a> {
             Err(Error::BuffersOverlap { .. }) => return reference(),
             other => other?,
         };
-        Ok(Reader {
+        Ok(Reader::from_parts(
             bytes,
             header,
+            header_bytes,
             version,
-            names: Names::Owned(Arc::new(names)),
-        })
+            Names::Owned(Arc::new(names)),
+        ))
     }
 
     /// The reference verifier: the generic FlatBuffers verifier, then the
@@ -528,12 +538,7 @@ impl<'a> Reader<'a> {
         Reader::check_identifier(header_bytes)?;
         let opts = Reader::verifier_options(header_bytes);
         let header = fb::root_as_header_with_opts(&opts, header_bytes)?;
-        let reader = Reader {
-            bytes,
-            header,
-            version,
-            names: Names::None,
-        };
+        let reader = Reader::from_parts(bytes, header, header_bytes, version, Names::None);
         reader.check_semantics(data_end, flags)?;
         Ok(reader)
     }
@@ -551,11 +556,25 @@ impl<'a> Reader<'a> {
         // SAFETY: the caller guarantees these header bytes passed the
         // FlatBuffers verifier (and the semantic checks) in `Reader::verify`.
         let header = unsafe { flatbuffers::root_unchecked::<fb::Header<'a>>(header_bytes) };
+        Reader::from_parts(bytes, header, header_bytes, version, Names::None)
+    }
+
+    fn from_parts(
+        bytes: &'a [u8],
+        header: fb::Header<'a>,
+        header_bytes: &'a [u8],
+        version: (u16, u16),
+        names: Names<'a>,
+    ) -> Self {
         Reader {
             bytes,
             header,
+            header_bytes,
             version,
-            names: Names::None,
+            names,
+            tensors: header.tensors(),
+            alignment: header.alignment(),
+            checksum: header.checksum_algorithm(),
         }
     }
 
@@ -605,12 +624,12 @@ impl<'a> Reader<'a> {
 
     /// Default buffer alignment of the file.
     pub fn alignment(&self) -> u64 {
-        self.header.alignment()
+        self.alignment
     }
 
     /// Number of tensors.
     pub fn len(&self) -> usize {
-        self.header.tensors().map_or(0, |t| t.len())
+        self.tensors.map_or(0, |t| t.len())
     }
 
     /// Whether the file holds no tensor.
@@ -622,9 +641,9 @@ impl<'a> Reader<'a> {
     pub fn tensors(&self) -> Tensors<'a> {
         Tensors {
             bytes: self.bytes,
-            inner: self.header.tensors(),
-            file_alignment: self.header.alignment(),
-            checksum: self.header.checksum_algorithm(),
+            inner: self.tensors,
+            file_alignment: self.alignment,
+            checksum: self.checksum,
             next: 0,
         }
     }
@@ -633,15 +652,17 @@ impl<'a> Reader<'a> {
     /// verifying, or the file's own hash index (O(1) expected), else by
     /// binary search (O(log n)).
     pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
-        let tensors = self.header.tensors()?;
+        let tensors = self.tensors?;
         if let Some(table) = self.names.table() {
-            match table.find(name, |i| tensors.get(i).name()) {
-                names::Found::At(i) => {
-                    return Some(TensorRef::new(
+            match table.find(name, self.header_bytes) {
+                names::Found::At(i, e) => {
+                    return Some(TensorRef::with_facts(
                         self.bytes,
                         tensors.get(i),
-                        self.header.alignment(),
-                        self.header.checksum_algorithm(),
+                        e.element_type,
+                        e.alignment,
+                        self.alignment,
+                        self.checksum,
                     ));
                 }
                 names::Found::Absent => return None,
@@ -660,8 +681,8 @@ impl<'a> Reader<'a> {
                             return Some(TensorRef::new(
                                 self.bytes,
                                 t,
-                                self.header.alignment(),
-                                self.header.checksum_algorithm(),
+                                self.alignment,
+                                self.checksum,
                             ));
                         }
                     }
@@ -670,12 +691,7 @@ impl<'a> Reader<'a> {
             }
         }
         let t = tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
-        Some(TensorRef::new(
-            self.bytes,
-            t,
-            self.header.alignment(),
-            self.header.checksum_algorithm(),
-        ))
+        Some(TensorRef::new(self.bytes, t, self.alignment, self.checksum))
     }
 
     /// Whether any tensor's name starts with `prefix`: O(log n), as names

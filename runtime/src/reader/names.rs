@@ -22,16 +22,29 @@ pub(crate) struct NameTable {
     /// `(tag, position + 1)`; position 0 marks an empty slot. The tag is
     /// the low half of the hash, so most mismatches never read a name.
     slots: Box<[(u32, u32)]>,
+    /// Each tensor's [`Entry`], by position.
+    entries: Box<[Entry]>,
     /// Slot of a hash: its top bits.
     shift: u32,
     /// Whether every name is in the table: a miss is then an answer.
     complete: bool,
 }
 
+/// What the table keeps of each tensor, so that a look-up reads no vtable.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    /// Where the name's bytes are in the header, and how many.
+    pub(crate) name_at: usize,
+    pub(crate) name_len: u32,
+    /// The tensor's element type (wire value) and its `alignment` field.
+    pub(crate) element_type: u8,
+    pub(crate) alignment: u64,
+}
+
 /// What a look-up in the table found.
 pub(crate) enum Found {
     /// The tensor at this position.
-    At(usize),
+    At(usize, Entry),
     /// No tensor has the name.
     Absent,
     /// The table cannot tell (the name may be one left out): search.
@@ -74,8 +87,9 @@ pub(crate) fn hash(name: &[u8]) -> u64 {
 }
 
 impl NameTable {
-    /// The table of names whose hashes are `hashes`, in tensor order.
-    pub(crate) fn build(hashes: &[u64]) -> NameTable {
+    /// The table of the tensors whose names hash to `hashes` and whose
+    /// entries are `entries`, both in tensor order.
+    pub(crate) fn build(hashes: &[u64], entries: Vec<Entry>) -> NameTable {
         let len = (2 * hashes.len()).next_power_of_two().max(2);
         let bits = len.trailing_zeros();
         let shift = u64::BITS - bits;
@@ -98,14 +112,15 @@ impl NameTable {
         }
         NameTable {
             slots,
+            entries: entries.into_boxed_slice(),
             shift,
             complete,
         }
     }
 
-    /// The position of the tensor named `name`, given each position's name.
+    /// The position of the tensor named `name`, in the header `header`.
     #[inline]
-    pub(crate) fn find<'n>(&self, name: &str, name_at: impl Fn(usize) -> &'n str) -> Found {
+    pub(crate) fn find(&self, name: &str, header: &[u8]) -> Found {
         let h = hash(name.as_bytes());
         let mask = self.slots.len() - 1;
         let mut slot = (h >> self.shift) as usize;
@@ -118,8 +133,12 @@ impl NameTable {
                     Found::Unknown
                 };
             }
-            if tag == h as u32 && name_at(entry as usize - 1) == name {
-                return Found::At(entry as usize - 1);
+            if tag == h as u32 {
+                let e = self.entries[entry as usize - 1];
+                let at = e.name_at;
+                if header.get(at..at + e.name_len as usize) == Some(name.as_bytes()) {
+                    return Found::At(entry as usize - 1, e);
+                }
             }
             slot = (slot + 1) & mask;
         }
@@ -131,6 +150,24 @@ impl NameTable {
 mod tests {
     use super::*;
 
+    /// The names laid out one after another, as a header holds them, with
+    /// their entries.
+    fn layout(names: &[String]) -> (Vec<u8>, Vec<u64>, Vec<Entry>) {
+        let mut header = Vec::new();
+        let mut entries = Vec::new();
+        for n in names {
+            entries.push(Entry {
+                name_at: header.len(),
+                name_len: n.len() as u32,
+                element_type: 0,
+                alignment: 0,
+            });
+            header.extend_from_slice(n.as_bytes());
+        }
+        let hashes = names.iter().map(|s| hash(s.as_bytes())).collect();
+        (header, hashes, entries)
+    }
+
     fn names(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("model.layers.{i}.weight")).collect()
     }
@@ -139,40 +176,29 @@ mod tests {
     fn every_name_is_found_and_no_other() {
         for n in [0, 1, 2, 7, 100, 1000] {
             let names = names(n);
-            let hashes: Vec<u64> = names.iter().map(|s| hash(s.as_bytes())).collect();
-            let table = NameTable::build(&hashes);
+            let (header, hashes, entries) = layout(&names);
+            let table = NameTable::build(&hashes, entries);
             for (i, s) in names.iter().enumerate() {
-                assert!(matches!(table.find(s, |j| &names[j]), Found::At(p) if p == i));
+                assert!(matches!(table.find(s, &header), Found::At(p, _) if p == i));
             }
             for absent in ["", "model", "model.layers.0.bias", "x"] {
-                assert!(matches!(table.find(absent, |j| &names[j]), Found::Absent));
+                assert!(matches!(table.find(absent, &header), Found::Absent));
             }
         }
     }
 
     #[test]
     fn colliding_names_are_left_out_and_searched_for() {
-        // Every name with the same hash: the first MAX_PROBES fit.
+        // Every name with the same hash: the first MAX_PROBES fit, the
+        // rest are left out and the table no longer answers "absent".
         let names: Vec<String> = (0..200).map(|i| format!("n{i}")).collect();
-        let table = NameTable::build(&vec![7u64; names.len()]);
+        let (header, _, entries) = layout(&names);
+        let table = NameTable::build(&vec![7u64; names.len()], entries);
         assert!(!table.complete);
-        let found = (0..names.len())
-            .filter(|&i| {
-                // Look up by position with the colliding hash's slots.
-                let mut slot = (7u64 >> table.shift) as usize;
-                (0..MAX_PROBES).any(|_| {
-                    let hit = table.slots[slot].1 as usize == i + 1;
-                    slot = (slot + 1) & (table.slots.len() - 1);
-                    hit
-                })
-            })
-            .count();
-        assert_eq!(found, MAX_PROBES);
-        // A name that is not in the table cannot be called absent.
-        assert!(matches!(
-            table.find("n199", |j| &names[j]),
-            Found::Unknown | Found::At(199)
-        ));
+        let placed = table.slots.iter().filter(|s| s.1 != 0).count();
+        assert_eq!(placed, MAX_PROBES);
+        // The real hash of a name left out leads to no entry of its own.
+        assert!(matches!(table.find("n199", &header), Found::Unknown));
     }
 
     #[test]

@@ -4,11 +4,13 @@
 //! name index. Nothing here allocates in proportion to what a header claims.
 
 use super::Reader;
-use super::names::NameTable;
+use super::names::{Entry, NameTable};
+use super::structure::LeVector;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::format::{self, PREFIX_LEN};
 use crate::generated::fb;
+use crate::generated::verifier::{LayoutRef, TensorFields};
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 
 /// One buffer's byte range.
@@ -35,8 +37,11 @@ pub(super) struct Checks<'a> {
     /// Whose each range is: kept by the reference path, which names the
     /// buffers that overlap; the fused path leaves the naming to it.
     owners: Option<Vec<Owner>>,
-    /// Each name's hash for the reader's index of names (the fused path).
+    /// Each name's hash and entry for the reader's index of names (the
+    /// fused path), and the address of the header the names are in.
     hashes: Option<Vec<u64>>,
+    entries: Vec<Entry>,
+    header_at: usize,
 }
 
 impl<'a> Checks<'a> {
@@ -60,16 +65,18 @@ impl<'a> Checks<'a> {
             ranges: Vec::with_capacity(tensors),
             owners: name_owners.then(|| Vec::with_capacity(tensors)),
             hashes: (!name_owners).then(|| Vec::with_capacity(tensors)),
+            entries: Vec::with_capacity(if name_owners { 0 } else { tensors }),
+            header_at: 0,
         }
     }
 
     /// The checks of the next tensor, `t`: its name (non-empty, after the
     /// previous one), alignment, buffer plan, every buffer, quantization
     /// flags, checksums and metadata.
-    pub(super) fn tensor(&mut self, t: fb::Tensor<'a>) -> Result<()> {
+    pub(super) fn tensor(&mut self, t: &TensorFields<'a>) -> Result<()> {
         let index = self.index;
         self.index += 1;
-        let name = t.name();
+        let name = t.name;
         if name.is_empty() {
             return Err(Error::EmptyName { index });
         }
@@ -84,8 +91,15 @@ impl<'a> Checks<'a> {
         self.previous = Some(name);
         if let Some(hashes) = &mut self.hashes {
             hashes.push(super::names::hash(name.as_bytes()));
+            self.entries.push(Entry {
+                // An address inside the header, which starts at `header_at`.
+                name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
+                name_len: name.len() as u32,
+                element_type: t.element_type,
+                alignment: t.alignment,
+            });
         }
-        let alignment = match t.alignment() {
+        let alignment = match t.alignment {
             0 => self.file_alignment,
             a if format::valid_alignment(a) => a,
             a => {
@@ -95,18 +109,24 @@ impl<'a> Checks<'a> {
                 });
             }
         };
-        // Each field read once: every accessor walks the vtable.
-        let descriptor_only = t.descriptor_only();
-        let buffers = t.buffers();
-        let quant = t.quantization();
-        let plan = validate::plan(
-            name,
-            t.element_type().0,
-            &t.shape(),
-            layout_params(&t),
-            descriptor_only,
-            quant.as_ref().map(quant_params),
-        )?;
+        let descriptor_only = t.descriptor_only;
+        let buffers = t.buffers;
+        let quant = t.quantization;
+        // The fused path takes the plain dense tensor's short cut; the
+        // reference always the general rules, so the two are compared.
+        let plain =
+            self.hashes.is_some() && t.layout.is_none() && quant.is_none() && !descriptor_only;
+        let plan = match plain.then(|| validate::plan_plain_dense(t.element_type, &t.shape)) {
+            Some(Some(plan)) => plan,
+            _ => validate::plan(
+                name,
+                t.element_type,
+                &t.shape,
+                layout_params_of(t.layout),
+                descriptor_only,
+                quant.as_ref().map(quant_params),
+            )?,
+        };
         let listed = buffers.map_or(0, |b| b.len());
         let layout_buffers = if descriptor_only { 0 } else { plan.roles.len() };
         if listed != layout_buffers {
@@ -128,7 +148,7 @@ impl<'a> Checks<'a> {
         let ranges = &mut self.ranges;
         let owners = &mut self.owners;
         let mut check =
-            |role: BufferRole, expected_len: u64, b: Option<&fb::Buffer>| -> Result<()> {
+            |role: BufferRole, expected_len: u64, b: Option<fb::Buffer>| -> Result<()> {
                 let role = role.name();
                 let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
                 if length != expected_len {
@@ -177,9 +197,17 @@ impl<'a> Checks<'a> {
             }
         }
         if let Some(q) = quant {
-            check(BufferRole::Scales, plan.scales, q.scales())?;
-            check(BufferRole::ZeroPoints, plan.zero_points, q.zero_points())?;
-            check(BufferRole::Offsets, plan.offsets.unwrap_or(0), q.offsets())?;
+            check(BufferRole::Scales, plan.scales, q.scales().copied())?;
+            check(
+                BufferRole::ZeroPoints,
+                plan.zero_points,
+                q.zero_points().copied(),
+            )?;
+            check(
+                BufferRole::Offsets,
+                plan.offsets.unwrap_or(0),
+                q.offsets().copied(),
+            )?;
             let params = quant_params(&q);
             if params.is_extended() && self.flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
                 // A 1.1 reader would ignore the field and misread every value.
@@ -200,8 +228,14 @@ impl<'a> Checks<'a> {
                 });
             }
         }
-        check_checksums(&t, name, descriptor_only, &plan, self.checksums_in_file)?;
-        check_metadata(name, t.metadata())
+        check_checksums(
+            t.checksums,
+            name,
+            descriptor_only,
+            &plan,
+            self.checksums_in_file,
+        )?;
+        check_metadata(name, t.metadata)
     }
 
     /// What needs every tensor: the name index, then that no two buffers
@@ -252,7 +286,7 @@ impl Reader<'_> {
             true,
         );
         for t in tensors.iter().flatten() {
-            checks.tensor(t)?;
+            checks.tensor(&TensorFields::of(t))?;
         }
         checks.finish(&self.header)
     }
@@ -268,7 +302,9 @@ pub(super) struct Fused<'a> {
 }
 
 impl<'a> Fused<'a> {
-    pub(super) fn new(checks: Checks<'a>) -> Self {
+    /// The fused pass over the header `header`.
+    pub(super) fn new(mut checks: Checks<'a>, header: &'a [u8]) -> Self {
+        checks.header_at = header.as_ptr() as usize;
         Fused {
             checks,
             failure: None,
@@ -284,14 +320,15 @@ impl<'a> Fused<'a> {
             return Err(e);
         }
         let hashes = self.checks.hashes.take().unwrap_or_default();
+        let entries = std::mem::take(&mut self.checks.entries);
         self.checks.finish(header)?;
-        Ok(NameTable::build(&hashes))
+        Ok(NameTable::build(&hashes, entries))
     }
 }
 
 impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
     #[inline(always)]
-    fn tensor(&mut self, t: fb::Tensor<'a>) {
+    fn tensor(&mut self, t: &TensorFields<'a>) {
         if self.failure.is_none()
             && let Err(e) = self.checks.tensor(t)
         {
@@ -452,6 +489,29 @@ fn check_metadata(
     Ok(())
 }
 
+/// The layout fields of a verified tensor's `layout` union.
+fn layout_params_of(layout: Option<LayoutRef<'_>>) -> LayoutParams<flatbuffers::Vector<'_, i64>> {
+    match layout {
+        None => LayoutParams::Dense { strides: None },
+        Some(LayoutRef::Dense(d)) => LayoutParams::Dense {
+            strides: d.strides(),
+        },
+        Some(LayoutRef::Coo(c)) => LayoutParams::Coo {
+            nnz: c.nnz(),
+            index_type: c.index_type().0,
+        },
+        Some(LayoutRef::Csr(c)) => LayoutParams::Csr {
+            nnz: c.nnz(),
+            index_type: c.index_type().0,
+        },
+        Some(LayoutRef::Csc(c)) => LayoutParams::Csc {
+            nnz: c.nnz(),
+            index_type: c.index_type().0,
+        },
+        Some(LayoutRef::Unknown(other)) => LayoutParams::Unknown(other),
+    }
+}
+
 pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers::Vector<'a, i64>> {
     match t.layout_type() {
         fb::Layout::NONE => LayoutParams::Dense { strides: None },
@@ -485,13 +545,13 @@ pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers:
 
 /// A tensor's checksums, if any, are one per buffer it has (format 1.2).
 fn check_checksums(
-    t: &fb::Tensor<'_>,
+    sums: Option<LeVector<'_, u64>>,
     name: &str,
     descriptor_only: bool,
     plan: &Plan,
     in_file: bool,
 ) -> Result<()> {
-    let Some(sums) = t.checksums() else {
+    let Some(sums) = sums else {
         return Ok(());
     };
     if !in_file {

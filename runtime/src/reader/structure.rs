@@ -260,16 +260,28 @@ impl<'a> Cursor<'a> {
 
     /// A string at `pos`: UTF-8, then a null terminator after it.
     #[inline(always)]
-    pub(crate) fn string(&mut self, pos: usize) -> Step<()> {
+    pub(crate) fn string(&mut self, pos: usize) -> Step<&'a str> {
         let (start, len) = self.vector(pos, 1, 1)?;
-        let bytes = &self.buf[start..start + len];
-        if !is_utf8(bytes) {
+        let buf = self.buf;
+        let Ok(s) = std::str::from_utf8(&buf[start..start + len]) else {
             return self.fail(Structural::Utf8Error);
-        }
-        if self.buf.get(start + len) != Some(&0) {
+        };
+        if buf.get(start + len) != Some(&0) {
             return self.fail(Structural::MissingNullTerminator);
         }
-        Ok(())
+        Ok(s)
+    }
+
+    /// The value at `pos`, which passed [`Cursor::value`] for its size.
+    #[inline(always)]
+    pub(crate) fn scalar<T: FromLe>(&self, pos: usize) -> T {
+        T::from_le(&self.buf[pos..pos + T::SIZE])
+    }
+
+    /// The `len` elements at `start` of a vector that passed [`Cursor::vector`].
+    #[inline(always)]
+    pub(crate) fn elements<T: FromLe>(&self, start: usize, len: usize) -> LeVector<'a, T> {
+        LeVector::new(&self.buf[start..start + len * T::SIZE])
     }
 
     /// Marks the table `t` as verified with everything under it.
@@ -278,34 +290,109 @@ impl<'a> Cursor<'a> {
         Verified { pos: t.pos }
     }
 
-    /// The typed table a [`Verified`] token proves.
+    /// Marks the vector at `pos` (its length field) as verified with every
+    /// element: called by the generated code after the vector's range and
+    /// each element passed.
+    #[inline(always)]
+    pub(crate) fn done_vector(&self, pos: usize) -> Verified {
+        Verified { pos }
+    }
+
+    /// The typed table (or vector of tables) a [`Verified`] token proves.
     #[inline(always)]
     pub(crate) fn view<T: flatbuffers::Follow<'a>>(&self, proof: &Verified) -> T::Inner {
         // SAFETY: verified by the generated verifier (`gen/verifier.rs`):
-        // `proof` comes from `Cursor::done`, which the generated code calls
-        // for a table of type `T` only after every field of it, and every
-        // table, vector and string under it, passed the checks above, the
-        // generic verifier's own. `T`'s accessors then read only what those
-        // checks covered, as after `flatbuffers::root`.
+        // `proof` comes from `Cursor::done` (`done_vector`), which the
+        // generated code calls for a table (vector) of type `T` only after
+        // every field (element) of it, and every table, vector and string
+        // under it, passed the checks above, the generic verifier's own.
+        // `T`'s accessors then read only what those checks covered, as
+        // after `flatbuffers::root`.
         unsafe { <T as flatbuffers::Follow<'a>>::follow(self.buf, proof.pos) }
     }
 }
 
-/// Whether `bytes` are UTF-8: ASCII eight bytes at a time (names are), the
-/// standard check otherwise.
-#[inline(always)]
-fn is_utf8(bytes: &[u8]) -> bool {
-    let mut chunks = bytes.chunks_exact(8);
-    let mut high = 0u64;
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        high |= u64::from_le_bytes(w);
+/// A value stored little-endian in a FlatBuffer: a scalar, or a struct
+/// (the generated code implements it for the schema's structs).
+pub(crate) trait FromLe: Copy {
+    /// Its size in bytes.
+    const SIZE: usize;
+    /// The value of its `SIZE` bytes `b`.
+    fn from_le(b: &[u8]) -> Self;
+}
+
+macro_rules! from_le {
+    ($($t:ty),*) => {$(
+        impl FromLe for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn from_le(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_le_bytes(a)
+            }
+        }
+    )*};
+}
+from_le!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+impl FromLe for bool {
+    const SIZE: usize = 1;
+    #[inline(always)]
+    fn from_le(b: &[u8]) -> Self {
+        b[0] != 0
     }
-    for &b in chunks.remainder() {
-        high |= u64::from(b);
+}
+
+/// A verified vector of little-endian values, read in place without
+/// `unsafe`: what the generated fields hold for vectors of scalars and
+/// structs.
+#[derive(Clone, Copy)]
+pub(crate) struct LeVector<'a, T> {
+    bytes: &'a [u8],
+    _element: std::marker::PhantomData<T>,
+}
+
+impl<'a, T: FromLe> LeVector<'a, T> {
+    /// The vector whose elements are `bytes` (a multiple of `T::SIZE`).
+    #[inline(always)]
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        LeVector {
+            bytes,
+            _element: std::marker::PhantomData,
+        }
     }
-    high & 0x8080_8080_8080_8080 == 0 || std::str::from_utf8(bytes).is_ok()
+
+    /// Number of elements.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() / T::SIZE
+    }
+
+    /// Element `i`; panics past the end, as slice indexing does.
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> T {
+        T::from_le(&self.bytes[i * T::SIZE..(i + 1) * T::SIZE])
+    }
+
+    /// Every element, in order.
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = T> + 'a
+    where
+        T: 'a,
+    {
+        self.bytes.chunks_exact(T::SIZE).map(T::from_le)
+    }
+}
+
+impl<T: FromLe> crate::validate::Seq<T> for LeVector<'_, T> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        LeVector::len(self)
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> T {
+        self.get(i)
+    }
 }
 
 /// The position of field `voffset` of the root table of `buf`, read with

@@ -158,12 +158,27 @@ impl<'a> TensorRef<'a> {
         file_alignment: u64,
         checksum: fb::ChecksumAlgorithm,
     ) -> Self {
-        let element_type = match ElementType::from_wire(t.element_type().0) {
+        let (element_type, alignment) = (t.element_type().0, t.alignment());
+        TensorRef::with_facts(bytes, t, element_type, alignment, file_alignment, checksum)
+    }
+
+    /// [`TensorRef::new`] with the tensor's element type and `alignment`
+    /// field already read (the reader's index of names keeps them).
+    #[inline]
+    pub(super) fn with_facts(
+        bytes: &'a [u8],
+        t: fb::Tensor<'a>,
+        element_type: u8,
+        alignment: u64,
+        file_alignment: u64,
+        checksum: fb::ChecksumAlgorithm,
+    ) -> Self {
+        let element_type = match ElementType::from_wire(element_type) {
             Some(e) => e,
             // `Reader::new` rejected every tensor with an unknown element type.
             None => unreachable!("element type verified at open"),
         };
-        let alignment = match t.alignment() {
+        let alignment = match alignment {
             0 => file_alignment,
             a => a,
         };
@@ -471,6 +486,18 @@ impl<'a> TensorRef<'a> {
                     self.slice(Some(b.get(0)))
                 }
             })),
+            _ => None,
+        }
+    }
+
+    /// The values buffer of a dense tensor that lists one; `None` otherwise.
+    #[inline]
+    pub(crate) fn dense_values_listed(&self) -> Option<&'a [u8]> {
+        match self.t.layout_type() {
+            fb::Layout::NONE | fb::Layout::Dense => {
+                let b = self.t.buffers()?;
+                (!b.is_empty()).then(|| self.slice(Some(b.get(0))))
+            }
             _ => None,
         }
     }

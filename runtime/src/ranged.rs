@@ -46,7 +46,7 @@ pub struct RangedFile {
     /// The file's length when it was opened.
     len: u64,
     /// The index of tensor names built while verifying.
-    names: Option<Arc<crate::reader::names::NameTable>>,
+    names: Option<crate::reader::names::NameTable>,
 }
 
 impl RangedFile {
@@ -129,7 +129,7 @@ impl RangedFile {
         // No `TensorRef` of this reader reaches a caller without a window
         // holding its buffers (`Fetched::tensor`).
         let reader = unsafe { Reader::new_unchecked(&[], self.header.as_slice(), self.version) };
-        reader.with_names(self.names.as_deref())
+        reader.with_names(self.names.as_ref())
     }
 
     /// The format version (major, minor).

@@ -213,6 +213,14 @@ fn headers_that_reuse_one_table_meet_the_same_limits() {
         agree(&file, "64 copies of a long name"),
         Verdict::Structure(Structural::ApparentSizeTooLarge)
     ));
+    // A 1 MiB name named 20,000 times: refused at the third reading, as the
+    // generic verifier refuses it; a walk that read every copy would
+    // validate 20 GB of UTF-8 first.
+    let file = wrap(&shared_tensor_header(20_000, 1 << 20));
+    assert!(matches!(
+        agree(&file, "20,000 copies of a 1 MiB name"),
+        Verdict::Structure(Structural::ApparentSizeTooLarge)
+    ));
     // Few copies: structurally sound, refused by a rule (names repeat).
     let file = wrap(&shared_tensor_header(3, 4));
     assert!(matches!(agree(&file, "3 copies"), Verdict::Rule(_)));
@@ -281,6 +289,10 @@ proptest! {
         for t in file.tensors() {
             prop_assert_eq!(file.get(t.name()).map(|x| x.name()), Some(t.name()));
             prop_assert_eq!(reader.get(t.name()).map(|x| x.name()), Some(t.name()));
+            // The values' range the index keeps is the tensor's own.
+            let found = reader.get(t.name()).unwrap();
+            prop_assert_eq!(found.data().ok(), t.data().ok());
+            prop_assert_eq!(found.descriptor(), t.descriptor());
             let absent = format!("{}#", t.name());
             prop_assert!(file.get(&absent).is_none() && reader.get(&absent).is_none());
         }

@@ -13,7 +13,6 @@ use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
 use names::NameTable;
 use std::path::Path;
-use std::sync::Arc;
 
 pub(crate) mod names;
 mod semantics;
@@ -38,7 +37,7 @@ pub struct File {
     header: AlignedBytes,
     version: (u16, u16),
     /// The index of tensor names built while verifying.
-    names: Option<Arc<NameTable>>,
+    names: Option<NameTable>,
 }
 
 impl File {
@@ -144,7 +143,7 @@ impl File {
         // changes for the life of `self`.
         let reader =
             unsafe { Reader::new_unchecked(self.bytes(), self.header.as_slice(), self.version) };
-        reader.with_names(self.names.as_deref())
+        reader.with_names(self.names.as_ref())
     }
 
     /// A copy of the buffer of `role` of tensor `name`, read with `pread`
@@ -296,7 +295,7 @@ enum Names<'a> {
     /// Its owner's (a [`File`]).
     Borrowed(&'a NameTable),
     /// Its own, built by [`Reader::new`].
-    Owned(Arc<NameTable>),
+    Owned(NameTable),
 }
 
 impl Names<'_> {
@@ -308,7 +307,7 @@ impl Names<'_> {
         }
     }
 
-    fn owned(self) -> Option<Arc<NameTable>> {
+    fn owned(self) -> Option<NameTable> {
         match self {
             Names::Owned(t) => Some(t),
             _ => None,
@@ -495,7 +494,7 @@ impl<'a> Reader<'a> {
                 alignment,
                 checksum,
                 header_bytes.len() / 64,
-                false,
+                true,
             ),
             header_bytes,
         );
@@ -521,7 +520,7 @@ impl<'a> Reader<'a> {
             header,
             header_bytes,
             version,
-            Names::Owned(Arc::new(names)),
+            Names::Owned(names),
         ))
     }
 
@@ -580,7 +579,7 @@ impl<'a> Reader<'a> {
 
     /// The index of names this reader built while verifying, for its
     /// owner to keep ([`Reader::with_names`]).
-    pub(crate) fn into_names(self) -> Option<Arc<NameTable>> {
+    pub(crate) fn into_names(self) -> Option<NameTable> {
         self.names.owned()
     }
 
@@ -663,6 +662,7 @@ impl<'a> Reader<'a> {
                         e.alignment,
                         self.alignment,
                         self.checksum,
+                        e.first_is_values.then_some(e.first),
                     ));
                 }
                 names::Found::Absent => return None,

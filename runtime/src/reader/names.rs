@@ -17,28 +17,39 @@ use crate::format::MAX_PROBES;
 
 /// A table of tensor positions by name hash: open addressing, linear
 /// probing, at least twice as many slots as names.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct NameTable {
     /// `(tag, position + 1)`; position 0 marks an empty slot. The tag is
     /// the low half of the hash, so most mismatches never read a name.
     slots: Box<[(u32, u32)]>,
     /// Each tensor's [`Entry`], by position.
-    entries: Box<[Entry]>,
+    entries: Vec<Entry>,
     /// Slot of a hash: its top bits.
     shift: u32,
     /// Whether every name is in the table: a miss is then an answer.
     complete: bool,
 }
 
+/// Up to this many tensors, a look-up compares the name's hash with each
+/// tensor's, and opening allocates no slots.
+const SCAN_UP_TO: usize = 16;
+
 /// What the table keeps of each tensor, so that a look-up reads no vtable.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
+    /// The name's [`hash`].
+    pub(crate) hash: u64,
     /// Where the name's bytes are in the header, and how many.
     pub(crate) name_at: usize,
     pub(crate) name_len: u32,
     /// The tensor's element type (wire value) and its `alignment` field.
     pub(crate) element_type: u8,
     pub(crate) alignment: u64,
+    /// The tensor's first non-empty buffer, `(start, end)`; `(0, 0)` when
+    /// it has none (the overlap check reads it).
+    pub(crate) first: (u64, u64),
+    /// Whether `first` is a dense tensor's values (what `data()` returns).
+    pub(crate) first_is_values: bool,
 }
 
 /// What a look-up in the table found.
@@ -87,16 +98,24 @@ pub(crate) fn hash(name: &[u8]) -> u64 {
 }
 
 impl NameTable {
-    /// The table of the tensors whose names hash to `hashes` and whose
-    /// entries are `entries`, both in tensor order.
-    pub(crate) fn build(hashes: &[u64], entries: Vec<Entry>) -> NameTable {
-        let len = (2 * hashes.len()).next_power_of_two().max(2);
+    /// The table of the tensors whose entries are `entries`, in tensor
+    /// order. A few tensors get no slots: a look-up scans them.
+    pub(crate) fn build(entries: Vec<Entry>) -> NameTable {
+        if entries.len() <= SCAN_UP_TO {
+            return NameTable {
+                slots: Box::default(),
+                entries,
+                shift: 0,
+                complete: true,
+            };
+        }
+        let len = (2 * entries.len()).next_power_of_two();
         let bits = len.trailing_zeros();
         let shift = u64::BITS - bits;
         let mask = len - 1;
         let mut slots = vec![(0u32, 0u32); len].into_boxed_slice();
         let mut complete = true;
-        for (position, &h) in hashes.iter().enumerate() {
+        for (position, h) in entries.iter().map(|e| e.hash).enumerate() {
             let mut slot = (h >> shift) as usize;
             let mut placed = false;
             for _ in 0..MAX_PROBES.min(len) {
@@ -112,7 +131,7 @@ impl NameTable {
         }
         NameTable {
             slots,
-            entries: entries.into_boxed_slice(),
+            entries,
             shift,
             complete,
         }
@@ -121,7 +140,16 @@ impl NameTable {
     /// The position of the tensor named `name`, in the header `header`.
     #[inline]
     pub(crate) fn find(&self, name: &str, header: &[u8]) -> Found {
+        let is = |e: &Entry| {
+            header.get(e.name_at..e.name_at + e.name_len as usize) == Some(name.as_bytes())
+        };
         let h = hash(name.as_bytes());
+        if self.slots.is_empty() {
+            return match self.entries.iter().position(|e| e.hash == h && is(e)) {
+                Some(i) => Found::At(i, self.entries[i]),
+                None => Found::Absent,
+            };
+        }
         let mask = self.slots.len() - 1;
         let mut slot = (h >> self.shift) as usize;
         for _ in 0..MAX_PROBES.min(self.slots.len()) {
@@ -135,8 +163,7 @@ impl NameTable {
             }
             if tag == h as u32 {
                 let e = self.entries[entry as usize - 1];
-                let at = e.name_at;
-                if header.get(at..at + e.name_len as usize) == Some(name.as_bytes()) {
+                if is(&e) {
                     return Found::At(entry as usize - 1, e);
                 }
             }
@@ -152,11 +179,14 @@ mod tests {
 
     /// The names laid out one after another, as a header holds them, with
     /// their entries.
-    fn layout(names: &[String]) -> (Vec<u8>, Vec<u64>, Vec<Entry>) {
+    fn layout(names: &[String]) -> (Vec<u8>, Vec<Entry>) {
         let mut header = Vec::new();
         let mut entries = Vec::new();
         for n in names {
             entries.push(Entry {
+                hash: hash(n.as_bytes()),
+                first: (0, 0),
+                first_is_values: false,
                 name_at: header.len(),
                 name_len: n.len() as u32,
                 element_type: 0,
@@ -164,8 +194,7 @@ mod tests {
             });
             header.extend_from_slice(n.as_bytes());
         }
-        let hashes = names.iter().map(|s| hash(s.as_bytes())).collect();
-        (header, hashes, entries)
+        (header, entries)
     }
 
     fn names(n: usize) -> Vec<String> {
@@ -176,8 +205,8 @@ mod tests {
     fn every_name_is_found_and_no_other() {
         for n in [0, 1, 2, 7, 100, 1000] {
             let names = names(n);
-            let (header, hashes, entries) = layout(&names);
-            let table = NameTable::build(&hashes, entries);
+            let (header, entries) = layout(&names);
+            let table = NameTable::build(entries);
             for (i, s) in names.iter().enumerate() {
                 assert!(matches!(table.find(s, &header), Found::At(p, _) if p == i));
             }
@@ -192,8 +221,11 @@ mod tests {
         // Every name with the same hash: the first MAX_PROBES fit, the
         // rest are left out and the table no longer answers "absent".
         let names: Vec<String> = (0..200).map(|i| format!("n{i}")).collect();
-        let (header, _, entries) = layout(&names);
-        let table = NameTable::build(&vec![7u64; names.len()], entries);
+        let (header, mut entries) = layout(&names);
+        for e in &mut entries {
+            e.hash = 7;
+        }
+        let table = NameTable::build(entries);
         assert!(!table.complete);
         let placed = table.slots.iter().filter(|s| s.1 != 0).count();
         assert_eq!(placed, MAX_PROBES);

@@ -32,15 +32,19 @@ pub(super) struct Checks<'a> {
     checksums_in_file: bool,
     previous: Option<&'a str>,
     index: usize,
-    /// Every non-empty buffer, in tensor order.
+    /// The fused path (its short cuts, its index of names) or the reference.
+    fused: bool,
+    /// The reference path: every non-empty buffer, in tensor order, and
+    /// whose each is (its tensor's position and its role), to name the
+    /// buffers that overlap.
     ranges: Vec<Range>,
-    /// Whose each range is: kept by the reference path, which names the
-    /// buffers that overlap; the fused path leaves the naming to it.
-    owners: Option<Vec<Owner>>,
-    /// Each name's hash and entry for the reader's index of names (the
-    /// fused path), and the address of the header the names are in.
-    hashes: Option<Vec<u64>>,
+    owners: Vec<Owner>,
+    /// The fused path: each tensor's entry for the index of names, which
+    /// holds its first non-empty buffer; any other non-empty buffer in
+    /// `extra`. One allocation for a file of dense tensors.
     entries: Vec<Entry>,
+    extra: Vec<Range>,
+    /// The address of the header the names are in (the fused path).
     header_at: usize,
 }
 
@@ -53,7 +57,7 @@ impl<'a> Checks<'a> {
         file_alignment: u64,
         checksum_algorithm: fb::ChecksumAlgorithm,
         tensors: usize,
-        name_owners: bool,
+        fused: bool,
     ) -> Self {
         Checks {
             data_end,
@@ -62,10 +66,11 @@ impl<'a> Checks<'a> {
             checksums_in_file: checksum_algorithm != fb::ChecksumAlgorithm::None,
             previous: None,
             index: 0,
-            ranges: Vec::with_capacity(tensors),
-            owners: name_owners.then(|| Vec::with_capacity(tensors)),
-            hashes: (!name_owners).then(|| Vec::with_capacity(tensors)),
-            entries: Vec::with_capacity(if name_owners { 0 } else { tensors }),
+            fused,
+            ranges: Vec::new(),
+            owners: Vec::new(),
+            entries: Vec::with_capacity(if fused { tensors } else { 0 }),
+            extra: Vec::new(),
             header_at: 0,
         }
     }
@@ -80,8 +85,14 @@ impl<'a> Checks<'a> {
         if name.is_empty() {
             return Err(Error::EmptyName { index });
         }
+        // The fused path compares eight bytes at a time; the reference
+        // uses the standard order, so the two are compared.
         if let Some(p) = self.previous
-            && p >= name
+            && if self.fused {
+                !before(p.as_bytes(), name.as_bytes())
+            } else {
+                p >= name
+            }
         {
             return Err(Error::NamesNotSorted {
                 previous: p.to_owned(),
@@ -89,16 +100,7 @@ impl<'a> Checks<'a> {
             });
         }
         self.previous = Some(name);
-        if let Some(hashes) = &mut self.hashes {
-            hashes.push(super::names::hash(name.as_bytes()));
-            self.entries.push(Entry {
-                // An address inside the header, which starts at `header_at`.
-                name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
-                name_len: name.len() as u32,
-                element_type: t.element_type,
-                alignment: t.alignment,
-            });
-        }
+
         let alignment = match t.alignment {
             0 => self.file_alignment,
             a if format::valid_alignment(a) => a,
@@ -114,8 +116,7 @@ impl<'a> Checks<'a> {
         let quant = t.quantization;
         // The fused path takes the plain dense tensor's short cut; the
         // reference always the general rules, so the two are compared.
-        let plain =
-            self.hashes.is_some() && t.layout.is_none() && quant.is_none() && !descriptor_only;
+        let plain = self.fused && t.layout.is_none() && quant.is_none() && !descriptor_only;
         let plan = match plain.then(|| validate::plan_plain_dense(t.element_type, &t.shape)) {
             Some(Some(plan)) => plan,
             _ => validate::plan(
@@ -145,8 +146,11 @@ impl<'a> Checks<'a> {
             });
         }
         let data_end = self.data_end;
+        let fused = self.fused;
         let ranges = &mut self.ranges;
         let owners = &mut self.owners;
+        let extra = &mut self.extra;
+        let mut first: Range = (0, 0);
         let mut check =
             |role: BufferRole, expected_len: u64, b: Option<fb::Buffer>| -> Result<()> {
                 let role = role.name();
@@ -185,9 +189,14 @@ impl<'a> Checks<'a> {
                         alignment,
                     });
                 }
-                ranges.push((offset, offset + length));
-                if let Some(owners) = owners {
+                let range = (offset, offset + length);
+                if !fused {
+                    ranges.push(range);
                     owners.push((index as u32, role));
+                } else if first.1 == 0 {
+                    first = range;
+                } else {
+                    extra.push(range);
                 }
                 Ok(())
             };
@@ -235,7 +244,23 @@ impl<'a> Checks<'a> {
             &plan,
             self.checksums_in_file,
         )?;
-        check_metadata(name, t.metadata)
+        check_metadata(name, t.metadata)?;
+        if self.fused {
+            self.entries.push(Entry {
+                hash: super::names::hash(name.as_bytes()),
+                // An address inside the header, which starts at `header_at`.
+                name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
+                name_len: name.len() as u32,
+                element_type: t.element_type,
+                alignment: t.alignment,
+                first,
+                // A dense tensor's values buffer is its first; when not
+                // empty, it is `first`.
+                first_is_values: matches!(t.layout, None | Some(LayoutRef::Dense(_)))
+                    && buffers.is_some_and(|b| b.len() > 0 && b.get(0).length() > 0),
+            });
+        }
+        Ok(())
     }
 
     /// What needs every tensor: the name index, then that no two buffers
@@ -244,17 +269,49 @@ impl<'a> Checks<'a> {
     /// reference path for the names.
     fn finish(self, header: &fb::Header<'a>) -> Result<()> {
         check_name_index(header, self.index)?;
-        match self.owners {
-            Some(owners) => overlap::reference(self.ranges, owners, header),
-            None if overlap::any(self.ranges) => Err(Error::BuffersOverlap {
+        overlap::reference(self.ranges, self.owners, header)
+    }
+
+    /// [`Checks::finish`] of the fused path, whose `entries` were taken out.
+    fn finish_with(self, header: &fb::Header<'a>, entries: &[Entry]) -> Result<()> {
+        check_name_index(header, self.index)?;
+        if overlap::any(entries, &self.extra) {
+            return Err(Error::BuffersOverlap {
                 first: String::new(),
                 first_buffer: "",
                 second: String::new(),
                 second_buffer: "",
-            }),
-            None => Ok(()),
+            });
         }
+        Ok(())
     }
+}
+
+/// Whether `a` sorts before `b`, byte-wise (as `str`'s order): eight
+/// bytes at a time, big-endian, so the first differing byte decides.
+#[inline]
+fn before(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().min(b.len());
+    let word = |s: &[u8], i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        u64::from_be_bytes(w)
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        let (x, y) = (word(a, i), word(b, i));
+        if x != y {
+            return x < y;
+        }
+        i += 8;
+    }
+    while i < n {
+        if a[i] != b[i] {
+            return a[i] < b[i];
+        }
+        i += 1;
+    }
+    a.len() < b.len()
 }
 
 /// The file-wide checks: the file's alignment, its metadata, the shard
@@ -283,7 +340,7 @@ impl Reader<'_> {
             self.header.alignment(),
             self.header.checksum_algorithm(),
             tensors.map_or(0, |t| t.len()),
-            true,
+            false,
         );
         for t in tensors.iter().flatten() {
             checks.tensor(&TensorFields::of(t))?;
@@ -319,10 +376,9 @@ impl<'a> Fused<'a> {
         if let Some(e) = self.failure {
             return Err(e);
         }
-        let hashes = self.checks.hashes.take().unwrap_or_default();
         let entries = std::mem::take(&mut self.checks.entries);
-        self.checks.finish(header)?;
-        Ok(NameTable::build(&hashes, entries))
+        self.checks.finish_with(header, &entries)?;
+        Ok(NameTable::build(entries))
     }
 }
 
@@ -339,19 +395,36 @@ impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
 
 /// Whether buffers overlap.
 mod overlap {
-    use super::{Owner, Range};
+    use super::{Entry, Owner, Range};
     use crate::error::{Error, Result};
     use crate::generated::fb;
 
-    /// Whether any two of `ranges` overlap. Two ranges overlap exactly when,
-    /// sorted by start, some neighbours do. Ranges already in order (a file
-    /// whose data follows its names) take one scan; others are sorted by
+    /// Whether any two buffers overlap: each entry's first buffer and the
+    /// `extra` ones. Two ranges overlap exactly when, sorted by start, some
+    /// neighbours do. Buffers already in order (a file whose data follows
+    /// its names) take one scan and no allocation; others are sorted by
     /// start first, by radix when there are many (non-empty buffers start
     /// at multiples of 64, so the keys are short).
-    pub(super) fn any(mut ranges: Vec<Range>) -> bool {
-        if ranges.windows(2).all(|w| w[0].1 <= w[1].0) {
-            return false;
+    pub(super) fn any(entries: &[Entry], extra: &[Range]) -> bool {
+        if extra.is_empty() {
+            let mut end = 0;
+            let in_order = entries.iter().all(|e| {
+                let (s, e) = e.first;
+                // (0, 0): no non-empty buffer.
+                let ok = e == 0 || s >= end;
+                end = end.max(e);
+                ok
+            });
+            if in_order {
+                return false;
+            }
         }
+        let mut ranges: Vec<Range> = entries
+            .iter()
+            .map(|e| e.first)
+            .filter(|r| r.1 != 0)
+            .chain(extra.iter().copied())
+            .collect();
         if ranges.len() >= RADIX_FROM {
             ranges = radix_sort_by_start(ranges);
         } else {
@@ -629,5 +702,37 @@ fn check_shard_index_flag(header: &fb::Header<'_>, flags: u64) -> Result<()> {
             "an index file holds no tensors of its own; they live in its members",
         ),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::before;
+
+    #[test]
+    fn before_is_the_byte_order_of_str() {
+        let words = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "aa",
+            "model.layers.1.weight",
+            "model.layers.10.weight",
+            "model.layers.2.weight",
+            "model.layers.1.weighu",
+            "é",
+            "e",
+            "model.layers.1.weight.",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefgh0",
+            "abcdefg",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(before(a.as_bytes(), b.as_bytes()), a < b, "{a:?} {b:?}");
+            }
+        }
     }
 }

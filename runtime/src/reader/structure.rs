@@ -16,10 +16,12 @@
 //! - a check that the structure already proves (a field slot inside a
 //!   vtable that passed its range check, an element offset inside a vector
 //!   that passed its own) is not repeated, only counted in the apparent size;
-//! - the apparent size only grows, so it is compared with its limit once at
-//!   the end and at the first failure, never after every step; a failure
-//!   found after the sum passed its limit is reported as the limit, as the
-//!   generic verifier, which checks at every step, would have reported it;
+//! - the apparent size only grows, so it is compared with its limit at each
+//!   table, each string (before its bytes are read), at the first failure
+//!   and at the end, not after every step: a failure found after the sum
+//!   passed its limit is reported as the limit, as the generic verifier,
+//!   which checks at every step, would have reported it, and the walk never
+//!   does more than a table's fields of work past the limit;
 //! - failures carry their [`Structural`] kind only. The caller, on the cold
 //!   path, runs the generic verifier for the full error with its trace.
 //!
@@ -136,10 +138,28 @@ impl<'a> Cursor<'a> {
     /// `size` bytes at `pos` lie in the buffer; they count in the apparent size.
     #[inline(always)]
     fn range(&mut self, pos: usize, size: usize) -> Step<()> {
-        if pos.saturating_add(size) > self.buf.len() {
+        // `pos + size > len` without overflow.
+        let len = self.buf.len();
+        if pos > len || size > len - pos {
             return self.fail(Structural::RangeOutOfBounds);
         }
-        self.apparent = self.apparent.saturating_add(size);
+        // No overflow: the sum is checked against its limit (at most twice
+        // the buffer, or 64 KiB) at every table and string, and between
+        // two checks grows by at most a table's fields of at most `len`.
+        self.apparent += size;
+        Ok(())
+    }
+
+    /// The apparent-size limit, checked where the walk is about to do work
+    /// in proportion to what it visits (a table, a string's bytes): so the
+    /// walk stops near where the generic verifier, which checks after every
+    /// step, would, and a header that reuses one string or table many times
+    /// costs no more than the limit allows.
+    #[inline(always)]
+    fn within_apparent_limit(&self) -> Step<()> {
+        if self.apparent > self.max_apparent {
+            return Err(Structural::ApparentSizeTooLarge);
+        }
         Ok(())
     }
 
@@ -177,7 +197,7 @@ impl<'a> Cursor<'a> {
     /// passed [`Cursor::vector`]: aligned and in range by that check.
     #[inline(always)]
     pub(crate) fn element_offset(&mut self, pos: usize) -> usize {
-        self.apparent = self.apparent.saturating_add(4);
+        self.apparent += 4;
         (self.read_u32(pos) as usize).saturating_add(pos)
     }
 
@@ -185,6 +205,7 @@ impl<'a> Cursor<'a> {
     /// and the depth limit.
     #[inline(always)]
     pub(crate) fn table(&mut self, pos: usize, depth: usize) -> Step<TableAt> {
+        self.within_apparent_limit()?;
         self.value(pos, 4, 4)?;
         let soffset = self.read_u32(pos) as i32;
         let vtable = if soffset > 0 {
@@ -221,7 +242,7 @@ impl<'a> Cursor<'a> {
         if voffset >= t.vtable_len {
             return None;
         }
-        self.apparent = self.apparent.saturating_add(2);
+        self.apparent += 2;
         match self.read_u16(t.vtable + voffset) {
             0 => None,
             at => Some(t.pos.saturating_add(at)),
@@ -262,8 +283,9 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub(crate) fn string(&mut self, pos: usize) -> Step<&'a str> {
         let (start, len) = self.vector(pos, 1, 1)?;
+        self.within_apparent_limit()?;
         let buf = self.buf;
-        let Ok(s) = std::str::from_utf8(&buf[start..start + len]) else {
+        let Some(s) = utf8(&buf[start..start + len]) else {
             return self.fail(Structural::Utf8Error);
         };
         if buf.get(start + len) != Some(&0) {
@@ -310,6 +332,28 @@ impl<'a> Cursor<'a> {
         // after `flatbuffers::root`.
         unsafe { <T as flatbuffers::Follow<'a>>::follow(self.buf, proof.pos) }
     }
+}
+
+/// `bytes` as a `str` if they are UTF-8. Names are ASCII: checked eight
+/// bytes at a time here, the standard check for anything else.
+#[inline(always)]
+fn utf8(bytes: &[u8]) -> Option<&str> {
+    let mut high = 0u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        high |= u64::from_le_bytes(a);
+    }
+    for &b in words.remainder() {
+        high |= u64::from(b);
+    }
+    if high & 0x8080_8080_8080_8080 == 0 {
+        // SAFETY: no byte has its high bit set: every byte is ASCII, and
+        // ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).ok()
 }
 
 /// A value stored little-endian in a FlatBuffer: a scalar, or a struct
@@ -423,5 +467,34 @@ pub(crate) fn peek_root_field(buf: &[u8], voffset: usize) -> Option<usize> {
     match u16_at(vtable.checked_add(voffset)?)? {
         0 => None,
         at => table.checked_add(at),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_agrees_with_the_standard_check() {
+        let cases: [&[u8]; 9] = [
+            b"",
+            b"a",
+            b"model.layers.1234.weight",
+            "é".as_bytes(),
+            "model.layers.é.weight.0123456789".as_bytes(),
+            b"\xff",
+            b"abcdefgh\x80",
+            b"abcdefg\xc3",
+            b"\xe2\x82",
+        ];
+        for c in cases {
+            assert_eq!(utf8(c), std::str::from_utf8(c).ok(), "{c:?}");
+        }
+        for b in 0..=255u8 {
+            for n in [1, 7, 8, 9, 17] {
+                let v = vec![b; n];
+                assert_eq!(utf8(&v), std::str::from_utf8(&v).ok());
+            }
+        }
     }
 }

@@ -110,6 +110,9 @@ pub struct TensorRef<'a> {
     alignment: u64,
     /// The file's checksum algorithm (format 1.2).
     checksum: fb::ChecksumAlgorithm,
+    /// The byte range of a dense tensor's non-empty values, when the
+    /// reader's index of names knew it: `data()` then reads no vtable.
+    values: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for TensorRef<'_> {
@@ -159,11 +162,20 @@ impl<'a> TensorRef<'a> {
         checksum: fb::ChecksumAlgorithm,
     ) -> Self {
         let (element_type, alignment) = (t.element_type().0, t.alignment());
-        TensorRef::with_facts(bytes, t, element_type, alignment, file_alignment, checksum)
+        TensorRef::with_facts(
+            bytes,
+            t,
+            element_type,
+            alignment,
+            file_alignment,
+            checksum,
+            None,
+        )
     }
 
     /// [`TensorRef::new`] with the tensor's element type and `alignment`
-    /// field already read (the reader's index of names keeps them).
+    /// field already read, and its dense values' range if known (the
+    /// reader's index of names keeps them).
     #[inline]
     pub(super) fn with_facts(
         bytes: &'a [u8],
@@ -172,6 +184,7 @@ impl<'a> TensorRef<'a> {
         alignment: u64,
         file_alignment: u64,
         checksum: fb::ChecksumAlgorithm,
+        values: Option<(u64, u64)>,
     ) -> Self {
         let element_type = match ElementType::from_wire(element_type) {
             Some(e) => e,
@@ -188,6 +201,7 @@ impl<'a> TensorRef<'a> {
             element_type,
             alignment,
             checksum,
+            values,
         }
     }
 
@@ -493,6 +507,10 @@ impl<'a> TensorRef<'a> {
     /// The values buffer of a dense tensor that lists one; `None` otherwise.
     #[inline]
     pub(crate) fn dense_values_listed(&self) -> Option<&'a [u8]> {
+        if let (Some((start, end)), DataBytes::File(bytes)) = (self.values, self.data) {
+            // Verified at open: inside the file.
+            return Some(&bytes[start as usize..end as usize]);
+        }
         match self.t.layout_type() {
             fb::Layout::NONE | fb::Layout::Dense => {
                 let b = self.t.buffers()?;

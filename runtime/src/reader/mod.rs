@@ -505,23 +505,30 @@ impl<'a> Reader<'a> {
             Reader::verify_reference(bytes, header_bytes, data_end, version, flags)
                 .map_err(Failure::Rule)
         };
-        if header.alignment() != alignment || header.checksum_algorithm() != checksum {
-            // Cannot happen: the peek reads the bytes the verified accessors
-            // read. Should it, the reference path decides.
+        // The walk passed, so it saw the header table: its fields.
+        let Some(&fields) = fused.header() else {
+            return reference();
+        };
+        if fields.alignment != alignment || fields.checksum_algorithm != checksum.0 {
+            // Cannot happen: the peek reads the bytes the walk read. Should
+            // it, the reference path decides.
             return reference();
         }
-        let names = match fused.finish(&header, flags) {
+        let names = match fused.finish(&fields, flags) {
             // The fused pass only finds an overlap; the reference names it.
             Err(Error::BuffersOverlap { .. }) => return reference(),
             other => other?,
         };
-        Ok(Reader::from_parts(
+        Ok(Reader {
             bytes,
             header,
             header_bytes,
             version,
-            Names::Owned(names),
-        ))
+            names: Names::Owned(names),
+            tensors: fields.tensors,
+            alignment: fields.alignment,
+            checksum,
+        })
     }
 
     /// The reference verifier: the generic FlatBuffers verifier, then the

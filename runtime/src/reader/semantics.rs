@@ -10,7 +10,7 @@ use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::format::{self, PREFIX_LEN};
 use crate::generated::fb;
-use crate::generated::verifier::{LayoutRef, TensorFields};
+use crate::generated::verifier::{HeaderFields, LayoutRef, TensorFields};
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 
 /// One buffer's byte range.
@@ -113,7 +113,7 @@ impl<'a> Checks<'a> {
         };
         let descriptor_only = t.descriptor_only;
         let buffers = t.buffers;
-        let quant = t.quantization;
+        let quant = t.quantization.as_ref();
         // The fused path takes the plain dense tensor's short cut; the
         // reference always the general rules, so the two are compared.
         let plain = self.fused && t.layout.is_none() && quant.is_none() && !descriptor_only;
@@ -125,7 +125,7 @@ impl<'a> Checks<'a> {
                 &t.shape,
                 layout_params_of(t.layout),
                 descriptor_only,
-                quant.as_ref().map(quant_params),
+                quant.map(quant_params),
             )?,
         };
         let listed = buffers.map_or(0, |b| b.len());
@@ -179,9 +179,16 @@ impl<'a> Checks<'a> {
                         end: data_end,
                     });
                 }
-                // `is_multiple_of`: the fused pass may meet an invalid (0) file
-                // alignment here, refused later by the file-wide checks.
-                if !offset.is_multiple_of(alignment) {
+                // A mask for a power of two (every valid alignment), no division;
+                // `is_multiple_of` otherwise: the fused pass may meet an
+                // invalid (0) file alignment here, refused later by the
+                // file-wide checks.
+                let misaligned = if alignment.is_power_of_two() {
+                    offset & (alignment - 1) != 0
+                } else {
+                    !offset.is_multiple_of(alignment)
+                };
+                if misaligned {
                     return Err(Error::BufferMisaligned {
                         tensor: name.to_owned(),
                         buffer: role,
@@ -217,7 +224,7 @@ impl<'a> Checks<'a> {
                 plan.offsets.unwrap_or(0),
                 q.offsets().copied(),
             )?;
-            let params = quant_params(&q);
+            let params = quant_params(q);
             if params.is_extended() && self.flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
                 // A 1.1 reader would ignore the field and misread every value.
                 let field = if params.offset_type != 0 {
@@ -267,15 +274,15 @@ impl<'a> Checks<'a> {
     /// overlap. Without owners (the fused path) an overlap is only found,
     /// as [`Error::BuffersOverlap`] naming no one: the caller runs the
     /// reference path for the names.
-    fn finish(self, header: &fb::Header<'a>) -> Result<()> {
+    fn finish(self, header: &HeaderFields<'a>) -> Result<()> {
         check_name_index(header, self.index)?;
         overlap::reference(self.ranges, self.owners, header)
     }
 
     /// [`Checks::finish`] of the fused path, whose `entries` were taken out.
-    fn finish_with(self, header: &fb::Header<'a>, entries: &[Entry]) -> Result<()> {
+    fn finish_with(&self, header: &HeaderFields<'a>) -> Result<()> {
         check_name_index(header, self.index)?;
-        if overlap::any(entries, &self.extra) {
+        if overlap::any(&self.entries, &self.extra) {
             return Err(Error::BuffersOverlap {
                 first: String::new(),
                 first_buffer: "",
@@ -316,15 +323,15 @@ fn before(a: &[u8], b: &[u8]) -> bool {
 
 /// The file-wide checks: the file's alignment, its metadata, the shard
 /// index flag.
-fn check_file(header: &fb::Header<'_>, flags: u64) -> Result<()> {
-    let file_alignment = header.alignment();
+fn check_file(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
+    let file_alignment = header.alignment;
     if !format::valid_alignment(file_alignment) {
         return Err(Error::InvalidAlignment {
             owner: "file".into(),
             value: file_alignment,
         });
     }
-    check_metadata("file", header.metadata())?;
+    check_metadata("file", header.metadata)?;
     check_shard_index_flag(header, flags)
 }
 
@@ -332,20 +339,21 @@ impl Reader<'_> {
     /// The reference semantic pass, after the generic FlatBuffers verifier:
     /// the file-wide checks, every tensor in order, the name index, overlaps.
     pub(super) fn check_semantics(&self, data_end: u64, flags: u64) -> Result<()> {
-        check_file(&self.header, flags)?;
-        let tensors = self.header.tensors();
+        let header = HeaderFields::of(self.header);
+        check_file(&header, flags)?;
+        let tensors = header.tensors;
         let mut checks = Checks::new(
             data_end,
             flags,
-            self.header.alignment(),
-            self.header.checksum_algorithm(),
+            header.alignment,
+            fb::ChecksumAlgorithm(header.checksum_algorithm),
             tensors.map_or(0, |t| t.len()),
             false,
         );
         for t in tensors.iter().flatten() {
             checks.tensor(&TensorFields::of(t))?;
         }
-        checks.finish(&self.header)
+        checks.finish(&header)
     }
 }
 
@@ -355,7 +363,10 @@ impl Reader<'_> {
 /// anywhere still wins, as in the reference path (structure first).
 pub(super) struct Fused<'a> {
     checks: Checks<'a>,
-    failure: Option<Error>,
+    /// Boxed: the walk carries this state, and failures are rare.
+    failure: Option<Box<Error>>,
+    /// The header's fields, once the walk verified them.
+    header: Option<HeaderFields<'a>>,
 }
 
 impl<'a> Fused<'a> {
@@ -365,39 +376,48 @@ impl<'a> Fused<'a> {
         Fused {
             checks,
             failure: None,
+            header: None,
         }
     }
 
     /// After the structural walk passed: the checks in the reference's
     /// order (file-wide, the first tensor that failed, the name index,
     /// overlaps). Gives the index of names.
-    pub(super) fn finish(mut self, header: &fb::Header<'a>, flags: u64) -> Result<NameTable> {
+    /// The verified header's fields (after a walk that passed).
+    pub(super) fn header(&self) -> Option<&HeaderFields<'a>> {
+        self.header.as_ref()
+    }
+
+    pub(super) fn finish(&mut self, header: &HeaderFields<'a>, flags: u64) -> Result<NameTable> {
         check_file(header, flags)?;
-        if let Some(e) = self.failure {
-            return Err(e);
+        if let Some(e) = self.failure.take() {
+            return Err(*e);
         }
-        let entries = std::mem::take(&mut self.checks.entries);
-        self.checks.finish_with(header, &entries)?;
-        Ok(NameTable::build(entries))
+        self.checks.finish_with(header)?;
+        Ok(NameTable::build(std::mem::take(&mut self.checks.entries)))
     }
 }
 
 impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
     #[inline(always)]
+    fn header(&mut self, h: &HeaderFields<'a>) {
+        self.header = Some(*h);
+    }
+
+    #[inline(always)]
     fn tensor(&mut self, t: &TensorFields<'a>) {
         if self.failure.is_none()
             && let Err(e) = self.checks.tensor(t)
         {
-            self.failure = Some(e);
+            self.failure = Some(Box::new(e));
         }
     }
 }
 
 /// Whether buffers overlap.
 mod overlap {
-    use super::{Entry, Owner, Range};
+    use super::{Entry, HeaderFields, Owner, Range};
     use crate::error::{Error, Result};
-    use crate::generated::fb;
 
     /// Whether any two buffers overlap: each entry's first buffer and the
     /// `extra` ones. Two ranges overlap exactly when, sorted by start, some
@@ -479,7 +499,7 @@ mod overlap {
     pub(super) fn reference(
         ranges: Vec<Range>,
         owners: Vec<Owner>,
-        header: &fb::Header<'_>,
+        header: &HeaderFields<'_>,
     ) -> Result<()> {
         let mut all: Vec<(u64, u64, u32, &'static str)> = ranges
             .into_iter()
@@ -491,7 +511,7 @@ mod overlap {
             if w[1].0 < w[0].1 {
                 let name = |i: u32| {
                     header
-                        .tensors()
+                        .tensors
                         .map(|t| t.get(i as usize).name().to_owned())
                         .unwrap_or_default()
                 };
@@ -509,8 +529,8 @@ mod overlap {
 
 /// The name index is only a hint (a miss falls back to binary search), but
 /// its shape must be sound: a power-of-two length and entries that name tensors.
-fn check_name_index(header: &fb::Header<'_>, tensors: usize) -> Result<()> {
-    let Some(index) = header.name_index() else {
+fn check_name_index(header: &HeaderFields<'_>, tensors: usize) -> Result<()> {
+    let Some(index) = header.name_index else {
         return Ok(());
     };
     let bad = |value: String, reason: &str| Error::InvalidField {
@@ -519,7 +539,7 @@ fn check_name_index(header: &fb::Header<'_>, tensors: usize) -> Result<()> {
         value,
         reason: reason.into(),
     };
-    if index.is_empty() && tensors == 0 {
+    if index.len() == 0 && tensors == 0 {
         return Ok(());
     }
     if !index.len().is_power_of_two() || index.len() < tensors {
@@ -678,7 +698,7 @@ pub(super) fn plan_of(t: &fb::Tensor<'_>) -> Result<Plan> {
 /// Format 1.3: footer flag bit 1 is set exactly when the header holds a shard
 /// index, and an index file holds no tensors of its own (ADR-0010). What the
 /// index says is checked by `ShardedFile::open`, which is what reads it.
-fn check_shard_index_flag(header: &fb::Header<'_>, flags: u64) -> Result<()> {
+fn check_shard_index_flag(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
     let flagged = flags & format::FLAG_SHARD_INDEX != 0;
     let bad = |value: &str, reason: &str| {
         Err(Error::InvalidField {
@@ -688,7 +708,7 @@ fn check_shard_index_flag(header: &fb::Header<'_>, flags: u64) -> Result<()> {
             reason: reason.into(),
         })
     };
-    match (header.shard_index().is_some(), flagged) {
+    match (header.shard_index.is_some(), flagged) {
         (true, false) => bad(
             "present",
             "an index file sets footer flag bit 1, so that a 1.2 reader refuses it",
@@ -697,7 +717,7 @@ fn check_shard_index_flag(header: &fb::Header<'_>, flags: u64) -> Result<()> {
             "absent",
             "footer flag bit 1 marks an index file, which has one",
         ),
-        (true, true) if header.tensors().is_some_and(|t| !t.is_empty()) => bad(
+        (true, true) if header.tensors.is_some_and(|t| !t.is_empty()) => bad(
             "present",
             "an index file holds no tensors of its own; they live in its members",
         ),

@@ -85,7 +85,7 @@ fn a_new_field_changes_the_generated_verifier() {
         .find(|f| f.path.ends_with("runtime/src/gen/verifier.rs"))
         .expect("the verifier is generated");
     let text = String::from_utf8(verifier.contents.clone()).unwrap();
-    let tensor = &text[text.find("fn tensor<").unwrap()..];
+    let tensor = &text[text.find("fn verify_tensor<").unwrap()..];
     let tensor = &tensor[..tensor.find("\n}\n").unwrap()];
     let checksums = tensor.find("// checksums").unwrap();
     let notes = tensor.find("// notes").expect("the new field is verified");

@@ -89,7 +89,7 @@ fn open_and_lookup() {
             }
         });
         eprintln!(
-            "n={n}: verify {:.0} ns/tensor, look-up {:.0} ns/tensor",
+            "n={n}: open (verify, index of names) {:.0} ns/tensor, look-up {:.0} ns/tensor",
             ns(tv) / n as f64,
             ns(tl) / n as f64
         );

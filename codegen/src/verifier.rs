@@ -477,7 +477,7 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
         out,
         "\n/// The `{name}` table at `at`, `depth` tables deep.\n\
          #[inline]\n\
-         fn verify_{func}<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {{\n\
+         fn verify_{func}<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::{name}<'a>>> {{\n\
          \x20   let t = c.table(at, depth)?;"
     )?;
     for p in &plans {

@@ -104,7 +104,7 @@ impl<'a> CooFields<'a> {
 
 /// The `Coo` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_coo<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_coo<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Coo<'a>>> {
     let t = c.table(at, depth)?;
     // nnz
     let mut nnz = 0u64;
@@ -142,7 +142,7 @@ impl<'a> CscFields<'a> {
 
 /// The `Csc` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_csc<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_csc<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Csc<'a>>> {
     let t = c.table(at, depth)?;
     // nnz
     let mut nnz = 0u64;
@@ -177,7 +177,7 @@ impl<'a> CsrFields<'a> {
 
 /// The `Csr` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_csr<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_csr<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Csr<'a>>> {
     let t = c.table(at, depth)?;
     // nnz
     let mut nnz = 0u64;
@@ -208,7 +208,7 @@ impl<'a> DenseFields<'a> {
 
 /// The `Dense` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_dense<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_dense<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Dense<'a>>> {
     let t = c.table(at, depth)?;
     // strides
     let mut strides = None;
@@ -246,7 +246,7 @@ impl<'a> HeaderFields<'a> {
 
 /// The `Header` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Header<'a>>> {
     let t = c.table(at, depth)?;
     // tensors
     let mut tensors = None;
@@ -295,7 +295,7 @@ impl<'a> KeyValueFields<'a> {
 
 /// The `KeyValue` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_key_value<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_key_value<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::KeyValue<'a>>> {
     let t = c.table(at, depth)?;
     // key
     let key = match c.field(&t, 4) {
@@ -356,7 +356,7 @@ impl<'a> QuantizationFields<'a> {
 
 /// The `Quantization` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_quantization<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_quantization<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Quantization<'a>>> {
     let t = c.table(at, depth)?;
     // scheme
     let mut scheme = 0u8;
@@ -422,7 +422,7 @@ impl<'a> ShardIndexFields<'a> {
 
 /// The `ShardIndex` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_shard_index<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_shard_index<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardIndex<'a>>> {
     let t = c.table(at, depth)?;
     // members
     let members = match c.field(&t, 4) {
@@ -465,7 +465,7 @@ impl<'a> ShardMemberFields<'a> {
 
 /// The `ShardMember` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardMember<'a>>> {
     let t = c.table(at, depth)?;
     // path
     let path = match c.field(&t, 4) {
@@ -507,7 +507,7 @@ impl<'a> ShardPieceFields<'a> {
 
 /// The `ShardPiece` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_shard_piece<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_shard_piece<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardPiece<'a>>> {
     let t = c.table(at, depth)?;
     // member
     let mut member = 0u32;
@@ -554,7 +554,7 @@ impl<'a> ShardedTensorFields<'a> {
 
 /// The `ShardedTensor` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_sharded_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_sharded_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardedTensor<'a>>> {
     let t = c.table(at, depth)?;
     // name
     let name = match c.field(&t, 4) {
@@ -624,7 +624,7 @@ impl<'a> TensorFields<'a> {
 
 /// The `Tensor` table at `at`, `depth` tables deep.
 #[inline]
-fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified> {
+fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Tensor<'a>>> {
     let t = c.table(at, depth)?;
     // name
     let name = match c.field(&t, 4) {

@@ -262,6 +262,12 @@ pub(crate) enum Failure {
     Structure(Structural),
     /// Everything else: the footer, the identifier, the semantic rules.
     Rule(Error),
+    /// Two buffers overlap; the reference path names them.
+    Overlap,
+    /// What cannot happen after a walk that passed (the header's fields
+    /// missing, or unlike the ones read before the walk): the reference
+    /// path decides.
+    Unexpected(&'static str),
 }
 
 impl From<Error> for Failure {
@@ -438,7 +444,7 @@ impl<'a> Reader<'a> {
         match Reader::verify_generated(bytes, header_bytes, data_end, version, flags) {
             Ok(reader) => Ok(reader),
             Err(Failure::Rule(e)) => Err(e),
-            Err(Failure::Structure(_)) => {
+            Err(Failure::Structure(_) | Failure::Overlap | Failure::Unexpected(_)) => {
                 Reader::verify_reference(bytes, header_bytes, data_end, version, flags)
             }
         }
@@ -501,22 +507,19 @@ impl<'a> Reader<'a> {
         let mut cursor = structure::Cursor::new(header_bytes, &opts);
         let header = crate::generated::verifier::verify_root(&mut cursor, &mut fused)
             .map_err(Failure::Structure)?;
-        let reference = || {
-            Reader::verify_reference(bytes, header_bytes, data_end, version, flags)
-                .map_err(Failure::Rule)
-        };
         // The walk passed, so it saw the header table: its fields.
         let Some(&fields) = fused.header() else {
-            return reference();
+            return Err(Failure::Unexpected("the walk gave no header fields"));
         };
         if fields.alignment != alignment || fields.checksum_algorithm != checksum.0 {
-            // Cannot happen: the peek reads the bytes the walk read. Should
-            // it, the reference path decides.
-            return reference();
+            // The peek reads the bytes the walk read.
+            return Err(Failure::Unexpected(
+                "the header's scalars differ from the peek",
+            ));
         }
         let names = match fused.finish(&fields, flags) {
             // The fused pass only finds an overlap; the reference names it.
-            Err(Error::BuffersOverlap { .. }) => return reference(),
+            Err(Error::BuffersOverlap { .. }) => return Err(Failure::Overlap),
             other => other?,
         };
         Ok(Reader {

@@ -78,10 +78,12 @@ pub(crate) struct TableAt {
     vtable_len: usize,
 }
 
-/// Proof that the table at `pos` and everything under it passed every
-/// structural check: made only by [`Cursor::done`].
-pub(crate) struct Verified {
+/// Proof that the `T` (a table, or a vector of tables) at `pos` and
+/// everything under it passed every structural check: made only by
+/// [`Cursor::done`] and [`Cursor::done_vector`], and it opens only a `T`.
+pub(crate) struct Verified<T> {
     pos: usize,
+    _type: std::marker::PhantomData<fn() -> T>,
 }
 
 /// The verifier's position-independent state over one header buffer.
@@ -92,6 +94,8 @@ pub(crate) struct Cursor<'a> {
     tables: usize,
     max_tables: usize,
     max_depth: usize,
+    /// The generic verifier's option to accept strings without their NUL.
+    ignore_missing_null_terminator: bool,
 }
 
 impl<'a> Cursor<'a> {
@@ -104,6 +108,7 @@ impl<'a> Cursor<'a> {
             tables: 0,
             max_tables: opts.max_tables,
             max_depth: opts.max_depth,
+            ignore_missing_null_terminator: opts.ignore_missing_null_terminator,
         }
     }
 
@@ -288,7 +293,7 @@ impl<'a> Cursor<'a> {
         let Some(s) = utf8(&buf[start..start + len]) else {
             return self.fail(Structural::Utf8Error);
         };
-        if buf.get(start + len) != Some(&0) {
+        if !self.ignore_missing_null_terminator && buf.get(start + len) != Some(&0) {
             return self.fail(Structural::MissingNullTerminator);
         }
         Ok(s)
@@ -308,21 +313,27 @@ impl<'a> Cursor<'a> {
 
     /// Marks the table `t` as verified with everything under it.
     #[inline(always)]
-    pub(crate) fn done(&self, t: TableAt) -> Verified {
-        Verified { pos: t.pos }
+    pub(crate) fn done<T>(&self, t: TableAt) -> Verified<T> {
+        Verified {
+            pos: t.pos,
+            _type: std::marker::PhantomData,
+        }
     }
 
     /// Marks the vector at `pos` (its length field) as verified with every
     /// element: called by the generated code after the vector's range and
     /// each element passed.
     #[inline(always)]
-    pub(crate) fn done_vector(&self, pos: usize) -> Verified {
-        Verified { pos }
+    pub(crate) fn done_vector<T>(&self, pos: usize) -> Verified<T> {
+        Verified {
+            pos,
+            _type: std::marker::PhantomData,
+        }
     }
 
     /// The typed table (or vector of tables) a [`Verified`] token proves.
     #[inline(always)]
-    pub(crate) fn view<T: flatbuffers::Follow<'a>>(&self, proof: &Verified) -> T::Inner {
+    pub(crate) fn view<T: flatbuffers::Follow<'a>>(&self, proof: &Verified<T>) -> T::Inner {
         // SAFETY: verified by the generated verifier (`gen/verifier.rs`):
         // `proof` comes from `Cursor::done` (`done_vector`), which the
         // generated code calls for a table (vector) of type `T` only after

@@ -26,16 +26,25 @@ pub enum Verdict {
     Structure(Structural),
     /// Any other failure: the footer, the identifier or a semantic rule.
     Rule(Error),
+    /// The generated verifier found two buffers overlapping; it leaves the
+    /// naming of them to the reference ([`Error::BuffersOverlap`] there).
+    Overlap,
+    /// The generated verifier reached a state it should never reach (see
+    /// the message); `Reader::new` then lets the reference decide. Agrees
+    /// with nothing, so the differential tests report it.
+    Unexpected(&'static str),
 }
 
 impl Verdict {
-    /// Whether two verdicts agree: both valid, the same structural kind, or
-    /// rule failures with the same message.
+    /// Whether two verdicts agree: both valid, the same structural kind,
+    /// rule failures with the same message, or an overlap found by both.
     pub fn agrees_with(&self, other: &Verdict) -> bool {
         match (self, other) {
             (Verdict::Valid, Verdict::Valid) => true,
             (Verdict::Structure(a), Verdict::Structure(b)) => a == b,
             (Verdict::Rule(a), Verdict::Rule(b)) => a.to_string() == b.to_string(),
+            (Verdict::Overlap, Verdict::Rule(Error::BuffersOverlap { .. }))
+            | (Verdict::Rule(Error::BuffersOverlap { .. }), Verdict::Overlap) => true,
             _ => false,
         }
     }
@@ -52,6 +61,8 @@ pub fn generated(bytes: &[u8]) -> Verdict {
         Ok(_) => Verdict::Valid,
         Err(Failure::Structure(kind)) => Verdict::Structure(kind),
         Err(Failure::Rule(e)) => Verdict::Rule(e),
+        Err(Failure::Overlap) => Verdict::Overlap,
+        Err(Failure::Unexpected(why)) => Verdict::Unexpected(why),
     }
 }
 

@@ -19,7 +19,7 @@
 //!   encoding, none for a descriptor-only tensor), `quantization` `unit` or a
 //!   dictionary whose `scheme` names one of the schema's schemes.
 
-use crate::schema::ElementTypeFacts;
+use crate::schema::{ElementTypeFacts, snake};
 use anyhow::{Context, Result, anyhow, bail};
 use flatbuffers_reflection::reflection;
 use std::fmt::Write as _;
@@ -46,22 +46,6 @@ fn enum_names(bfbs: &[u8], full_name: &str) -> Result<Vec<String>> {
         .collect();
     values.sort();
     Ok(values.into_iter().map(|(_, n)| n).collect())
-}
-
-/// `PerAxis` -> `per_axis`, `Csr` -> `csr`.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn mlir_string(s: &str) -> String {

@@ -3,6 +3,23 @@
 use anyhow::{Context, Result, anyhow, bail};
 use flatbuffers_reflection::reflection;
 
+/// A schema identifier in snake case, as the generated code names things:
+/// `PerAxis` -> `per_axis`, `ShardMember` -> `shard_member`, `Csr` -> `csr`.
+pub fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The fully qualified name of the element-type enum in the schema.
 pub const ELEMENT_TYPE_ENUM: &str = "hurray.fb.ElementType";
 

@@ -14,25 +14,10 @@
 //! Change the schema and regenerate: the verifier changes with it, and
 //! `cargo xtask codegen --check` fails while it is stale.
 
+use crate::schema::snake;
 use anyhow::{Context, Result, anyhow, bail};
 use flatbuffers_reflection::reflection::{self, BaseType};
 use std::fmt::Write as _;
-
-/// `ShardMember` -> `shard_member`.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
 
 /// `hurray.fb.Tensor` -> `Tensor`.
 fn short(name: &str) -> &str {
@@ -387,6 +372,7 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
     let mut fields: Vec<reflection::Field<'_>> = t.fields().iter().collect();
     fields.sort_by_key(|f| f.id());
     let mut plans = Vec::new();
+    let mut union_fns = Vec::new();
     for f in &fields {
         if f.deprecated() {
             continue; // flatc's verifier skips deprecated fields
@@ -429,11 +415,16 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
                     from_table,
                     "            other => Some({union}Ref::Unknown(other.0)),\n        }}"
                 )?;
+                // Its own function: the reader's accessors need the union
+                // alone (`reader::semantics::layout_params`).
+                union_fns.push(format!(
+                    "\n    /// The `{fname}` union of a table the generic verifier passed.\n    pub(crate) fn {fname}_of(t: fb::{name}<'a>) -> Option<{union}Ref<'a>> {{\n        {from_table}\n    }}\n"
+                ));
                 plans.push(FieldPlan {
                     name: fname.to_owned(),
                     member: format!("Option<{union}Ref<'a>>"),
                     absent: "None".to_owned(),
-                    from_table,
+                    from_table: format!("Self::{fname}_of(t)"),
                     walk,
                     required: f.required(),
                     voffset: f.offset(),
@@ -471,7 +462,11 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
     if marker {
         out.push_str("            _table: ::core::marker::PhantomData,\n");
     }
-    out.push_str("        }\n    }\n}\n");
+    out.push_str("        }\n    }\n");
+    for f in &union_fns {
+        out.push_str(f);
+    }
+    out.push_str("}\n");
     // The walker.
     writeln!(
         out,

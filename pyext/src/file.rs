@@ -109,11 +109,7 @@ impl PyFile {
     /// File-wide metadata as a dict.
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.file.reader().metadata() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        metadata_dict(py, self.file.reader().metadata())
     }
 
     /// The (major, minor) format version.
@@ -182,6 +178,23 @@ impl PyFile {
 
 /// How `open` and `open_sharded` map files: private and copy-on-write, so
 /// that consumers may write to what they import, unless `read_only`.
+/// Metadata entries as a Python dict (a file's, a remote file's, a
+/// checkpoint's).
+pub(crate) fn metadata_dict<'py, K, V>(
+    py: Python<'py>,
+    entries: impl IntoIterator<Item = (K, V)>,
+) -> PyResult<Bound<'py, PyDict>>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let d = PyDict::new(py);
+    for (k, v) in entries {
+        d.set_item(k.as_ref(), v.as_ref())?;
+    }
+    Ok(d)
+}
+
 pub(crate) fn map_mode(read_only: bool) -> MapMode {
     if read_only {
         MapMode::ReadOnly

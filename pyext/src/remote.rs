@@ -88,11 +88,7 @@ impl PyRemoteFile {
     /// File-wide metadata as a dict.
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.file.metadata() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        crate::file::metadata_dict(py, self.file.metadata())
     }
 
     /// The (major, minor) format version.

@@ -86,11 +86,7 @@ impl PyShardedFile {
     /// The checkpoint's metadata (the index file's) as a dict.
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.file.metadata() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        crate::file::metadata_dict(py, self.file.metadata())
     }
 
     /// The member files as the index records them: `(path, size, crc32c)`,

@@ -40,6 +40,29 @@ pub(crate) fn prefix() -> [u8; PREFIX_LEN as usize] {
     p
 }
 
+/// A whole file around a finished FlatBuffer `header`: the prefix, then
+/// `data` as the data region, zero padding to a multiple of 8, the header,
+/// and the footer locating it with `flags`. For tests, fuzz targets and
+/// tools that build headers by hand; nothing is checked.
+pub fn frame(data: &[u8], header: &[u8], flags: u64) -> Vec<u8> {
+    let mut out = prefix().to_vec();
+    out.extend_from_slice(data);
+    while !out.len().is_multiple_of(8) {
+        out.push(0);
+    }
+    let header_offset = out.len() as u64;
+    out.extend_from_slice(header);
+    out.extend_from_slice(
+        &Footer {
+            header_offset,
+            header_length: header.len() as u64,
+            flags,
+        }
+        .encode(),
+    );
+    out
+}
+
 /// The decoded footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Footer {

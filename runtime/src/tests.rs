@@ -1,7 +1,7 @@
 //! Attack and corruption tests: every verification error, on files crafted
 //! at the FlatBuffers level so that each carries exactly one defect.
 
-use crate::format::{self, Footer, PREFIX_LEN};
+use crate::format::{self, Footer};
 use crate::generated::fb;
 use crate::{Error, File};
 
@@ -156,23 +156,7 @@ fn craft(
         },
     );
     fb::finish_header_buffer(&mut fbb, root);
-    let header = fbb.finished_data();
-    let mut out = format::prefix().to_vec();
-    out.resize((PREFIX_LEN + data_len) as usize, 0xAB);
-    while !out.len().is_multiple_of(8) {
-        out.push(0);
-    }
-    let header_offset = out.len() as u64;
-    out.extend_from_slice(header);
-    out.extend_from_slice(
-        &Footer {
-            header_offset,
-            header_length: header.len() as u64,
-            flags: 0,
-        }
-        .encode(),
-    );
-    out
+    format::frame(&vec![0xAB; data_len as usize], fbb.finished_data(), 0)
 }
 
 fn open(bytes: &[u8]) -> Result<File, Error> {

@@ -162,20 +162,7 @@ fn every_single_byte_mutation_of_every_valid_header_gets_the_same_verdict() {
 
 /// A file around `header` (a finished FlatBuffer), with no data.
 fn wrap(header: &[u8]) -> Vec<u8> {
-    let mut out = vec![0u8; 64];
-    out[..8].copy_from_slice(&format::MAGIC);
-    out[8..10].copy_from_slice(&format::VERSION_MAJOR.to_le_bytes());
-    out[10..12].copy_from_slice(&format::VERSION_MINOR.to_le_bytes());
-    out.extend_from_slice(header);
-    while !out.len().is_multiple_of(8) {
-        out.push(0);
-    }
-    let len = out.len() as u64 - 64;
-    out.extend_from_slice(&64u64.to_le_bytes());
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&0u64.to_le_bytes());
-    out.extend_from_slice(&format::FOOTER_MAGIC);
-    out
+    format::frame(&[], header, 0)
 }
 
 /// A header whose tensor list names one tensor `copies` times: the walk

@@ -604,20 +604,25 @@ impl<'a> TensorFields<'a> {
             name: t.name(),
             element_type: t.element_type().0,
             shape: LeVector::new(t.shape().bytes()),
-            layout: match t.layout_type() {
-            fb::Layout::NONE => None,
-            fb::Layout::Dense => t.layout_as_dense().map(LayoutRef::Dense),
-            fb::Layout::Coo => t.layout_as_coo().map(LayoutRef::Coo),
-            fb::Layout::Csr => t.layout_as_csr().map(LayoutRef::Csr),
-            fb::Layout::Csc => t.layout_as_csc().map(LayoutRef::Csc),
-            other => Some(LayoutRef::Unknown(other.0)),
-        },
+            layout: Self::layout_of(t),
             buffers: t.buffers().map(|v| LeVector::new(v.bytes())),
             descriptor_only: t.descriptor_only(),
             alignment: t.alignment(),
             quantization: t.quantization(),
             metadata: t.metadata(),
             checksums: t.checksums().map(|v| LeVector::new(v.bytes())),
+        }
+    }
+
+    /// The `layout` union of a table the generic verifier passed.
+    pub(crate) fn layout_of(t: fb::Tensor<'a>) -> Option<LayoutRef<'a>> {
+        match t.layout_type() {
+            fb::Layout::NONE => None,
+            fb::Layout::Dense => t.layout_as_dense().map(LayoutRef::Dense),
+            fb::Layout::Coo => t.layout_as_coo().map(LayoutRef::Coo),
+            fb::Layout::Csr => t.layout_as_csr().map(LayoutRef::Csr),
+            fb::Layout::Csc => t.layout_as_csc().map(LayoutRef::Csc),
+            other => Some(LayoutRef::Unknown(other.0)),
         }
     }
 }

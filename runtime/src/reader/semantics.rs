@@ -605,35 +605,9 @@ fn layout_params_of(layout: Option<LayoutRef<'_>>) -> LayoutParams<flatbuffers::
     }
 }
 
+/// The layout fields of a verified tensor, read through its accessors.
 pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers::Vector<'a, i64>> {
-    match t.layout_type() {
-        fb::Layout::NONE => LayoutParams::Dense { strides: None },
-        fb::Layout::Dense => LayoutParams::Dense {
-            strides: t.layout_as_dense().and_then(|d| d.strides()),
-        },
-        fb::Layout::Coo => {
-            t.layout_as_coo()
-                .map_or(LayoutParams::Unknown(2), |c| LayoutParams::Coo {
-                    nnz: c.nnz(),
-                    index_type: c.index_type().0,
-                })
-        }
-        fb::Layout::Csr => {
-            t.layout_as_csr()
-                .map_or(LayoutParams::Unknown(3), |c| LayoutParams::Csr {
-                    nnz: c.nnz(),
-                    index_type: c.index_type().0,
-                })
-        }
-        fb::Layout::Csc => {
-            t.layout_as_csc()
-                .map_or(LayoutParams::Unknown(4), |c| LayoutParams::Csc {
-                    nnz: c.nnz(),
-                    index_type: c.index_type().0,
-                })
-        }
-        other => LayoutParams::Unknown(other.0),
-    }
+    layout_params_of(TensorFields::layout_of(*t))
 }
 
 /// A tensor's checksums, if any, are one per buffer it has (format 1.2).

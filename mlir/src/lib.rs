@@ -47,5 +47,6 @@ pub use error::{Error, Result};
 pub use import::{ImportStyle, import_file, import_to_bytecode, import_to_text};
 pub use lower::{
     LowerOptions, Lowered, LoweredTensor, NAME_ATTR, lower_module, lower_module_to_path,
+    lower_module_to_writer,
 };
 pub use types::{hurray_type, mlir_type};

@@ -3,7 +3,6 @@
 
 use crate::error::err;
 use crate::import::import;
-use hurray::pack::Packer;
 use hurray::{ChecksumAlgorithm, Durability, ElementType, TensorDescriptor, Writer};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
@@ -166,7 +165,7 @@ pub(crate) fn codes_of(t: ElementType, bytes: &[u8], out: &mut Vec<u8>) {
 
 /// Adds one dense tensor, its length checked ([`with_source`]). `unpacked`:
 /// `data` holds one element per byte (bools, ml_dtypes' sub-byte types),
-/// which the runtime's packer packs a chunk at a time; otherwise `data` is
+/// which the runtime packs straight into the output; otherwise `data` is
 /// the stored bytes.
 fn add<W: Write>(
     w: &mut Writer<W>,
@@ -182,22 +181,18 @@ fn add<W: Write>(
     }
     let bits = t.bits();
     let mut tw = w.begin_tensor(&desc).map_err(err)?;
-    let mut packer = Packer::new(bits);
-    let (mut codes, mut packed) = (Vec::new(), Vec::new());
-    for chunk in data.chunks(1 << 20) {
-        codes.clear();
-        if t == ElementType::Bool {
-            // Any non-zero byte is True, as NumPy and torch read it.
+    if t == ElementType::Bool {
+        // Any non-zero byte is True, as NumPy and torch read it. Chunks of
+        // 1 MiB of codes end on byte boundaries, as `write_packed` needs.
+        let mut codes = Vec::new();
+        for chunk in data.chunks(1 << 20) {
+            codes.clear();
             codes.extend(chunk.iter().map(|b| u8::from(*b != 0)));
-        } else {
-            codes.extend_from_slice(chunk); // the packer keeps the low `bits` bits
+            tw.write_packed(&codes, bits).map_err(err)?;
         }
-        packed.clear();
-        packer.push(&codes, &mut packed);
-        tw.write_all(&packed).map_err(err)?;
+    } else {
+        // The runtime packs the low `bits` bits of each byte in place.
+        tw.write_packed(data, bits).map_err(err)?;
     }
-    packed.clear();
-    packer.finish(&mut packed);
-    tw.write_all(&packed).map_err(err)?;
     tw.finish().map_err(err)
 }

@@ -92,8 +92,21 @@ pub struct Lowered {
     pub file_len: u64,
 }
 
-/// Lowers `module` into a Hurray file written to `out`.
-pub fn lower_module<W: Write>(
+/// Lowers `module` into a Hurray file appended to `out`, written straight
+/// into its memory ([`Writer::in_memory`]).
+pub fn lower_module(
+    module: &Module<'_>,
+    out: &mut Vec<u8>,
+    options: LowerOptions,
+) -> Result<Lowered> {
+    let collected = collect(&module.as_operation(), options)?;
+    write_all(Writer::in_memory(out)?, collected)
+}
+
+/// Lowers `module` into a Hurray file streamed to `out` (a socket, a pipe):
+/// through the writer's staging buffer, which costs a copy that
+/// [`lower_module`] into a vector does not.
+pub fn lower_module_to_writer<W: Write>(
     module: &Module<'_>,
     out: W,
     options: LowerOptions,

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, RawDim};
 use crate::typed;
 use crate::types::Storage;
-use hurray::pack::{Packer, clear_padding};
+use hurray::pack::clear_padding;
 use hurray::{TensorWriter, Writer};
 use melior::ir::Attribute;
 use std::io::Write;
@@ -118,23 +118,8 @@ impl Buf<'_> {
                 }
                 Ok(())
             }
-            Buf::Unpacked { data, bits } => {
-                // The runtime's streaming packer: LSB-first, zero padding.
-                // Input chunks whose packed bytes fill CHUNK, so that each
-                // write is at least the writer's buffer and goes straight
-                // through instead of being copied into it first.
-                let mut packer = Packer::new(*bits);
-                let mut packed = Vec::with_capacity(CHUNK);
-                let codes_per_chunk = CHUNK * 8 / (*bits).clamp(1, 8) as usize;
-                for chunk in data.chunks(codes_per_chunk) {
-                    packed.clear();
-                    packer.push(chunk, &mut packed);
-                    tw.write_all(&packed)?;
-                }
-                packed.clear();
-                packer.finish(&mut packed);
-                tw.write_all(&packed)
-            }
+            // The runtime packs straight into the output (LSB-first, zero padding).
+            Buf::Unpacked { data, bits } => tw.write_packed(data, *bits),
             Buf::Splat {
                 element,
                 storage,

@@ -1,8 +1,10 @@
 #![allow(dead_code)]
 
-use hurray_mlir::{LowerOptions, Lowered, Mlir, lower_module};
+use hurray_mlir::{LowerOptions, Lowered, Mlir, lower_module, lower_module_to_writer};
 
-/// Parses `text`, lowers it, and opens the result.
+/// Parses `text`, lowers it, and opens the result. Every lowering is done
+/// twice: into a vector in place and through the writer's staging buffer,
+/// which must give the same bytes.
 pub(crate) fn lower_text(text: &str) -> (Lowered, hurray::File) {
     lower_text_with(text, LowerOptions::default())
 }
@@ -12,6 +14,9 @@ pub(crate) fn lower_text_with(text: &str, options: LowerOptions) -> (Lowered, hu
     let module = mlir.parse_text(text).unwrap_or_else(|e| panic!("{e}"));
     let mut out = Vec::new();
     let lowered = lower_module(&module, &mut out, options).unwrap_or_else(|e| panic!("{e}"));
+    let mut streamed = Vec::new();
+    lower_module_to_writer(&module, &mut streamed, options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(out == streamed, "in place and streamed lowerings differ");
     let file = hurray::File::from_bytes(&out).expect("the lowering writes a valid file");
     (lowered, file)
 }

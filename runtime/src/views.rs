@@ -11,9 +11,22 @@ use crate::{minifloat, pack};
 impl<'a> TensorRef<'a> {
     /// The dense values' bytes (row-major, or strided as the layout says).
     /// Empty for an empty tensor; [`Error::NoData`] for a descriptor-only one.
+    #[inline]
     pub fn data(&self) -> Result<&'a [u8]> {
-        // The common case first: a dense tensor's one buffer (a tensor
-        // that lists buffers has data: verified at open).
+        // The common case first, inlined: a dense tensor's one buffer (a
+        // tensor that lists buffers has data: verified at open).
+        if let Some(values) = self.dense_values_known() {
+            return Ok(values);
+        }
+        // By value: a reference would make the caller keep its tensor in
+        // memory even on the path above, and read it back in a form the
+        // processor cannot forward from the stores that wrote it.
+        Self::data_read(*self)
+    }
+
+    /// [`data`](Self::data) from the tensor's fields.
+    #[inline(never)]
+    fn data_read(self) -> Result<&'a [u8]> {
         if let Some(values) = self.dense_values_listed() {
             return Ok(values);
         }

@@ -660,7 +660,10 @@ impl<'a> Reader<'a> {
     /// The tensor named `name`: through the index of names built while
     /// verifying, or the file's own hash index (O(1) expected), else by
     /// binary search (O(log n)).
+    #[inline]
     pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
+        // Inlined into the caller, so that the tensor it returns is built in
+        // registers rather than returned through memory and read back.
         let tensors = self.tensors?;
         if let Some(table) = self.names.table() {
             match table.find(name, self.header_bytes) {
@@ -678,7 +681,20 @@ impl<'a> Reader<'a> {
                 names::Found::Absent => return None,
                 names::Found::Unknown => {}
             }
-        } else if let Some(index) = self.header.name_index() {
+        }
+        let t = self.get_without_table(name)?;
+        Some(TensorRef::new(self.bytes, t, self.alignment, self.checksum))
+    }
+
+    /// [`get`](Self::get) when the reader's index of names does not know:
+    /// the file's own hash index if the reader has no index of its own,
+    /// else binary search.
+    #[inline(never)]
+    fn get_without_table(&self, name: &str) -> Option<fb::Tensor<'a>> {
+        let tensors = self.tensors?;
+        if self.names.table().is_none()
+            && let Some(index) = self.header.name_index()
+        {
             // Verified at open: a power-of-two length and entries <= tensors.len().
             let mask = index.len().wrapping_sub(1);
             let mut slot = format::name_hash(name.as_bytes()) as usize & mask;
@@ -688,20 +704,14 @@ impl<'a> Reader<'a> {
                     e => {
                         let t = tensors.get(e as usize - 1);
                         if t.name() == name {
-                            return Some(TensorRef::new(
-                                self.bytes,
-                                t,
-                                self.alignment,
-                                self.checksum,
-                            ));
+                            return Some(t);
                         }
                     }
                 }
                 slot = (slot + 1) & mask;
             }
         }
-        let t = tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))?;
-        Some(TensorRef::new(self.bytes, t, self.alignment, self.checksum))
+        tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))
     }
 
     /// Whether any tensor's name starts with `prefix`: O(log n), as names

@@ -114,14 +114,9 @@ impl<'a> Cursor<'a> {
 
     /// A failure of kind `kind`, or the apparent-size limit if the sum had
     /// already passed it (the generic verifier would have stopped there).
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     fn fail<T>(&self, kind: Structural) -> Step<T> {
-        Err(if self.apparent > self.max_apparent {
-            Structural::ApparentSizeTooLarge
-        } else {
-            kind
-        })
+        Err(failure(self.apparent, self.max_apparent, kind))
     }
 
     /// The final apparent-size check, after the whole walk.
@@ -342,6 +337,19 @@ impl<'a> Cursor<'a> {
         // `T`'s accessors then read only what those checks covered, as
         // after `flatbuffers::root`.
         unsafe { <T as flatbuffers::Follow<'a>>::follow(self.buf, proof.pos) }
+    }
+}
+
+/// [`Cursor::fail`]'s verdict, out of line and given the sums by value: a
+/// cursor passed by reference to a call, even one never made, would have
+/// to live in memory, and every count the walk keeps would be a store.
+#[cold]
+#[inline(never)]
+fn failure(apparent: usize, max_apparent: usize, kind: Structural) -> Structural {
+    if apparent > max_apparent {
+        Structural::ApparentSizeTooLarge
+    } else {
+        kind
     }
 }
 

@@ -282,7 +282,7 @@ impl<'a> Checks<'a> {
     /// [`Checks::finish`] of the fused path, whose `entries` were taken out.
     fn finish_with(&self, header: &HeaderFields<'a>) -> Result<()> {
         check_name_index(header, self.index)?;
-        if overlap::any(&self.entries, &self.extra) {
+        if overlap::any(&self.entries, &self.extra, self.data_end) {
             return Err(Error::BuffersOverlap {
                 first: String::new(),
                 first_buffer: "",
@@ -425,7 +425,7 @@ mod overlap {
     /// its names) take one scan and no allocation; others are sorted by
     /// start first, by radix when there are many (non-empty buffers start
     /// at multiples of 64, so the keys are short).
-    pub(super) fn any(entries: &[Entry], extra: &[Range]) -> bool {
+    pub(super) fn any(entries: &[Entry], extra: &[Range], data_end: u64) -> bool {
         if extra.is_empty() {
             let mut end = 0;
             let in_order = entries.iter().all(|e| {
@@ -439,18 +439,58 @@ mod overlap {
                 return false;
             }
         }
-        let mut ranges: Vec<Range> = entries
-            .iter()
-            .map(|e| e.first)
-            .filter(|r| r.1 != 0)
-            .chain(extra.iter().copied())
-            .collect();
+        let firsts = entries.iter().map(|e| e.first).filter(|r| r.1 != 0);
+        let count = entries.len() + extra.len();
+        let all = firsts.clone().chain(extra.iter().copied());
+        if let Some(found) = by_granules(all, count, data_end) {
+            return found;
+        }
+        let mut ranges: Vec<Range> = firsts.chain(extra.iter().copied()).collect();
         if ranges.len() >= RADIX_FROM {
             ranges = radix_sort_by_start(ranges);
         } else {
             ranges.sort_unstable_by_key(|r| r.0);
         }
         ranges.windows(2).any(|w| w[1].0 < w[0].1)
+    }
+
+    /// Whether any two of `ranges` overlap, by marking the 64-byte granules
+    /// of the data region (ending at `data_end`) each one covers: exact
+    /// when every start is a multiple of 64 (two buffers that do not
+    /// overlap then never share a granule), linear, and no sort. `None`
+    /// when it does not apply: a start that is not such a multiple (never
+    /// in a verified file), or a data region of more than 64 granules per
+    /// range (of `count`, at most), where the map would cost more than
+    /// sorting.
+    fn by_granules(
+        ranges: impl Iterator<Item = Range>,
+        count: usize,
+        data_end: u64,
+    ) -> Option<bool> {
+        let words = usize::try_from(data_end.div_ceil(64 * 64)).ok()?;
+        if words > count {
+            return None;
+        }
+        let mut map = vec![0u64; words];
+        for (start, end) in ranges {
+            if start % 64 != 0 || end > data_end {
+                return None;
+            }
+            // Granules [first, last], as bit positions.
+            let (first, last) = ((start / 64) as usize, ((end - 1) / 64) as usize);
+            let (first_word, last_word) = (first / 64, last / 64);
+            for (word, bits) in map[first_word..=last_word].iter_mut().enumerate() {
+                let word = first_word + word;
+                let lo = if word == first_word { first % 64 } else { 0 };
+                let hi = if word == last_word { last % 64 } else { 63 };
+                let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+                if *bits & mask != 0 {
+                    return Some(true);
+                }
+                *bits |= mask;
+            }
+        }
+        Some(false)
     }
 
     /// From this many ranges on, a radix sort beats a comparison sort.
@@ -701,7 +741,61 @@ fn check_shard_index_flag(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::before;
+    use super::{Entry, Range, before, overlap};
+    use proptest::prelude::*;
+
+    fn entry(first: Range) -> Entry {
+        Entry {
+            hash: 0,
+            name_at: 0,
+            name_len: 0,
+            element_type: 0,
+            alignment: 0,
+            first,
+            first_is_values: true,
+        }
+    }
+
+    /// Whether two of the non-empty `ranges` overlap, pair by pair.
+    fn brute_force(ranges: &[Range]) -> bool {
+        let ranges: Vec<&Range> = ranges.iter().filter(|r| r.1 != 0).collect();
+        ranges
+            .iter()
+            .enumerate()
+            .any(|(i, a)| ranges[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1))
+    }
+
+    proptest! {
+        /// The fused path's overlap check (scan, granule map, sorts) is the
+        /// pairwise definition: buffers at multiples of 64 (as in a
+        /// verified file) or anywhere, few or many, in a small data region
+        /// (the granule map) or a large one (the sorts), some in `extra`.
+        #[test]
+        fn the_overlap_check_is_the_pairwise_definition(
+            spans in prop::collection::vec((0u64..400, 1u64..300, any::<bool>()), 0..600),
+            aligned in any::<bool>(),
+            spread in prop::sample::select(vec![1u64, 64, 1 << 20]),
+            extra_every in 1usize..10,
+        ) {
+            let ranges: Vec<Range> = spans
+                .iter()
+                .map(|&(slot, len, empty)| {
+                    let start = 64 + if aligned { slot * 64 * spread } else { slot * 37 * spread };
+                    if empty { (0, 0) } else { (start, start + len * spread.min(64)) }
+                })
+                .collect();
+            let data_end = ranges.iter().map(|r| r.1).max().unwrap_or(0) + 64;
+            let (mut entries, mut extra) = (Vec::new(), Vec::new());
+            for (i, r) in ranges.iter().enumerate() {
+                if i % extra_every == 1 && r.1 != 0 {
+                    extra.push(*r);
+                } else {
+                    entries.push(entry(*r));
+                }
+            }
+            prop_assert_eq!(overlap::any(&entries, &extra, data_end), brute_force(&ranges));
+        }
+    }
 
     #[test]
     fn before_is_the_byte_order_of_str() {

@@ -146,84 +146,40 @@ impl<'a> Checks<'a> {
             });
         }
         let data_end = self.data_end;
-        let fused = self.fused;
-        let ranges = &mut self.ranges;
-        let owners = &mut self.owners;
-        let extra = &mut self.extra;
+        let check = |role: BufferRole, expected_len: u64, b: Option<fb::Buffer>| {
+            let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
+            buffer_range(
+                name,
+                role,
+                expected_len,
+                offset,
+                length,
+                alignment,
+                data_end,
+            )
+        };
         let mut first: Range = (0, 0);
-        let mut check =
-            |role: BufferRole, expected_len: u64, b: Option<fb::Buffer>| -> Result<()> {
-                let role = role.name();
-                let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
-                if length != expected_len {
-                    return Err(Error::BufferLength {
-                        tensor: name.to_owned(),
-                        buffer: role,
-                        expected: expected_len,
-                        found: length,
-                    });
-                }
-                if length == 0 {
-                    // ADR-007: a zero-length buffer has no alignment and no position
-                    // that matters; it is never dereferenced.
-                    return Ok(());
-                }
-                let end = offset.checked_add(length);
-                if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
-                    return Err(Error::BufferOutOfBounds {
-                        tensor: name.to_owned(),
-                        buffer: role,
-                        offset,
-                        length,
-                        start: PREFIX_LEN,
-                        end: data_end,
-                    });
-                }
-                // A mask for a power of two (every valid alignment), no division;
-                // `is_multiple_of` otherwise: the fused pass may meet an
-                // invalid (0) file alignment here, refused later by the
-                // file-wide checks.
-                let misaligned = if alignment.is_power_of_two() {
-                    offset & (alignment - 1) != 0
-                } else {
-                    !offset.is_multiple_of(alignment)
-                };
-                if misaligned {
-                    return Err(Error::BufferMisaligned {
-                        tensor: name.to_owned(),
-                        buffer: role,
-                        offset,
-                        alignment,
-                    });
-                }
-                let range = (offset, offset + length);
-                if !fused {
-                    ranges.push(range);
-                    owners.push((index as u32, role));
-                } else if first.1 == 0 {
-                    first = range;
-                } else {
-                    extra.push(range);
-                }
-                Ok(())
-            };
         if let Some(buffers) = buffers {
             for (i, b) in buffers.iter().enumerate() {
-                check(plan.roles[i], plan.lengths[i], Some(b))?;
+                let range = check(plan.roles[i], plan.lengths[i], Some(b))?;
+                first = self.record(first, range, index, plan.roles[i]);
             }
         }
         if let Some(q) = quant {
-            check(BufferRole::Scales, plan.scales, q.scales().copied())?;
-            check(
+            let scales = check(BufferRole::Scales, plan.scales, q.scales().copied())?;
+            first = self.record(first, scales, index, BufferRole::Scales);
+            let zero_points = check(
                 BufferRole::ZeroPoints,
                 plan.zero_points,
                 q.zero_points().copied(),
             )?;
-            check(
+            first = self.record(first, zero_points, index, BufferRole::ZeroPoints);
+            let offsets = check(
                 BufferRole::Offsets,
                 plan.offsets.unwrap_or(0),
                 q.offsets().copied(),
             )?;
+            first = self.record(first, offsets, index, BufferRole::Offsets);
             let params = quant_params(q);
             if params.is_extended() && self.flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
                 // A 1.1 reader would ignore the field and misread every value.
@@ -270,6 +226,25 @@ impl<'a> Checks<'a> {
         Ok(())
     }
 
+    /// Records the non-empty `range` of buffer `role` of tensor `index`:
+    /// every one on the reference path; on the fused path the tensor's
+    /// first (`first`, which is returned, in registers) or else in `extra`.
+    #[inline(always)]
+    fn record(&mut self, first: Range, range: Range, index: usize, role: BufferRole) -> Range {
+        if range.1 == 0 {
+            return first;
+        }
+        if !self.fused {
+            self.ranges.push(range);
+            self.owners.push((index as u32, role.name()));
+        } else if first.1 == 0 {
+            return range;
+        } else {
+            self.extra.push(range);
+        }
+        first
+    }
+
     /// What needs every tensor: the name index, then that no two buffers
     /// overlap. Without owners (the fused path) an overlap is only found,
     /// as [`Error::BuffersOverlap`] naming no one: the caller runs the
@@ -292,6 +267,63 @@ impl<'a> Checks<'a> {
         }
         Ok(())
     }
+}
+
+/// The checks of one buffer of tensor `name`: its length, bounds and
+/// alignment. Gives its non-empty range, or (0, 0). Inlined: returned
+/// through memory, the range was written by two stores and read back by one
+/// load, which stalls (store forwarding) on every tensor.
+#[inline(always)]
+fn buffer_range(
+    name: &str,
+    role: BufferRole,
+    expected_len: u64,
+    offset: u64,
+    length: u64,
+    alignment: u64,
+    data_end: u64,
+) -> Result<Range> {
+    if length != expected_len {
+        return Err(Error::BufferLength {
+            tensor: name.to_owned(),
+            buffer: role.name(),
+            expected: expected_len,
+            found: length,
+        });
+    }
+    if length == 0 {
+        // ADR-007: a zero-length buffer has no alignment and no position
+        // that matters; it is never dereferenced.
+        return Ok((0, 0));
+    }
+    let end = offset.checked_add(length);
+    if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
+        return Err(Error::BufferOutOfBounds {
+            tensor: name.to_owned(),
+            buffer: role.name(),
+            offset,
+            length,
+            start: PREFIX_LEN,
+            end: data_end,
+        });
+    }
+    // A mask for a power of two (every valid alignment), no division;
+    // `is_multiple_of` otherwise: the fused pass may meet an invalid (0)
+    // file alignment here, refused later by the file-wide checks.
+    let misaligned = if alignment.is_power_of_two() {
+        offset & (alignment - 1) != 0
+    } else {
+        !offset.is_multiple_of(alignment)
+    };
+    if misaligned {
+        return Err(Error::BufferMisaligned {
+            tensor: name.to_owned(),
+            buffer: role.name(),
+            offset,
+            alignment,
+        });
+    }
+    Ok((offset, offset + length))
 }
 
 /// Whether `a` sorts before `b`, byte-wise (as `str`'s order): eight

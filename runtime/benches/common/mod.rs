@@ -3,13 +3,24 @@
 use std::time::{Duration, Instant};
 
 /// Median wall time of `f` over `runs` runs (after one warm-up run).
-pub(crate) fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+pub(crate) fn median(runs: usize, f: impl FnMut()) -> Duration {
+    median_batched(runs, 1, f)
+}
+
+/// Median wall time of one call of `f`, each of the `runs` samples timing
+/// `batch` calls in a row: for calls of a microsecond or less, whose
+/// reading of the clock (tens of nanoseconds here) would otherwise be part
+/// of what is measured.
+pub(crate) fn median_batched(runs: usize, batch: usize, mut f: impl FnMut()) -> Duration {
     f();
+    let batch = batch.max(1);
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
             let t = Instant::now();
-            f();
-            t.elapsed()
+            for _ in 0..batch {
+                f();
+            }
+            t.elapsed() / batch as u32
         })
         .collect();
     times.sort();

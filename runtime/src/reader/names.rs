@@ -112,6 +112,33 @@ pub(crate) fn hash(name: &[u8]) -> u64 {
     fold(first ^ K[4], last ^ K[5])
 }
 
+/// Whether `a` and `b` are the same bytes: eight at a time, the last word
+/// overlapping the one before, inline (a name is a few words: the library
+/// call cost more than the comparison).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a == b;
+    }
+    let word = |s: &[u8], at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[at..at + 8]);
+        u64::from_ne_bytes(w)
+    };
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
+}
+
 /// The folded multiply: the two halves of the 128-bit product, XORed.
 #[inline(always)]
 fn fold(a: u64, b: u64) -> u64 {
@@ -163,7 +190,9 @@ impl NameTable {
     #[inline]
     pub(crate) fn find(&self, name: &str, header: &[u8]) -> Found {
         let is = |e: &Entry| {
-            header.get(e.name_at..e.name_at + e.name_len as usize) == Some(name.as_bytes())
+            header
+                .get(e.name_at..e.name_at + e.name_len as usize)
+                .is_some_and(|stored| same(stored, name.as_bytes()))
         };
         let h = hash(name.as_bytes());
         if self.slots.is_empty() {
@@ -268,6 +297,27 @@ mod tests {
         }
         for n in 0..40 {
             assert_ne!(hash(&vec![0u8; n]), hash(&vec![0u8; n + 1]));
+        }
+    }
+
+    #[test]
+    fn same_is_byte_equality() {
+        let words: Vec<Vec<u8>> = (0..40)
+            .flat_map(|n| {
+                let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+                let mut changed = Vec::new();
+                for i in 0..n {
+                    let mut c = base.clone();
+                    c[i] ^= 1;
+                    changed.push(c);
+                }
+                std::iter::once(base).chain(changed)
+            })
+            .collect();
+        for a in &words {
+            for b in &words {
+                assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
+            }
         }
     }
 

@@ -64,6 +64,7 @@ pub fn packed_len(count: u64, bits: u32) -> Option<u64> {
 impl ElementType {
     /// Bytes of `count` elements of this type as stored (sub-byte types
     /// packed, see [`packed_len`]); `None` when that exceeds u64.
+    #[inline]
     pub fn byte_len(self, count: u64) -> Option<u64> {
         packed_len(count, self.bits())
     }

@@ -207,7 +207,9 @@ impl<'a> Checks<'a> {
             &plan,
             self.checksums_in_file,
         )?;
-        check_metadata(name, t.metadata)?;
+        if t.metadata.is_some() {
+            check_metadata(name, t.metadata)?;
+        }
         if self.fused {
             self.entries.push(Entry {
                 hash: super::names::hash(name.as_bytes()),

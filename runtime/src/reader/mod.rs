@@ -282,9 +282,8 @@ impl From<Error> for Failure {
 #[derive(Clone)]
 pub struct Reader<'a> {
     bytes: &'a [u8],
+    /// The header, over the header's bytes (names are read from them).
     header: fb::Header<'a>,
-    /// The header's bytes (names are read from them).
-    header_bytes: &'a [u8],
     version: (u16, u16),
     names: Names<'a>,
     /// What every look-up needs from the header, read once.
@@ -525,7 +524,6 @@ impl<'a> Reader<'a> {
         Ok(Reader {
             bytes,
             header,
-            header_bytes,
             version,
             names: Names::Owned(names),
             tensors: fields.tensors,
@@ -547,7 +545,7 @@ impl<'a> Reader<'a> {
         Reader::check_identifier(header_bytes)?;
         let opts = Reader::verifier_options(header_bytes);
         let header = fb::root_as_header_with_opts(&opts, header_bytes)?;
-        let reader = Reader::from_parts(bytes, header, header_bytes, version, Names::None);
+        let reader = Reader::from_parts(bytes, header, version, Names::None);
         reader.check_semantics(data_end, flags)?;
         Ok(reader)
     }
@@ -565,26 +563,32 @@ impl<'a> Reader<'a> {
         // SAFETY: the caller guarantees these header bytes passed the
         // FlatBuffers verifier (and the semantic checks) in `Reader::verify`.
         let header = unsafe { flatbuffers::root_unchecked::<fb::Header<'a>>(header_bytes) };
-        Reader::from_parts(bytes, header, header_bytes, version, Names::None)
+        Reader::from_parts(bytes, header, version, Names::None)
     }
 
     fn from_parts(
         bytes: &'a [u8],
         header: fb::Header<'a>,
-        header_bytes: &'a [u8],
         version: (u16, u16),
         names: Names<'a>,
     ) -> Self {
         Reader {
             bytes,
             header,
-            header_bytes,
             version,
             names,
             tensors: header.tensors(),
             alignment: header.alignment(),
             checksum: header.checksum_algorithm(),
         }
+    }
+
+    /// The header's bytes: the buffer its table is read from (a reader
+    /// keeps no second copy of the slice, which would take it past the
+    /// size the compiler copies without a call).
+    #[inline]
+    fn header_bytes(&self) -> &'a [u8] {
+        self.header._tab.buf()
     }
 
     /// The index of names this reader built while verifying, for its
@@ -666,7 +670,7 @@ impl<'a> Reader<'a> {
         // registers rather than returned through memory and read back.
         let tensors = self.tensors?;
         if let Some(table) = self.names.table() {
-            match table.find(name, self.header_bytes) {
+            match table.find(name, self.header_bytes()) {
                 names::Found::At(i, e) => {
                     return Some(TensorRef::with_facts(
                         self.bytes,

@@ -3,10 +3,12 @@
 //! A file's `name_index` (format 1.1) hashes names with FNV-1a, one byte
 //! per step: about 40 ns for a 24-byte name on the reference machine, most
 //! of a look-up. Verification reads every name anyway (each is checked to
-//! follow the previous one), so it also hashes each with [`hash`], eight
-//! bytes per step, into a table of its own; look-ups then cost a quarter of
-//! that. The file's index stays verified and is what a reader without this
-//! table (the reference path) uses.
+//! follow the previous one), so it also keys each into a table of its own:
+//! a file of up to [`SCAN_UP_TO`] tensors by [`tag`] (last eight bytes and
+//! length, one load), scanned; a larger one by [`hash`] (sixteen bytes per
+//! folded multiply), in slots. Look-ups then cost a fraction of that. The
+//! file's index stays verified and is what a reader without this table
+//! (the reference path) uses.
 //!
 //! The hash is not keyed, so names can be crafted to collide. Cost stays
 //! bounded: an entry that finds no free slot within [`MAX_PROBES`] is left
@@ -37,8 +39,11 @@ const SCAN_UP_TO: usize = 16;
 /// What the table keeps of each tensor, so that a look-up reads no vtable.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
-    /// The name's [`hash`].
-    pub(crate) hash: u64,
+    /// The name's [`tag`] in a table that is scanned, its [`hash`] in one
+    /// with slots. The walk records whichever the header's size suggests
+    /// ([`hashes_for`]); [`NameTable::build`] recomputes the other if the
+    /// count of tensors says otherwise.
+    pub(crate) key: u64,
     /// Where the name's bytes are in the header, and how many.
     pub(crate) name_at: usize,
     pub(crate) name_len: u32,
@@ -112,6 +117,33 @@ pub(crate) fn hash(name: &[u8]) -> u64 {
     fold(first ^ K[4], last ^ K[5])
 }
 
+/// Whether the walk over a header of `header_len` bytes should record
+/// hashes (else tags): a header this small holds few tensors, usually no
+/// more than a table scans, and a large one many.
+pub(crate) fn hashes_for(header_len: usize) -> bool {
+    header_len > 4096
+}
+
+/// A name's tag: its last eight bytes and its length, which tell most
+/// names of a file apart (they differ at the end) at the cost of one load;
+/// a small table compares tags before names instead of hashing.
+#[inline]
+pub(crate) fn tag(name: &[u8]) -> u64 {
+    let n = name.len();
+    let last = if n >= 8 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&name[n - 8..]);
+        u64::from_le_bytes(w)
+    } else {
+        let mut w = 0u64;
+        for (i, &b) in name.iter().enumerate() {
+            w |= u64::from(b) << (8 * i);
+        }
+        w
+    };
+    last ^ (n as u64).rotate_right(8)
+}
+
 /// Whether `a` and `b` are the same bytes: eight at a time, the last word
 /// overlapping the one before, inline (a name is a few words: the library
 /// call cost more than the comparison).
@@ -148,9 +180,32 @@ fn fold(a: u64, b: u64) -> u64 {
 
 impl NameTable {
     /// The table of the tensors whose entries are `entries`, in tensor
-    /// order. A few tensors get no slots: a look-up scans them.
-    pub(crate) fn build(entries: Vec<Entry>) -> NameTable {
+    /// order, their names in `header`. A few tensors get no slots: a
+    /// look-up scans them, comparing tags; more are hashed into slots.
+    /// `hashed`: whether the entries' keys are hashes (else tags).
+    pub(crate) fn build(entries: Vec<Entry>, header: &[u8], hashed: bool) -> NameTable {
+        NameTable::build_with(entries, header, hashed, hash)
+    }
+
+    /// [`NameTable::build`] with the hash `hash` (tests force collisions).
+    fn build_with(
+        mut entries: Vec<Entry>,
+        header: &[u8],
+        hashed: bool,
+        hash: fn(&[u8]) -> u64,
+    ) -> NameTable {
+        // The walk verified every name inside the header.
+        let name = |e: &Entry| {
+            header
+                .get(e.name_at..e.name_at + e.name_len as usize)
+                .unwrap_or_default()
+        };
         if entries.len() <= SCAN_UP_TO {
+            if hashed {
+                for e in &mut entries {
+                    e.key = tag(name(e));
+                }
+            }
             return NameTable {
                 slots: Box::default(),
                 entries,
@@ -164,7 +219,12 @@ impl NameTable {
         let mask = len - 1;
         let mut slots = vec![(0u32, 0u32); len].into_boxed_slice();
         let mut complete = true;
-        for (position, h) in entries.iter().map(|e| e.hash).enumerate() {
+        if !hashed {
+            for e in &mut entries {
+                e.key = hash(name(e));
+            }
+        }
+        for (position, h) in entries.iter().map(|e| e.key).enumerate() {
             let mut slot = (h >> shift) as usize;
             let mut placed = false;
             for _ in 0..MAX_PROBES.min(len) {
@@ -194,13 +254,14 @@ impl NameTable {
                 .get(e.name_at..e.name_at + e.name_len as usize)
                 .is_some_and(|stored| same(stored, name.as_bytes()))
         };
-        let h = hash(name.as_bytes());
         if self.slots.is_empty() {
-            return match self.entries.iter().position(|e| e.hash == h && is(e)) {
+            let t = tag(name.as_bytes());
+            return match self.entries.iter().position(|e| e.key == t && is(e)) {
                 Some(i) => Found::At(i, self.entries[i]),
                 None => Found::Absent,
             };
         }
+        let h = hash(name.as_bytes());
         let mask = self.slots.len() - 1;
         let mut slot = (h >> self.shift) as usize;
         for _ in 0..MAX_PROBES.min(self.slots.len()) {
@@ -235,7 +296,7 @@ mod tests {
         let mut entries = Vec::new();
         for n in names {
             entries.push(Entry {
-                hash: hash(n.as_bytes()),
+                key: tag(n.as_bytes()),
                 first: (0, 0),
                 first_is_values: false,
                 name_at: header.len(),
@@ -252,12 +313,22 @@ mod tests {
         (0..n).map(|i| format!("model.layers.{i}.weight")).collect()
     }
 
+    /// Whatever keys the walk recorded (tags or hashes), for tables that
+    /// are scanned and tables with slots.
     #[test]
     fn every_name_is_found_and_no_other() {
-        for n in [0, 1, 2, 7, 100, 1000] {
+        for (n, hashed) in [0, 1, 2, 7, 16, 17, 100, 1000]
+            .into_iter()
+            .flat_map(|n| [(n, false), (n, true)])
+        {
             let names = names(n);
-            let (header, entries) = layout(&names);
-            let table = NameTable::build(entries);
+            let (header, mut entries) = layout(&names);
+            if hashed {
+                for (e, name) in entries.iter_mut().zip(&names) {
+                    e.key = hash(name.as_bytes());
+                }
+            }
+            let table = NameTable::build(entries, &header, hashed);
             for (i, s) in names.iter().enumerate() {
                 assert!(matches!(table.find(s, &header), Found::At(p, _) if p == i));
             }
@@ -272,11 +343,8 @@ mod tests {
         // Every name with the same hash: the first MAX_PROBES fit, the
         // rest are left out and the table no longer answers "absent".
         let names: Vec<String> = (0..200).map(|i| format!("n{i}")).collect();
-        let (header, mut entries) = layout(&names);
-        for e in &mut entries {
-            e.hash = 7;
-        }
-        let table = NameTable::build(entries);
+        let (header, entries) = layout(&names);
+        let table = NameTable::build_with(entries, &header, false, |_| 7);
         assert!(!table.complete);
         let placed = table.slots.iter().filter(|s| s.1 != 0).count();
         assert_eq!(placed, MAX_PROBES);
@@ -336,12 +404,13 @@ mod tests {
         for family in &families {
             let names: Vec<String> = (0..20_000).map(family).collect();
             let (header, entries) = layout(&names);
-            let hashes: std::collections::HashSet<u64> = entries.iter().map(|e| e.hash).collect();
+            let hashes: std::collections::HashSet<u64> =
+                names.iter().map(|n| hash(n.as_bytes())).collect();
             assert_eq!(hashes.len(), names.len(), "{}: full collisions", names[1]);
             let tags: std::collections::HashSet<u32> =
-                entries.iter().map(|e| e.hash as u32).collect();
+                names.iter().map(|n| hash(n.as_bytes()) as u32).collect();
             assert!(tags.len() > names.len() - 4, "{}: tags collide", names[1]);
-            let table = NameTable::build(entries);
+            let table = NameTable::build(entries, &header, false);
             assert!(table.complete, "{}: a name found no slot", names[1]);
             assert!(matches!(
                 table.find(&names[777], &header),

@@ -46,6 +46,8 @@ pub(super) struct Checks<'a> {
     extra: Vec<Range>,
     /// The address of the header the names are in (the fused path).
     header_at: usize,
+    /// Whether entries record their name's hash (else its tag).
+    hashed: bool,
 }
 
 impl<'a> Checks<'a> {
@@ -72,6 +74,7 @@ impl<'a> Checks<'a> {
             entries: Vec::with_capacity(if fused { tensors } else { 0 }),
             extra: Vec::new(),
             header_at: 0,
+            hashed: true,
         }
     }
 
@@ -212,7 +215,11 @@ impl<'a> Checks<'a> {
         }
         if self.fused {
             self.entries.push(Entry {
-                hash: super::names::hash(name.as_bytes()),
+                key: if self.hashed {
+                    super::names::hash(name.as_bytes())
+                } else {
+                    super::names::tag(name.as_bytes())
+                },
                 // An address inside the header, which starts at `header_at`.
                 name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
                 name_len: name.len() as u32,
@@ -397,6 +404,8 @@ impl Reader<'_> {
 /// anywhere still wins, as in the reference path (structure first).
 pub(super) struct Fused<'a> {
     checks: Checks<'a>,
+    /// The header's bytes, where the names are.
+    header_bytes: &'a [u8],
     /// Boxed: the walk carries this state, and failures are rare.
     failure: Option<Box<Error>>,
     /// The header's fields, once the walk verified them.
@@ -407,7 +416,9 @@ impl<'a> Fused<'a> {
     /// The fused pass over the header `header`.
     pub(super) fn new(mut checks: Checks<'a>, header: &'a [u8]) -> Self {
         checks.header_at = header.as_ptr() as usize;
+        checks.hashed = super::names::hashes_for(header.len());
         Fused {
+            header_bytes: header,
             checks,
             failure: None,
             header: None,
@@ -428,7 +439,12 @@ impl<'a> Fused<'a> {
             return Err(*e);
         }
         self.checks.finish_with(header)?;
-        Ok(NameTable::build(std::mem::take(&mut self.checks.entries)))
+        let entries = std::mem::take(&mut self.checks.entries);
+        Ok(NameTable::build(
+            entries,
+            self.header_bytes,
+            self.checks.hashed,
+        ))
     }
 }
 
@@ -785,7 +801,7 @@ mod tests {
 
     fn entry(first: Range) -> Entry {
         Entry {
-            hash: 0,
+            key: 0,
             name_at: 0,
             name_len: 0,
             element_type: 0,

@@ -357,15 +357,25 @@ fn failure(apparent: usize, max_apparent: usize, kind: Structural) -> Structural
 /// bytes at a time here, the standard check for anything else.
 #[inline(always)]
 fn utf8(bytes: &[u8]) -> Option<&str> {
-    let mut high = 0u64;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
+    let word = |at: usize| {
         let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        high |= u64::from_le_bytes(a);
-    }
-    for &b in words.remainder() {
-        high |= u64::from(b);
+        a.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(a)
+    };
+    let n = bytes.len();
+    let mut high = 0u64;
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            high |= word(at);
+            at += 8;
+        }
+        // The last eight bytes, overlapping the word before if need be.
+        high |= word(n - 8);
+    } else {
+        for &b in bytes {
+            high |= u64::from(b);
+        }
     }
     if high & 0x8080_8080_8080_8080 == 0 {
         // SAFETY: no byte has its high bit set: every byte is ASCII, and
@@ -513,6 +523,17 @@ mod tests {
             for n in [1, 7, 8, 9, 17] {
                 let v = vec![b; n];
                 assert_eq!(utf8(&v), std::str::from_utf8(&v).ok());
+            }
+        }
+        // A byte with its high bit at every position of every length up to
+        // five words: the words, and the overlapping last one, see it.
+        for n in 1..40 {
+            for at in 0..n {
+                for high in [0x80u8, 0xC3, 0xFF] {
+                    let mut v = vec![b'a'; n];
+                    v[at] = high;
+                    assert_eq!(utf8(&v), std::str::from_utf8(&v).ok(), "{v:?}");
+                }
             }
         }
     }

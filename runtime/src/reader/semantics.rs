@@ -345,19 +345,27 @@ fn before(a: &[u8], b: &[u8]) -> bool {
         w.copy_from_slice(&s[i..i + 8]);
         u64::from_be_bytes(w)
     };
-    let mut i = 0;
-    while i + 8 <= n {
-        let (x, y) = (word(a, i), word(b, i));
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            let (x, y) = (word(a, i), word(b, i));
+            if x != y {
+                return x < y;
+            }
+            i += 8;
+        }
+        // The last eight bytes of the common length, overlapping the word
+        // before (whose bytes are equal): its first difference decides.
+        let (x, y) = (word(a, n - 8), word(b, n - 8));
         if x != y {
             return x < y;
         }
-        i += 8;
-    }
-    while i < n {
-        if a[i] != b[i] {
-            return a[i] < b[i];
+    } else {
+        for i in 0..n {
+            if a[i] != b[i] {
+                return a[i] < b[i];
+            }
         }
-        i += 1;
     }
     a.len() < b.len()
 }
@@ -875,6 +883,24 @@ mod tests {
         for a in words {
             for b in words {
                 assert_eq!(before(a.as_bytes(), b.as_bytes()), a < b, "{a:?} {b:?}");
+            }
+        }
+        // Every length to 20, one byte lower or higher at every position,
+        // against each other: the words and the overlapping last one.
+        let mut many: Vec<Vec<u8>> = Vec::new();
+        for n in 0..20 {
+            many.push(vec![b'm'; n]);
+            for at in 0..n {
+                for c in [b'a', b'z'] {
+                    let mut v = vec![b'm'; n];
+                    v[at] = c;
+                    many.push(v);
+                }
+            }
+        }
+        for a in &many {
+            for b in &many {
+                assert_eq!(before(a, b), a < b, "{a:?} {b:?}");
             }
         }
     }

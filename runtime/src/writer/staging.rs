@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn a_full_staging_buffer_is_flushed_before_appending() {
         let mut s = Staging::stream(Vec::new());
-        s.write_all(&[1; STAGING_CAPACITY - 1]).unwrap();
+        s.write_all(&vec![1; STAGING_CAPACITY - 1]).unwrap();
         assert!(s.inner.is_empty());
         s.appender(2).unwrap().extend_from_slice(&[2, 2]);
         assert_eq!(s.inner.len(), STAGING_CAPACITY - 1);

@@ -646,7 +646,7 @@ fn check_name_index(header: &HeaderFields<'_>, tensors: usize) -> Result<()> {
             "the length must be a power of two of at least the tensor count",
         ));
     }
-    // The largest entry first (a pass the compiler vectorises); which
+    // The largest entry first (one pass, no branch per slot); which
     // slot is bad only when one is.
     if index.iter().fold(0, u32::max) as usize <= tensors {
         return Ok(());

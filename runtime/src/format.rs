@@ -82,12 +82,14 @@ impl Footer {
     }
 }
 
+#[inline]
 pub(crate) fn read_u64(bytes: &[u8], at: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(b)
 }
 
+#[inline]
 pub(crate) fn read_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])
 }

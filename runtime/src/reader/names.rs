@@ -15,7 +15,7 @@
 //! out, and a look-up that does not find its name within as many probes
 //! falls back to binary search over the sorted names.
 
-use crate::format::MAX_PROBES;
+use crate::format::{MAX_PROBES, read_u64};
 
 /// A table of tensor positions by name hash: open addressing, linear
 /// probing, at least twice as many slots as names.
@@ -83,11 +83,7 @@ pub(crate) fn hash(name: &[u8]) -> u64 {
         0x4528_21E6_38D0_1377,
         0xBE54_66CF_34E9_0C6D,
     ];
-    let word = |at: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&name[at..at + 8]);
-        u64::from_le_bytes(w)
-    };
+    let word = |at: usize| read_u64(name, at);
     let n = name.len();
     let len = n as u64;
     let (first, last) = if n > 16 {
@@ -106,11 +102,7 @@ pub(crate) fn hash(name: &[u8]) -> u64 {
         let (a, b) = if n >= 8 {
             (word(0), word(n - 8))
         } else {
-            let mut w = 0u64;
-            for (i, &b) in name.iter().enumerate() {
-                w |= u64::from(b) << (8 * i);
-            }
-            (w, 0)
+            (short_word(name), 0)
         };
         (K[0], fold(a ^ K[2], b ^ K[3] ^ len))
     };
@@ -131,17 +123,19 @@ pub(crate) fn hashes_for(header_len: usize) -> bool {
 pub(crate) fn tag(name: &[u8]) -> u64 {
     let n = name.len();
     let last = if n >= 8 {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&name[n - 8..]);
-        u64::from_le_bytes(w)
+        read_u64(name, n - 8)
     } else {
-        let mut w = 0u64;
-        for (i, &b) in name.iter().enumerate() {
-            w |= u64::from(b) << (8 * i);
-        }
-        w
+        short_word(name)
     };
     last ^ (n as u64).rotate_right(8)
+}
+
+/// The bytes of a name shorter than eight bytes, as one little-endian word.
+#[inline]
+fn short_word(name: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..name.len()].copy_from_slice(name);
+    u64::from_le_bytes(w)
 }
 
 /// Whether `a` and `b` are the same bytes: eight at a time, the last word
@@ -156,19 +150,14 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     if n < 8 {
         return a == b;
     }
-    let word = |s: &[u8], at: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&s[at..at + 8]);
-        u64::from_ne_bytes(w)
-    };
     let mut at = 0;
     while at + 8 < n {
-        if word(a, at) != word(b, at) {
+        if read_u64(a, at) != read_u64(b, at) {
             return false;
         }
         at += 8;
     }
-    word(a, n - 8) == word(b, n - 8)
+    read_u64(a, n - 8) == read_u64(b, n - 8)
 }
 
 /// The folded multiply: the two halves of the 128-bit product, XORed.

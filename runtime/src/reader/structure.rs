@@ -29,6 +29,7 @@
 //! table, is [`Cursor::view`]; its proof is a [`Verified`] token that only
 //! [`Cursor::done`] makes.
 
+use crate::format::{self, read_u64};
 use flatbuffers::{InvalidFlatbuffer, VerifierOptions};
 
 /// How a header failed the structural checks: the variant of
@@ -181,9 +182,7 @@ impl<'a> Cursor<'a> {
     /// The `u16` at `pos`; every caller checked `pos..pos + 2` first.
     #[inline(always)]
     fn read_u16(&self, pos: usize) -> usize {
-        let mut b = [0u8; 2];
-        b.copy_from_slice(&self.buf[pos..pos + 2]);
-        usize::from(u16::from_le_bytes(b))
+        usize::from(format::read_u16(self.buf, pos))
     }
 
     /// Follows the unsigned offset at `pos` (a field or vector element).
@@ -357,21 +356,16 @@ fn failure(apparent: usize, max_apparent: usize, kind: Structural) -> Structural
 /// bytes at a time here, the standard check for anything else.
 #[inline(always)]
 fn utf8(bytes: &[u8]) -> Option<&str> {
-    let word = |at: usize| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(&bytes[at..at + 8]);
-        u64::from_le_bytes(a)
-    };
     let n = bytes.len();
     let mut high = 0u64;
     if n >= 8 {
         let mut at = 0;
         while at + 8 < n {
-            high |= word(at);
+            high |= read_u64(bytes, at);
             at += 8;
         }
         // The last eight bytes, overlapping the word before if need be.
-        high |= word(n - 8);
+        high |= read_u64(bytes, n - 8);
     } else {
         for &b in bytes {
             high |= u64::from(b);

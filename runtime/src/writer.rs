@@ -632,12 +632,7 @@ impl<W: Write> TensorWriter<'_, W> {
             } else {
                 self.writer.raw_write(&bytes[..n])?;
             }
-            self.remaining = Some(r - n as u64);
-            if r == n as u64
-                && let Some(running) = self.running.take()
-            {
-                self.checksums.push(running.finish());
-            }
+            self.advance(n as u64);
             bytes = &bytes[n..];
         }
         Ok(())
@@ -693,14 +688,21 @@ impl<W: Write> TensorWriter<'_, W> {
             }
             let n = (out.len() - start) as u64;
             self.writer.pos += n;
-            self.remaining = Some(self.remaining.unwrap_or(0) - n);
+            self.advance(n);
         }
-        if self.remaining == Some(0)
+        Ok(())
+    }
+
+    /// Counts `n` bytes written into the current buffer (which had room for
+    /// them); its checksum is complete when the buffer is.
+    fn advance(&mut self, n: u64) {
+        let left = self.remaining.unwrap_or(0) - n;
+        self.remaining = Some(left);
+        if left == 0
             && let Some(running) = self.running.take()
         {
             self.checksums.push(running.finish());
         }
-        Ok(())
     }
 
     /// Completes the tensor; fails if a buffer is short.

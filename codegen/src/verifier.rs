@@ -113,7 +113,10 @@ pub fn render(bfbs: &[u8]) -> Result<String> {
         out,
         "/// Verifies the header in `c`'s buffer: the root offset, then the `{root}`\n\
          /// table and everything under it, calling `visit`'s hook on each table.\n\
-         #[inline]\n\
+         /// Every walker is inlined into the caller, which owns the cursor: a\n\
+         /// cursor that no call sees lives in registers, where one passed to\n\
+         /// a walker would be stored to memory at every count.\n\
+         #[inline(always)]\n\
          pub(crate) fn verify_root<'a, V: Visit<'a>>(c: &mut Cursor<'a>, visit: &mut V) -> Step<fb::{root}<'a>> {{\n\
          \x20   let at = c.offset(0)?;\n\
          \x20   let proof = verify_{func}(c, at, 1, visit)?;\n\
@@ -228,9 +231,7 @@ fn plan_field(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result<
         if is_enum {
             plan.from_table = format!("t.{fname}().0");
         }
-        plan.walk = format!(
-            "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = c.scalar::<{r}>(at);"
-        );
+        plan.walk = format!("value = c.scalar::<{r}>(at, ::core::mem::align_of::<{r}>())?;");
         return Ok(plan);
     }
     match bt {
@@ -249,8 +250,10 @@ fn plan_field(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result<
                     format!("t.{fname}().copied()")
                 };
                 plan.walk = format!(
-                    "c.value(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = {};",
-                    some(&format!("c.scalar::<{r}>(at)"))
+                    "value = {};",
+                    some(&format!(
+                        "c.scalar::<{r}>(at, ::core::mem::align_of::<{r}>())?"
+                    ))
                 );
             } else {
                 plan.member = wrap(r.clone());
@@ -265,8 +268,8 @@ fn plan_field(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result<
             let et = ty.element();
             let elements = |r: &str| -> String {
                 format!(
-                    "let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = {};",
-                    some(&format!("c.elements::<{r}>(start, len)"))
+                    "let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<{r}>(), ::core::mem::align_of::<{r}>())?; value = {};",
+                    some(&format!("c.elements::<{r}>(&v)"))
                 )
             };
             let from_vector = |r: &str| -> String {
@@ -279,11 +282,11 @@ fn plan_field(s: &Schema<'_>, table: &str, f: &reflection::Field<'_>) -> Result<
             };
             let offsets = |r: &str, element: &str| -> String {
                 format!(
-                    "let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<{r}>>())?;\n        \
-                     for i in 0..len {{ let at = c.element_offset(start + 4 * i); {element} }}\n        \
+                    "let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<{r}>>())?;\n        \
+                     for i in 0..v.len {{ let at = c.element_offset(&v, i); {element} }}\n        \
                      value = {};",
                     some(&format!(
-                        "c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<{r}>>>(&c.done_vector(at))"
+                        "c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<{r}>>>(&c.done_vector(&v))"
                     ))
                 )
             };
@@ -392,7 +395,7 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
                 let union = short(en.name());
                 let members = union_members(s, name, &en)?;
                 let mut walk = String::from(
-                    "c.value(key, 1, 1)?;\n            value = match c.byte(key) {\n                0 => None,\n",
+                    "value = match c.scalar::<u8>(key, 1)? {\n                0 => None,\n",
                 );
                 let mut from_table =
                     format!("match t.{fname}_type() {{\n            fb::{union}::NONE => None,\n");
@@ -471,7 +474,7 @@ fn render_table(s: &Schema<'_>, t: reflection::Object<'_>, out: &mut String) -> 
     writeln!(
         out,
         "\n/// The `{name}` table at `at`, `depth` tables deep.\n\
-         #[inline]\n\
+         #[inline(always)]\n\
          fn verify_{func}<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::{name}<'a>>> {{\n\
          \x20   let t = c.table(at, depth)?;"
     )?;

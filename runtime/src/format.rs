@@ -91,7 +91,10 @@ pub(crate) fn read_u64(bytes: &[u8], at: usize) -> u64 {
 
 #[inline]
 pub(crate) fn read_u16(bytes: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([bytes[at], bytes[at + 1]])
+    // One bounds check and one load (indexing each byte made two).
+    let mut b = [0u8; 2];
+    b.copy_from_slice(&bytes[at..at + 2]);
+    u16::from_le_bytes(b)
 }
 
 /// Rounds `pos` up to a multiple of `align` (a power of two), or `None` on overflow.

@@ -50,7 +50,10 @@ pub(crate) trait Visit<'a> {
 
 /// Verifies the header in `c`'s buffer: the root offset, then the `Header`
 /// table and everything under it, calling `visit`'s hook on each table.
-#[inline]
+/// Every walker is inlined into the caller, which owns the cursor: a
+/// cursor that no call sees lives in registers, where one passed to
+/// a walker would be stored to memory at every count.
+#[inline(always)]
 pub(crate) fn verify_root<'a, V: Visit<'a>>(c: &mut Cursor<'a>, visit: &mut V) -> Step<fb::Header<'a>> {
     let at = c.offset(0)?;
     let proof = verify_header(c, at, 1, visit)?;
@@ -103,18 +106,18 @@ impl<'a> CooFields<'a> {
 }
 
 /// The `Coo` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_coo<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Coo<'a>>> {
     let t = c.table(at, depth)?;
     // nnz
     let mut nnz = 0u64;
-    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); nnz = value; }
+    if let Some(at) = c.field(&t, 4) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; nnz = value; }
     // index_type
     let mut index_type = 12u8;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); index_type = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; index_type = value; }
     // canonical
     let mut canonical = false;
-    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<bool>(), ::core::mem::align_of::<bool>())?; value = c.scalar::<bool>(at); canonical = value; }
+    if let Some(at) = c.field(&t, 8) { let value; value = c.scalar::<bool>(at, ::core::mem::align_of::<bool>())?; canonical = value; }
     let proof = c.done(t);
     visit.coo(&CooFields { nnz, index_type, canonical, _table: ::core::marker::PhantomData });
     Ok(proof)
@@ -141,15 +144,15 @@ impl<'a> CscFields<'a> {
 }
 
 /// The `Csc` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_csc<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Csc<'a>>> {
     let t = c.table(at, depth)?;
     // nnz
     let mut nnz = 0u64;
-    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); nnz = value; }
+    if let Some(at) = c.field(&t, 4) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; nnz = value; }
     // index_type
     let mut index_type = 12u8;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); index_type = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; index_type = value; }
     let proof = c.done(t);
     visit.csc(&CscFields { nnz, index_type, _table: ::core::marker::PhantomData });
     Ok(proof)
@@ -176,15 +179,15 @@ impl<'a> CsrFields<'a> {
 }
 
 /// The `Csr` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_csr<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Csr<'a>>> {
     let t = c.table(at, depth)?;
     // nnz
     let mut nnz = 0u64;
-    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); nnz = value; }
+    if let Some(at) = c.field(&t, 4) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; nnz = value; }
     // index_type
     let mut index_type = 12u8;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); index_type = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; index_type = value; }
     let proof = c.done(t);
     visit.csr(&CsrFields { nnz, index_type, _table: ::core::marker::PhantomData });
     Ok(proof)
@@ -207,12 +210,12 @@ impl<'a> DenseFields<'a> {
 }
 
 /// The `Dense` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_dense<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Dense<'a>>> {
     let t = c.table(at, depth)?;
     // strides
     let mut strides = None;
-    if let Some(at) = c.field(&t, 4) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = Some(c.elements::<i64>(start, len)); strides = value; }
+    if let Some(at) = c.field(&t, 4) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = Some(c.elements::<i64>(&v)); strides = value; }
     let proof = c.done(t);
     visit.dense(&DenseFields { strides });
     Ok(proof)
@@ -245,28 +248,28 @@ impl<'a> HeaderFields<'a> {
 }
 
 /// The `Header` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Header<'a>>> {
     let t = c.table(at, depth)?;
     // tensors
     let mut tensors = None;
-    if let Some(at) = c.field(&t, 4) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_tensor(c, at, depth + 1, visit)?; }
-        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>(&c.done_vector(at))); tensors = value; }
+    if let Some(at) = c.field(&t, 4) { let value; let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>())?;
+        for i in 0..v.len { let at = c.element_offset(&v, i); verify_tensor(c, at, depth + 1, visit)?; }
+        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>(&c.done_vector(&v))); tensors = value; }
     // metadata
     let mut metadata = None;
-    if let Some(at) = c.field(&t, 6) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_key_value(c, at, depth + 1, visit)?; }
-        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>(&c.done_vector(at))); metadata = value; }
+    if let Some(at) = c.field(&t, 6) { let value; let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
+        for i in 0..v.len { let at = c.element_offset(&v, i); verify_key_value(c, at, depth + 1, visit)?; }
+        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>(&c.done_vector(&v))); metadata = value; }
     // alignment
     let mut alignment = 64u64;
-    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); alignment = value; }
+    if let Some(at) = c.field(&t, 8) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; alignment = value; }
     // name_index
     let mut name_index = None;
-    if let Some(at) = c.field(&t, 10) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = Some(c.elements::<u32>(start, len)); name_index = value; }
+    if let Some(at) = c.field(&t, 10) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = Some(c.elements::<u32>(&v)); name_index = value; }
     // checksum_algorithm
     let mut checksum_algorithm = 0u8;
-    if let Some(at) = c.field(&t, 12) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); checksum_algorithm = value; }
+    if let Some(at) = c.field(&t, 12) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; checksum_algorithm = value; }
     // shard_index
     let mut shard_index = None;
     if let Some(at) = c.field(&t, 14) { let value; let at = c.offset(at)?; let proof = verify_shard_index(c, at, depth + 1, visit)?; value = Some(c.view::<fb::ShardIndex<'a>>(&proof)); shard_index = value; }
@@ -294,7 +297,7 @@ impl<'a> KeyValueFields<'a> {
 }
 
 /// The `KeyValue` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_key_value<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::KeyValue<'a>>> {
     let t = c.table(at, depth)?;
     // key
@@ -355,48 +358,48 @@ impl<'a> QuantizationFields<'a> {
 }
 
 /// The `Quantization` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_quantization<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Quantization<'a>>> {
     let t = c.table(at, depth)?;
     // scheme
     let mut scheme = 0u8;
-    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); scheme = value; }
+    if let Some(at) = c.field(&t, 4) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; scheme = value; }
     // expressed_type
     let mut expressed_type = 0u8;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); expressed_type = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; expressed_type = value; }
     // scale_type
     let mut scale_type = 16u8;
-    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); scale_type = value; }
+    if let Some(at) = c.field(&t, 8) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; scale_type = value; }
     // zero_point_type
     let mut zero_point_type = 0u8;
-    if let Some(at) = c.field(&t, 10) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); zero_point_type = value; }
+    if let Some(at) = c.field(&t, 10) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; zero_point_type = value; }
     // axis
     let mut axis = 0u32;
-    if let Some(at) = c.field(&t, 12) { let value; c.value(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = c.scalar::<u32>(at); axis = value; }
+    if let Some(at) = c.field(&t, 12) { let value; value = c.scalar::<u32>(at, ::core::mem::align_of::<u32>())?; axis = value; }
     // block_size
     let mut block_size = 0u64;
-    if let Some(at) = c.field(&t, 14) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); block_size = value; }
+    if let Some(at) = c.field(&t, 14) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; block_size = value; }
     // scales
     let mut scales = None;
-    if let Some(at) = c.field(&t, 16) { let value; c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.scalar::<fb::Buffer>(at)); scales = value; }
+    if let Some(at) = c.field(&t, 16) { let value; value = Some(c.scalar::<fb::Buffer>(at, ::core::mem::align_of::<fb::Buffer>())?); scales = value; }
     // zero_points
     let mut zero_points = None;
-    if let Some(at) = c.field(&t, 18) { let value; c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.scalar::<fb::Buffer>(at)); zero_points = value; }
+    if let Some(at) = c.field(&t, 18) { let value; value = Some(c.scalar::<fb::Buffer>(at, ::core::mem::align_of::<fb::Buffer>())?); zero_points = value; }
     // storage_min
     let mut storage_min = 0i64;
-    if let Some(at) = c.field(&t, 20) { let value; c.value(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = c.scalar::<i64>(at); storage_min = value; }
+    if let Some(at) = c.field(&t, 20) { let value; value = c.scalar::<i64>(at, ::core::mem::align_of::<i64>())?; storage_min = value; }
     // storage_max
     let mut storage_max = 0i64;
-    if let Some(at) = c.field(&t, 22) { let value; c.value(at, ::core::mem::size_of::<i64>(), ::core::mem::align_of::<i64>())?; value = c.scalar::<i64>(at); storage_max = value; }
+    if let Some(at) = c.field(&t, 22) { let value; value = c.scalar::<i64>(at, ::core::mem::align_of::<i64>())?; storage_max = value; }
     // tensor_scale
     let mut tensor_scale = 1.0f64;
-    if let Some(at) = c.field(&t, 24) { let value; c.value(at, ::core::mem::size_of::<f64>(), ::core::mem::align_of::<f64>())?; value = c.scalar::<f64>(at); tensor_scale = value; }
+    if let Some(at) = c.field(&t, 24) { let value; value = c.scalar::<f64>(at, ::core::mem::align_of::<f64>())?; tensor_scale = value; }
     // offset_type
     let mut offset_type = 0u8;
-    if let Some(at) = c.field(&t, 26) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); offset_type = value; }
+    if let Some(at) = c.field(&t, 26) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; offset_type = value; }
     // offsets
     let mut offsets = None;
-    if let Some(at) = c.field(&t, 28) { let value; c.value(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.scalar::<fb::Buffer>(at)); offsets = value; }
+    if let Some(at) = c.field(&t, 28) { let value; value = Some(c.scalar::<fb::Buffer>(at, ::core::mem::align_of::<fb::Buffer>())?); offsets = value; }
     let proof = c.done(t);
     visit.quantization(&QuantizationFields { scheme, expressed_type, scale_type, zero_point_type, axis, block_size, scales, zero_points, storage_min, storage_max, tensor_scale, offset_type, offsets, _table: ::core::marker::PhantomData });
     Ok(proof)
@@ -421,21 +424,21 @@ impl<'a> ShardIndexFields<'a> {
 }
 
 /// The `ShardIndex` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_shard_index<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardIndex<'a>>> {
     let t = c.table(at, depth)?;
     // members
     let members = match c.field(&t, 4) {
-        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_shard_member(c, at, depth + 1, visit)?; }
-        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>>(&c.done_vector(at)); value }
+        Some(at) => { let value; let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>())?;
+        for i in 0..v.len { let at = c.element_offset(&v, i); verify_shard_member(c, at, depth + 1, visit)?; }
+        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardMember<'a>>>>(&c.done_vector(&v)); value }
         None => return c.missing(),
     };
     // tensors
     let tensors = match c.field(&t, 6) {
-        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_sharded_tensor(c, at, depth + 1, visit)?; }
-        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>>(&c.done_vector(at)); value }
+        Some(at) => { let value; let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>())?;
+        for i in 0..v.len { let at = c.element_offset(&v, i); verify_sharded_tensor(c, at, depth + 1, visit)?; }
+        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardedTensor<'a>>>>(&c.done_vector(&v)); value }
         None => return c.missing(),
     };
     let proof = c.done(t);
@@ -464,7 +467,7 @@ impl<'a> ShardMemberFields<'a> {
 }
 
 /// The `ShardMember` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardMember<'a>>> {
     let t = c.table(at, depth)?;
     // path
@@ -474,10 +477,10 @@ fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: u
     };
     // size
     let mut size = 0u64;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); size = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; size = value; }
     // crc32c
     let mut crc32c = 0u64;
-    if let Some(at) = c.field(&t, 8) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); crc32c = value; }
+    if let Some(at) = c.field(&t, 8) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; crc32c = value; }
     let proof = c.done(t);
     visit.shard_member(&ShardMemberFields { path, size, crc32c });
     Ok(proof)
@@ -506,12 +509,12 @@ impl<'a> ShardPieceFields<'a> {
 }
 
 /// The `ShardPiece` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_shard_piece<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardPiece<'a>>> {
     let t = c.table(at, depth)?;
     // member
     let mut member = 0u32;
-    if let Some(at) = c.field(&t, 4) { let value; c.value(at, ::core::mem::size_of::<u32>(), ::core::mem::align_of::<u32>())?; value = c.scalar::<u32>(at); member = value; }
+    if let Some(at) = c.field(&t, 4) { let value; value = c.scalar::<u32>(at, ::core::mem::align_of::<u32>())?; member = value; }
     // tensor
     let tensor = match c.field(&t, 6) {
         Some(at) => { let value; let at = c.offset(at)?; value = c.string(at)?; value }
@@ -519,10 +522,10 @@ fn verify_shard_piece<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: us
     };
     // offset
     let mut offset = None;
-    if let Some(at) = c.field(&t, 8) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(start, len)); offset = value; }
+    if let Some(at) = c.field(&t, 8) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(&v)); offset = value; }
     // shape
     let shape = match c.field(&t, 10) {
-        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(start, len); value }
+        Some(at) => { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(&v); value }
         None => return c.missing(),
     };
     let proof = c.done(t);
@@ -553,7 +556,7 @@ impl<'a> ShardedTensorFields<'a> {
 }
 
 /// The `ShardedTensor` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_sharded_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::ShardedTensor<'a>>> {
     let t = c.table(at, depth)?;
     // name
@@ -563,17 +566,17 @@ fn verify_sharded_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth:
     };
     // element_type
     let mut element_type = 0u8;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); element_type = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; element_type = value; }
     // shape
     let shape = match c.field(&t, 8) {
-        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(start, len); value }
+        Some(at) => { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(&v); value }
         None => return c.missing(),
     };
     // pieces
     let pieces = match c.field(&t, 10) {
-        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_shard_piece(c, at, depth + 1, visit)?; }
-        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>>(&c.done_vector(at)); value }
+        Some(at) => { let value; let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>())?;
+        for i in 0..v.len { let at = c.element_offset(&v, i); verify_shard_piece(c, at, depth + 1, visit)?; }
+        value = c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::ShardPiece<'a>>>>(&c.done_vector(&v)); value }
         None => return c.missing(),
     };
     let proof = c.done(t);
@@ -628,7 +631,7 @@ impl<'a> TensorFields<'a> {
 }
 
 /// The `Tensor` table at `at`, `depth` tables deep.
-#[inline]
+#[inline(always)]
 fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, visit: &mut V) -> Step<Verified<fb::Tensor<'a>>> {
     let t = c.table(at, depth)?;
     // name
@@ -638,10 +641,10 @@ fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, 
     };
     // element_type
     let mut element_type = 0u8;
-    if let Some(at) = c.field(&t, 6) { let value; c.value(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = c.scalar::<u8>(at); element_type = value; }
+    if let Some(at) = c.field(&t, 6) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; element_type = value; }
     // shape
     let shape = match c.field(&t, 8) {
-        Some(at) => { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(start, len); value }
+        Some(at) => { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.elements::<u64>(&v); value }
         None => return c.missing(),
     };
     // layout
@@ -652,8 +655,7 @@ fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, 
         (None, None) => None,
         (Some(key), Some(at)) => {
             let value;
-            c.value(key, 1, 1)?;
-            value = match c.byte(key) {
+            value = match c.scalar::<u8>(key, 1)? {
                 0 => None,
                 1 => { let at = c.offset(at)?; let proof = verify_dense(c, at, depth + 1, visit)?; Some(LayoutRef::Dense(c.view::<fb::Dense<'a>>(&proof))) }
                 2 => { let at = c.offset(at)?; let proof = verify_coo(c, at, depth + 1, visit)?; Some(LayoutRef::Coo(c.view::<fb::Coo<'a>>(&proof))) }
@@ -669,24 +671,24 @@ fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, 
     };
     // buffers
     let mut buffers = None;
-    if let Some(at) = c.field(&t, 14) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.elements::<fb::Buffer>(start, len)); buffers = value; }
+    if let Some(at) = c.field(&t, 14) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<fb::Buffer>(), ::core::mem::align_of::<fb::Buffer>())?; value = Some(c.elements::<fb::Buffer>(&v)); buffers = value; }
     // descriptor_only
     let mut descriptor_only = false;
-    if let Some(at) = c.field(&t, 16) { let value; c.value(at, ::core::mem::size_of::<bool>(), ::core::mem::align_of::<bool>())?; value = c.scalar::<bool>(at); descriptor_only = value; }
+    if let Some(at) = c.field(&t, 16) { let value; value = c.scalar::<bool>(at, ::core::mem::align_of::<bool>())?; descriptor_only = value; }
     // alignment
     let mut alignment = 0u64;
-    if let Some(at) = c.field(&t, 18) { let value; c.value(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = c.scalar::<u64>(at); alignment = value; }
+    if let Some(at) = c.field(&t, 18) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; alignment = value; }
     // quantization
     let mut quantization = None;
     if let Some(at) = c.field(&t, 20) { let value; let at = c.offset(at)?; let proof = verify_quantization(c, at, depth + 1, visit)?; value = Some(c.view::<fb::Quantization<'a>>(&proof)); quantization = value; }
     // metadata
     let mut metadata = None;
-    if let Some(at) = c.field(&t, 22) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
-        for i in 0..len { let at = c.element_offset(start + 4 * i); verify_key_value(c, at, depth + 1, visit)?; }
-        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>(&c.done_vector(at))); metadata = value; }
+    if let Some(at) = c.field(&t, 22) { let value; let at = c.offset(at)?; let v = c.vector(at, 4, ::core::mem::align_of::<::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>())?;
+        for i in 0..v.len { let at = c.element_offset(&v, i); verify_key_value(c, at, depth + 1, visit)?; }
+        value = Some(c.view::<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>(&c.done_vector(&v))); metadata = value; }
     // checksums
     let mut checksums = None;
-    if let Some(at) = c.field(&t, 24) { let value; let at = c.offset(at)?; let (start, len) = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(start, len)); checksums = value; }
+    if let Some(at) = c.field(&t, 24) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(&v)); checksums = value; }
     let proof = c.done(t);
     visit.tensor(&TensorFields { name, element_type, shape, layout, buffers, descriptor_only, alignment, quantization, metadata, checksums });
     Ok(proof)

@@ -29,7 +29,7 @@
 //! table, is [`Cursor::view`]; its proof is a [`Verified`] token that only
 //! [`Cursor::done`] makes.
 
-use crate::format::{self, read_u64};
+use crate::format::read_u64;
 use flatbuffers::{InvalidFlatbuffer, VerifierOptions};
 
 /// How a header failed the structural checks: the variant of
@@ -73,10 +73,23 @@ pub(crate) type Step<T> = Result<T, Structural>;
 
 /// A table whose vtable passed its checks.
 #[derive(Clone, Copy)]
-pub(crate) struct TableAt {
+pub(crate) struct TableAt<'a> {
     pos: usize,
-    vtable: usize,
-    vtable_len: usize,
+    /// The vtable's bytes, its two sizes included: a field's slot is
+    /// inside them or the field is absent.
+    vtable: &'a [u8],
+}
+
+/// A vector whose length and elements passed their checks.
+#[derive(Clone, Copy)]
+pub(crate) struct VectorAt<'a> {
+    /// Its length field.
+    pos: usize,
+    /// Its first element, and how many there are.
+    start: usize,
+    pub(crate) len: usize,
+    /// The elements' bytes.
+    bytes: &'a [u8],
 }
 
 /// Proof that the `T` (a table, or a vector of tables) at `pos` and
@@ -136,19 +149,31 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// `size` bytes at `pos` lie in the buffer; they count in the apparent size.
+    /// The `size` bytes at `pos`, if they lie in the buffer; they count in
+    /// the apparent size. Every read of the walk goes through here or
+    /// [`Cursor::array`]: the check that proves a read in bounds is the one
+    /// that gives its bytes, so no read checks again.
     #[inline(always)]
-    fn range(&mut self, pos: usize, size: usize) -> Step<()> {
+    fn bytes(&mut self, pos: usize, size: usize) -> Step<&'a [u8]> {
         // `pos + size > len` without overflow.
-        let len = self.buf.len();
-        if pos > len || size > len - pos {
+        let Some(bytes) = self.buf.get(pos..).and_then(|rest| rest.get(..size)) else {
             return self.fail(Structural::RangeOutOfBounds);
-        }
+        };
         // No overflow: the sum is checked against its limit (at most twice
         // the buffer, or 64 KiB) at every table and string, and between
         // two checks grows by at most a table's fields of at most `len`.
         self.apparent += size;
-        Ok(())
+        Ok(bytes)
+    }
+
+    /// [`Cursor::bytes`] of a size known at compile time.
+    #[inline(always)]
+    fn array<const N: usize>(&mut self, pos: usize) -> Step<&'a [u8; N]> {
+        let Some(bytes) = self.buf.get(pos..).and_then(|rest| rest.first_chunk::<N>()) else {
+            return self.fail(Structural::RangeOutOfBounds);
+        };
+        self.apparent += N;
+        Ok(bytes)
     }
 
     /// The apparent-size limit, checked where the walk is about to do work
@@ -164,49 +189,47 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// A value of `size` bytes and alignment `align` at `pos`.
+    /// The value of type `T` at `pos`: aligned to `align` (the generic
+    /// verifier's `align_of` of the field's Rust type) and in the buffer.
     #[inline(always)]
-    pub(crate) fn value(&mut self, pos: usize, size: usize, align: usize) -> Step<()> {
+    pub(crate) fn scalar<T: FromLe>(&mut self, pos: usize, align: usize) -> Step<T> {
         self.aligned(pos, align)?;
-        self.range(pos, size)
+        Ok(T::from_le(self.bytes(pos, T::SIZE)?))
     }
 
-    /// The `u32` at `pos`; every caller checked `pos..pos + 4` first.
+    /// The `u32` at `pos`, aligned and in the buffer.
     #[inline(always)]
-    fn read_u32(&self, pos: usize) -> u32 {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&self.buf[pos..pos + 4]);
-        u32::from_le_bytes(b)
-    }
-
-    /// The `u16` at `pos`; every caller checked `pos..pos + 2` first.
-    #[inline(always)]
-    fn read_u16(&self, pos: usize) -> usize {
-        usize::from(format::read_u16(self.buf, pos))
+    fn u32_at(&mut self, pos: usize) -> Step<u32> {
+        self.aligned(pos, 4)?;
+        Ok(u32::from_le_bytes(*self.array::<4>(pos)?))
     }
 
     /// Follows the unsigned offset at `pos` (a field or vector element).
     #[inline(always)]
     pub(crate) fn offset(&mut self, pos: usize) -> Step<usize> {
-        self.value(pos, 4, 4)?;
-        Ok((self.read_u32(pos) as usize).saturating_add(pos))
+        Ok((self.u32_at(pos)? as usize).saturating_add(pos))
     }
 
-    /// Follows an element offset at `pos`, inside a vector of offsets that
-    /// passed [`Cursor::vector`]: aligned and in range by that check.
+    /// Follows element `i` of a vector of offsets that passed
+    /// [`Cursor::vector`]: aligned and in range by that check, so only
+    /// counted in the apparent size.
     #[inline(always)]
-    pub(crate) fn element_offset(&mut self, pos: usize) -> usize {
+    pub(crate) fn element_offset(&mut self, v: &VectorAt<'a>, i: usize) -> usize {
         self.apparent += 4;
-        (self.read_u32(pos) as usize).saturating_add(pos)
+        let slot = v
+            .bytes
+            .get(4 * i..)
+            .and_then(|rest| rest.first_chunk::<4>());
+        let value = slot.map_or(0, |b| u32::from_le_bytes(*b));
+        (value as usize).saturating_add(v.start + 4 * i)
     }
 
     /// The table at `pos`, `depth` tables deep: its vtable, the table count
     /// and the depth limit.
     #[inline(always)]
-    pub(crate) fn table(&mut self, pos: usize, depth: usize) -> Step<TableAt> {
+    pub(crate) fn table(&mut self, pos: usize, depth: usize) -> Step<TableAt<'a>> {
         self.within_apparent_limit()?;
-        self.value(pos, 4, 4)?;
-        let soffset = self.read_u32(pos) as i32;
+        let soffset = self.u32_at(pos)? as i32;
         let vtable = if soffset > 0 {
             pos.checked_sub(soffset.unsigned_abs() as usize)
         } else {
@@ -216,10 +239,10 @@ impl<'a> Cursor<'a> {
             Some(v) if v < self.buf.len() => v,
             _ => return self.fail(Structural::SignedOffsetOutOfBounds),
         };
-        self.value(vtable, 2, 2)?;
-        let vtable_len = self.read_u16(vtable);
+        self.aligned(vtable, 2)?;
+        let vtable_len = usize::from(u16::from_le_bytes(*self.array::<2>(vtable)?));
         self.aligned(vtable.saturating_add(vtable_len), 2)?;
-        self.range(vtable, vtable_len)?;
+        let vtable = self.bytes(vtable, vtable_len)?;
         self.tables += 1;
         if self.tables > self.max_tables {
             return self.fail(Structural::TooManyTables);
@@ -227,24 +250,22 @@ impl<'a> Cursor<'a> {
         if depth > self.max_depth {
             return self.fail(Structural::DepthLimitReached);
         }
-        Ok(TableAt {
-            pos,
-            vtable,
-            vtable_len,
-        })
+        Ok(TableAt { pos, vtable })
     }
 
-    /// Where field `voffset` of `t` is, if present. The slot lies inside the
-    /// vtable, which passed its range check, at an even position.
+    /// The position of the field at `voffset` of table `t`, if present.
+    /// The vtable passed its range check; reading a slot inside it is
+    /// only counted in the apparent size, as the generic verifier does.
     #[inline(always)]
-    pub(crate) fn field(&mut self, t: &TableAt, voffset: usize) -> Option<usize> {
-        if voffset >= t.vtable_len {
-            return None;
-        }
+    pub(crate) fn field(&mut self, t: &TableAt<'a>, voffset: usize) -> Option<usize> {
+        // Inside the vtable exactly when `voffset < vtable_len`: both are
+        // even (a voffset is 4 + 2k; the vtable's start and end passed
+        // their alignment checks).
+        let slot = t.vtable.get(voffset..voffset + 2)?;
         self.apparent += 2;
-        match self.read_u16(t.vtable + voffset) {
+        match u16::from_le_bytes([slot[0], slot[1]]) {
             0 => None,
-            at => Some(t.pos.saturating_add(at)),
+            at => Some(t.pos.saturating_add(usize::from(at))),
         }
     }
 
@@ -260,54 +281,45 @@ impl<'a> Cursor<'a> {
         self.fail(Structural::InconsistentUnion)
     }
 
-    /// The byte at `pos`, which passed [`Cursor::value`].
+    /// The vector at `pos`: its length, then `len * size` bytes of
+    /// elements aligned to `align`.
     #[inline(always)]
-    pub(crate) fn byte(&self, pos: usize) -> u8 {
-        self.buf[pos]
-    }
-
-    /// A vector at `pos` of elements of `size` bytes aligned to `align`:
-    /// its first element's position and its length.
-    #[inline(always)]
-    pub(crate) fn vector(&mut self, pos: usize, size: usize, align: usize) -> Step<(usize, usize)> {
-        self.value(pos, 4, 4)?;
-        let len = self.read_u32(pos) as usize;
+    pub(crate) fn vector(&mut self, pos: usize, size: usize, align: usize) -> Step<VectorAt<'a>> {
+        let len = self.u32_at(pos)? as usize;
         let start = pos.saturating_add(4);
         self.aligned(start, align)?;
-        self.range(start, len.saturating_mul(size))?;
-        Ok((start, len))
+        let bytes = self.bytes(start, len.saturating_mul(size))?;
+        Ok(VectorAt {
+            pos,
+            start,
+            len,
+            bytes,
+        })
     }
 
     /// A string at `pos`: UTF-8, then a null terminator after it.
     #[inline(always)]
     pub(crate) fn string(&mut self, pos: usize) -> Step<&'a str> {
-        let (start, len) = self.vector(pos, 1, 1)?;
+        let v = self.vector(pos, 1, 1)?;
         self.within_apparent_limit()?;
-        let buf = self.buf;
-        let Some(s) = utf8(&buf[start..start + len]) else {
+        let Some(s) = utf8(v.bytes) else {
             return self.fail(Structural::Utf8Error);
         };
-        if !self.ignore_missing_null_terminator && buf.get(start + len) != Some(&0) {
+        if !self.ignore_missing_null_terminator && self.buf.get(v.start + v.len) != Some(&0) {
             return self.fail(Structural::MissingNullTerminator);
         }
         Ok(s)
     }
 
-    /// The value at `pos`, which passed [`Cursor::value`] for its size.
+    /// The elements of a vector of `T` that passed [`Cursor::vector`].
     #[inline(always)]
-    pub(crate) fn scalar<T: FromLe>(&self, pos: usize) -> T {
-        T::from_le(&self.buf[pos..pos + T::SIZE])
-    }
-
-    /// The `len` elements at `start` of a vector that passed [`Cursor::vector`].
-    #[inline(always)]
-    pub(crate) fn elements<T: FromLe>(&self, start: usize, len: usize) -> LeVector<'a, T> {
-        LeVector::new(&self.buf[start..start + len * T::SIZE])
+    pub(crate) fn elements<T: FromLe>(&self, v: &VectorAt<'a>) -> LeVector<'a, T> {
+        LeVector::new(v.bytes)
     }
 
     /// Marks the table `t` as verified with everything under it.
     #[inline(always)]
-    pub(crate) fn done<T>(&self, t: TableAt) -> Verified<T> {
+    pub(crate) fn done<T>(&self, t: TableAt<'a>) -> Verified<T> {
         Verified {
             pos: t.pos,
             _type: std::marker::PhantomData,
@@ -318,9 +330,9 @@ impl<'a> Cursor<'a> {
     /// element: called by the generated code after the vector's range and
     /// each element passed.
     #[inline(always)]
-    pub(crate) fn done_vector<T>(&self, pos: usize) -> Verified<T> {
+    pub(crate) fn done_vector<T>(&self, v: &VectorAt<'a>) -> Verified<T> {
         Verified {
-            pos,
+            pos: v.pos,
             _type: std::marker::PhantomData,
         }
     }

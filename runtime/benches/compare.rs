@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{median, median_batched};
+use common::{median, median_batched, median_pair};
 use hurray::{
     ChecksumAlgorithm, Durability, ElementType, File, Reader, TensorDescriptor, Writer, shape,
 };
@@ -70,18 +70,22 @@ fn open_and_lookup() {
         // Samples of at least ~1,000 tensors: at 10 tensors a sample is
         // under a microsecond, and reading the clock would be part of it.
         let batch = (1_000 / n).max(1);
-        let th = median_batched(runs, batch, || {
-            let r = Reader::new(black_box(&h)).unwrap();
-            for name in &names {
-                black_box(r.get(name).unwrap().data().unwrap());
-            }
-        });
-        let ts = median_batched(runs, batch, || {
-            let st = SafeTensors::deserialize(black_box(&s)).unwrap();
-            for name in &names {
-                black_box(st.tensor(name).unwrap().data());
-            }
-        });
+        let (th, ts) = median_pair(
+            runs,
+            batch,
+            || {
+                let r = Reader::new(black_box(&h)).unwrap();
+                for name in &names {
+                    black_box(r.get(name).unwrap().data().unwrap());
+                }
+            },
+            || {
+                let st = SafeTensors::deserialize(black_box(&s)).unwrap();
+                for name in &names {
+                    black_box(st.tensor(name).unwrap().data());
+                }
+            },
+        );
         let tv = median_batched(runs, batch, || {
             black_box(Reader::new(black_box(&h)).unwrap());
         });

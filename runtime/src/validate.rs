@@ -223,16 +223,17 @@ impl<D: Seq<u64> + ?Sized> ShapeFacts<'_, D> {
     }
 }
 
-/// What [`plan`] gives for a plain dense tensor (no layout table, no
-/// quantization, not descriptor-only) whose element type is known, whose
-/// dimensions are all resolved and whose sizes fit in 64 bits: the common
-/// case, without the general walk. `None` for anything else, which the
-/// caller sends to [`plan`] (that gives the error, if there is one).
+/// The byte length [`plan`] gives the values of a plain dense tensor (no
+/// layout table, no quantization, not descriptor-only) whose element type
+/// is known, whose dimensions are all resolved and whose sizes fit in 64
+/// bits: the common case, without the general walk. `None` for anything
+/// else, which the caller sends to [`plan`] (that gives the error, if
+/// there is one).
 #[inline]
-pub(crate) fn plan_plain_dense<D: Seq<u64> + ?Sized>(
+pub(crate) fn plain_dense_len<D: Seq<u64> + ?Sized>(
     element_type_wire: u8,
     shape: &D,
-) -> Option<Plan> {
+) -> Option<u64> {
     let et = ElementType::from_wire(element_type_wire)?;
     let mut empty = false;
     for i in 0..shape.len() {
@@ -249,16 +250,7 @@ pub(crate) fn plan_plain_dense<D: Seq<u64> + ?Sized>(
             elements = elements.checked_mul(shape.at(i))?;
         }
     }
-    Some(Plan {
-        layout: "dense",
-        roles: DENSE_BUFFERS,
-        lengths: [et.byte_len(elements)?, 0, 0],
-        quantized: false,
-        scales: 0,
-        zero_points: 0,
-        offsets: None,
-        elements: Some(elements),
-    })
+    et.byte_len(elements)
 }
 
 /// Checks a descriptor and computes its buffer lengths (see the module docs).

@@ -26,3 +26,32 @@ pub(crate) fn median_batched(runs: usize, batch: usize, mut f: impl FnMut()) -> 
     times.sort();
     times[runs / 2]
 }
+
+/// The medians of [`median_batched`] for `f` and `g`, their samples
+/// taken in turn: a ratio of the two then compares them over the same
+/// stretch of time, where timing one after the other would let a slower
+/// or faster spell of the machine fall on one side only.
+// Each bench binary compiles this module; not every one compares two sides.
+#[allow(dead_code)]
+pub(crate) fn median_pair(
+    runs: usize,
+    batch: usize,
+    mut f: impl FnMut(),
+    mut g: impl FnMut(),
+) -> (Duration, Duration) {
+    f();
+    g();
+    let batch = batch.max(1);
+    let sample = |h: &mut dyn FnMut()| {
+        let t = Instant::now();
+        for _ in 0..batch {
+            h();
+        }
+        t.elapsed() / batch as u32
+    };
+    let (mut tf, mut tg): (Vec<Duration>, Vec<Duration>) =
+        (0..runs).map(|_| (sample(&mut f), sample(&mut g))).unzip();
+    tf.sort();
+    tg.sort();
+    (tf[runs / 2], tg[runs / 2])
+}

@@ -121,18 +121,22 @@ impl<'a> Checks<'a> {
         let quant = t.quantization.as_ref();
         // The fused path takes the plain dense tensor's short cut; the
         // reference always the general rules, so the two are compared.
-        let plain = self.fused && t.layout.is_none() && quant.is_none() && !descriptor_only;
-        let plan = match plain.then(|| validate::plan_plain_dense(t.element_type, &t.shape)) {
-            Some(Some(plan)) => plan,
-            _ => validate::plan(
-                name,
-                t.element_type,
-                &t.shape,
-                layout_params_of(t.layout),
-                descriptor_only,
-                quant.map(quant_params),
-            )?,
-        };
+        if self.fused
+            && t.layout.is_none()
+            && quant.is_none()
+            && !descriptor_only
+            && let Some(values) = validate::plain_dense_len(t.element_type, &t.shape)
+        {
+            return self.plain_dense(t, alignment, values);
+        }
+        let plan = validate::plan(
+            name,
+            t.element_type,
+            &t.shape,
+            layout_params_of(t.layout),
+            descriptor_only,
+            quant.map(quant_params),
+        )?;
         let listed = buffers.map_or(0, |b| b.len());
         let layout_buffers = if descriptor_only { 0 } else { plan.roles.len() };
         if listed != layout_buffers {
@@ -205,36 +209,77 @@ impl<'a> Checks<'a> {
                 });
             }
         }
-        check_checksums(
-            t.checksums,
-            name,
-            descriptor_only,
-            &plan,
-            self.checksums_in_file,
-        )?;
+        let buffer_count = if descriptor_only {
+            0
+        } else {
+            plan.buffer_count()
+        };
+        check_checksums(t.checksums, name, buffer_count, self.checksums_in_file)?;
         if t.metadata.is_some() {
             check_metadata(name, t.metadata)?;
         }
         if self.fused {
-            self.entries.push(Entry {
-                key: if self.hashed {
-                    super::names::hash(name.as_bytes())
-                } else {
-                    super::names::tag(name.as_bytes())
-                },
-                // An address inside the header, which starts at `header_at`.
-                name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
-                name_len: name.len() as u32,
-                element_type: t.element_type,
-                alignment: t.alignment,
-                first,
-                // A dense tensor's values buffer is its first; when not
-                // empty, it is `first`.
-                first_is_values: matches!(t.layout, None | Some(LayoutRef::Dense(_)))
-                    && buffers.is_some_and(|b| b.len() > 0 && b.get(0).length() > 0),
-            });
+            // A dense tensor's values buffer is its first; when not empty,
+            // it is `first`.
+            let first_is_values = matches!(t.layout, None | Some(LayoutRef::Dense(_)))
+                && buffers.is_some_and(|b| b.len() > 0 && b.get(0).length() > 0);
+            self.enter(t, first, first_is_values);
         }
         Ok(())
+    }
+
+    /// The rest of [`Checks::tensor`] for a plain dense tensor whose values
+    /// take `values` bytes: the general path's checks in its order, for
+    /// the one buffer such a tensor has, without building its plan.
+    #[inline]
+    fn plain_dense(&mut self, t: &TensorFields<'a>, alignment: u64, values: u64) -> Result<()> {
+        let name = t.name;
+        let listed = t.buffers.map_or(0, |b| b.len());
+        let Some(b) = t.buffers.filter(|_| listed == 1).map(|b| b.get(0)) else {
+            return Err(Error::BufferCount {
+                tensor: name.to_owned(),
+                layout: "dense",
+                expected: 1,
+                found: listed,
+            });
+        };
+        let (offset, length) = (b.offset(), b.length());
+        let first = buffer_range(
+            name,
+            BufferRole::Values,
+            values,
+            offset,
+            length,
+            alignment,
+            self.data_end,
+        )?;
+        check_checksums(t.checksums, name, 1, self.checksums_in_file)?;
+        if t.metadata.is_some() {
+            check_metadata(name, t.metadata)?;
+        }
+        self.enter(t, first, first.1 != 0);
+        Ok(())
+    }
+
+    /// The fused path's entry for tensor `t`, whose first non-empty buffer
+    /// is `first`, in the index of names.
+    #[inline(always)]
+    fn enter(&mut self, t: &TensorFields<'a>, first: Range, first_is_values: bool) {
+        let name = t.name;
+        self.entries.push(Entry {
+            key: if self.hashed {
+                super::names::hash(name.as_bytes())
+            } else {
+                super::names::tag(name.as_bytes())
+            },
+            // An address inside the header, which starts at `header_at`.
+            name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
+            name_len: name.len() as u32,
+            element_type: t.element_type,
+            alignment: t.alignment,
+            first,
+            first_is_values,
+        });
     }
 
     /// Records the non-empty `range` of buffer `role` of tensor `index`:
@@ -566,8 +611,7 @@ pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers:
 fn check_checksums(
     sums: Option<LeVector<'_, u64>>,
     name: &str,
-    descriptor_only: bool,
-    plan: &Plan,
+    buffers: usize,
     in_file: bool,
 ) -> Result<()> {
     let Some(sums) = sums else {
@@ -581,11 +625,6 @@ fn check_checksums(
             reason: "the header names no checksum algorithm".into(),
         });
     }
-    let buffers = if descriptor_only {
-        0
-    } else {
-        plan.buffer_count()
-    };
     if sums.len() != buffers {
         return Err(Error::InvalidField {
             tensor: name.to_owned(),

@@ -9,7 +9,9 @@
 //! everything under it passed, the function hands the typed table to a hook
 //! of the emitted `Visit` trait (one per table, empty by default): the
 //! runtime's semantic checks run there, table by table, while the table is
-//! still in cache.
+//! still in cache. Every walker is `#[inline(always)]`: the whole walk
+//! compiles into the caller that owns the cursor, whose counts then live in
+//! registers (the schema has no recursive table, so this terminates).
 //!
 //! Change the schema and regenerate: the verifier changes with it, and
 //! `cargo xtask codegen --check` fails while it is stale.

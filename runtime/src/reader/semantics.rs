@@ -99,22 +99,14 @@ impl<'a> Checks<'a> {
                 p >= name
             }
         {
-            return Err(Error::NamesNotSorted {
-                previous: p.to_owned(),
-                name: name.to_owned(),
-            });
+            return Err(names_not_sorted(p, name));
         }
         self.previous = Some(name);
 
         let alignment = match t.alignment {
             0 => self.file_alignment,
             a if format::valid_alignment(a) => a,
-            a => {
-                return Err(Error::InvalidAlignment {
-                    owner: format!("tensor {name:?}"),
-                    value: a,
-                });
-            }
+            a => return Err(invalid_alignment(name, a)),
         };
         let descriptor_only = t.descriptor_only;
         let buffers = t.buffers;
@@ -147,12 +139,7 @@ impl<'a> Checks<'a> {
                     value: listed as u64,
                 });
             }
-            return Err(Error::BufferCount {
-                tensor: name.to_owned(),
-                layout: plan.layout,
-                expected: layout_buffers,
-                found: listed,
-            });
+            return Err(buffer_count(name, plan.layout, layout_buffers, listed));
         }
         let data_end = self.data_end;
         let check = |role: BufferRole, expected_len: u64, b: Option<fb::Buffer>| {
@@ -231,17 +218,12 @@ impl<'a> Checks<'a> {
     /// The rest of [`Checks::tensor`] for a plain dense tensor whose values
     /// take `values` bytes: the general path's checks in its order, for
     /// the one buffer such a tensor has, without building its plan.
-    #[inline]
+    #[inline(always)]
     fn plain_dense(&mut self, t: &TensorFields<'a>, alignment: u64, values: u64) -> Result<()> {
         let name = t.name;
         let listed = t.buffers.map_or(0, |b| b.len());
         let Some(b) = t.buffers.filter(|_| listed == 1).map(|b| b.get(0)) else {
-            return Err(Error::BufferCount {
-                tensor: name.to_owned(),
-                layout: "dense",
-                expected: 1,
-                found: listed,
-            });
+            return Err(buffer_count(name, "dense", 1, listed));
         };
         let (offset, length) = (b.offset(), b.length());
         let first = buffer_range(
@@ -328,7 +310,8 @@ impl<'a> Checks<'a> {
 /// The checks of one buffer of tensor `name`: its length, bounds and
 /// alignment. Gives its non-empty range, or (0, 0). Inlined: returned
 /// through memory, the range was written by two stores and read back by one
-/// load, which stalls (store forwarding) on every tensor.
+/// load, which stalls (store forwarding) on every tensor. The error is
+/// built out of line ([`buffer_error`]), so the checks inline small.
 #[inline(always)]
 fn buffer_range(
     name: &str,
@@ -339,47 +322,112 @@ fn buffer_range(
     alignment: u64,
     data_end: u64,
 ) -> Result<Range> {
+    if length == expected_len {
+        if length == 0 {
+            // ADR-007: a zero-length buffer has no alignment and no
+            // position that matters; it is never dereferenced.
+            return Ok((0, 0));
+        }
+        if let Some(end) = offset.checked_add(length)
+            && offset >= PREFIX_LEN
+            && end <= data_end
+            && aligned(offset, alignment)
+        {
+            return Ok((offset, end));
+        }
+    }
+    Err(buffer_error(
+        name,
+        role,
+        expected_len,
+        offset,
+        length,
+        alignment,
+        data_end,
+    ))
+}
+
+/// Whether `offset` is a multiple of `alignment`: a mask for a power of
+/// two (every valid alignment), no division; `is_multiple_of` otherwise:
+/// the fused pass may meet an invalid (0) file alignment here, refused
+/// later by the file-wide checks.
+#[inline(always)]
+fn aligned(offset: u64, alignment: u64) -> bool {
+    if alignment.is_power_of_two() {
+        offset & (alignment - 1) == 0
+    } else {
+        offset.is_multiple_of(alignment)
+    }
+}
+
+/// Which of [`buffer_range`]'s checks failed, in its order.
+#[cold]
+#[inline(never)]
+fn buffer_error(
+    name: &str,
+    role: BufferRole,
+    expected_len: u64,
+    offset: u64,
+    length: u64,
+    alignment: u64,
+    data_end: u64,
+) -> Error {
     if length != expected_len {
-        return Err(Error::BufferLength {
+        return Error::BufferLength {
             tensor: name.to_owned(),
             buffer: role.name(),
             expected: expected_len,
             found: length,
-        });
-    }
-    if length == 0 {
-        // ADR-007: a zero-length buffer has no alignment and no position
-        // that matters; it is never dereferenced.
-        return Ok((0, 0));
+        };
     }
     let end = offset.checked_add(length);
     if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
-        return Err(Error::BufferOutOfBounds {
+        return Error::BufferOutOfBounds {
             tensor: name.to_owned(),
             buffer: role.name(),
             offset,
             length,
             start: PREFIX_LEN,
             end: data_end,
-        });
+        };
     }
-    // A mask for a power of two (every valid alignment), no division;
-    // `is_multiple_of` otherwise: the fused pass may meet an invalid (0)
-    // file alignment here, refused later by the file-wide checks.
-    let misaligned = if alignment.is_power_of_two() {
-        offset & (alignment - 1) != 0
-    } else {
-        !offset.is_multiple_of(alignment)
-    };
-    if misaligned {
-        return Err(Error::BufferMisaligned {
-            tensor: name.to_owned(),
-            buffer: role.name(),
-            offset,
-            alignment,
-        });
+    Error::BufferMisaligned {
+        tensor: name.to_owned(),
+        buffer: role.name(),
+        offset,
+        alignment,
     }
-    Ok((offset, offset + length))
+}
+
+/// [`Checks::tensor`]'s errors of names and alignment, out of line (see
+/// [`checksums_error`]).
+#[cold]
+#[inline(never)]
+fn names_not_sorted(previous: &str, name: &str) -> Error {
+    Error::NamesNotSorted {
+        previous: previous.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn buffer_count(name: &str, layout: &'static str, expected: usize, found: usize) -> Error {
+    Error::BufferCount {
+        tensor: name.to_owned(),
+        layout,
+        expected,
+        found,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_alignment(name: &str, value: u64) -> Error {
+    Error::InvalidAlignment {
+        owner: format!("tensor {name:?}"),
+        value,
+    }
 }
 
 /// Whether `a` sorts before `b`, byte-wise (as `str`'s order): eight
@@ -608,32 +656,35 @@ pub(crate) fn layout_params<'a>(t: &fb::Tensor<'a>) -> LayoutParams<flatbuffers:
 }
 
 /// A tensor's checksums, if any, are one per buffer it has (format 1.2).
+#[inline(always)]
 fn check_checksums(
     sums: Option<LeVector<'_, u64>>,
     name: &str,
     buffers: usize,
     in_file: bool,
 ) -> Result<()> {
-    let Some(sums) = sums else {
-        return Ok(());
-    };
-    if !in_file {
-        return Err(Error::InvalidField {
-            tensor: name.to_owned(),
-            field: "checksums".into(),
-            value: sums.len().to_string(),
-            reason: "the header names no checksum algorithm".into(),
-        });
+    match sums {
+        None => Ok(()),
+        Some(sums) if in_file && sums.len() == buffers => Ok(()),
+        Some(sums) => Err(checksums_error(name, sums.len(), buffers, in_file)),
     }
-    if sums.len() != buffers {
-        return Err(Error::InvalidField {
-            tensor: name.to_owned(),
-            field: "checksums".into(),
-            value: sums.len().to_string(),
-            reason: format!("one checksum per buffer: the tensor has {buffers}"),
-        });
+}
+
+/// [`check_checksums`]' error, out of line: building it inline made every
+/// tensor's checks save and restore registers for it.
+#[cold]
+#[inline(never)]
+fn checksums_error(name: &str, found: usize, buffers: usize, in_file: bool) -> Error {
+    Error::InvalidField {
+        tensor: name.to_owned(),
+        field: "checksums".into(),
+        value: found.to_string(),
+        reason: if in_file {
+            format!("one checksum per buffer: the tensor has {buffers}")
+        } else {
+            "the header names no checksum algorithm".into()
+        },
     }
-    Ok(())
 }
 
 fn quant_params(q: &fb::Quantization<'_>) -> QuantParams {

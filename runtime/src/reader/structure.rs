@@ -13,6 +13,10 @@
 //! the reference.
 //!
 //! What differs is cost, not rules:
+//! - each bounds check hands back the bytes it proved ([`Cursor::bytes`],
+//!   [`Cursor::array`]), so a value is read from them and no read checks
+//!   again; a table's vtable is such a slice, whose length is the test of
+//!   whether a field's slot is in it;
 //! - a check that the structure already proves (a field slot inside a
 //!   vtable that passed its range check, an element offset inside a vector
 //!   that passed its own) is not repeated, only counted in the apparent size;
@@ -169,7 +173,18 @@ impl<'a> Cursor<'a> {
     /// [`Cursor::bytes`] of a size known at compile time.
     #[inline(always)]
     fn array<const N: usize>(&mut self, pos: usize) -> Step<&'a [u8; N]> {
-        let Some(bytes) = self.buf.get(pos..).and_then(|rest| rest.first_chunk::<N>()) else {
+        // One comparison against a bound the walk computes once, where
+        // `pos + N <= len` took two (`pos` may be any value).
+        let in_buffer = self
+            .buf
+            .len()
+            .checked_sub(N)
+            .is_some_and(|last| pos <= last);
+        let Some(bytes) = in_buffer
+            .then(|| self.buf.get(pos..pos + N))
+            .flatten()
+            .and_then(|b| b.first_chunk::<N>())
+        else {
             return self.fail(Structural::RangeOutOfBounds);
         };
         self.apparent += N;
@@ -207,7 +222,8 @@ impl<'a> Cursor<'a> {
     /// Follows the unsigned offset at `pos` (a field or vector element).
     #[inline(always)]
     pub(crate) fn offset(&mut self, pos: usize) -> Step<usize> {
-        Ok((self.u32_at(pos)? as usize).saturating_add(pos))
+        let offset = self.u32_at(pos)?;
+        Ok(follow(pos, offset))
     }
 
     /// Follows element `i` of a vector of offsets that passed
@@ -221,7 +237,7 @@ impl<'a> Cursor<'a> {
             .get(4 * i..)
             .and_then(|rest| rest.first_chunk::<4>());
         let value = slot.map_or(0, |b| u32::from_le_bytes(*b));
-        (value as usize).saturating_add(v.start + 4 * i)
+        follow(v.start + 4 * i, value)
     }
 
     /// The table at `pos`, `depth` tables deep: its vtable, the table count
@@ -265,7 +281,7 @@ impl<'a> Cursor<'a> {
         self.apparent += 2;
         match u16::from_le_bytes([slot[0], slot[1]]) {
             0 => None,
-            at => Some(t.pos.saturating_add(usize::from(at))),
+            at => Some(follow(t.pos, u32::from(at))),
         }
     }
 
@@ -286,7 +302,8 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub(crate) fn vector(&mut self, pos: usize, size: usize, align: usize) -> Step<VectorAt<'a>> {
         let len = self.u32_at(pos)? as usize;
-        let start = pos.saturating_add(4);
+        // No overflow: `pos + 4` is inside the buffer.
+        let start = pos + 4;
         self.aligned(start, align)?;
         let bytes = self.bytes(start, len.saturating_mul(size))?;
         Ok(VectorAt {
@@ -349,6 +366,15 @@ impl<'a> Cursor<'a> {
         // after `flatbuffers::root`.
         unsafe { <T as flatbuffers::Follow<'a>>::follow(self.buf, proof.pos) }
     }
+}
+
+/// The position `offset` bytes past `pos`, as the generic verifier's
+/// saturating sum: computed in 64 bits, where it cannot overflow, so on a
+/// 64-bit target it is one addition (`pos` is inside a buffer, whose length
+/// is below `isize::MAX`).
+#[inline(always)]
+fn follow(pos: usize, offset: u32) -> usize {
+    usize::try_from(pos as u64 + u64::from(offset)).unwrap_or(usize::MAX)
 }
 
 /// [`Cursor::fail`]'s verdict, out of line and given the sums by value: a

@@ -144,7 +144,7 @@ impl<'a> Checks<'a> {
         let data_end = self.data_end;
         let check = |role: BufferRole, expected_len: u64, b: Option<fb::Buffer>| {
             let (offset, length) = b.map_or((0, 0), |b| (b.offset(), b.length()));
-            buffer_range(
+            BufferCheck {
                 name,
                 role,
                 expected_len,
@@ -152,7 +152,8 @@ impl<'a> Checks<'a> {
                 length,
                 alignment,
                 data_end,
-            )
+            }
+            .range()
         };
         let mut first: Range = (0, 0);
         if let Some(buffers) = buffers {
@@ -225,16 +226,16 @@ impl<'a> Checks<'a> {
         let Some(b) = t.buffers.filter(|_| listed == 1).map(|b| b.get(0)) else {
             return Err(buffer_count(name, "dense", 1, listed));
         };
-        let (offset, length) = (b.offset(), b.length());
-        let first = buffer_range(
+        let first = BufferCheck {
             name,
-            BufferRole::Values,
-            values,
-            offset,
-            length,
+            role: BufferRole::Values,
+            expected_len: values,
+            offset: b.offset(),
+            length: b.length(),
             alignment,
-            self.data_end,
-        )?;
+            data_end: self.data_end,
+        }
+        .range()?;
         check_checksums(t.checksums, name, 1, self.checksums_in_file)?;
         if t.metadata.is_some() {
             check_metadata(name, t.metadata)?;
@@ -307,44 +308,77 @@ impl<'a> Checks<'a> {
     }
 }
 
-/// The checks of one buffer of tensor `name`: its length, bounds and
-/// alignment. Gives its non-empty range, or (0, 0). Inlined: returned
-/// through memory, the range was written by two stores and read back by one
-/// load, which stalls (store forwarding) on every tensor. The error is
-/// built out of line ([`buffer_error`]), so the checks inline small.
-#[inline(always)]
-fn buffer_range(
-    name: &str,
+/// One buffer of tensor `name` as its header lists it (`offset`,
+/// `length`), and what it must be: `expected_len` bytes, aligned to
+/// `alignment`, inside the data region ending at `data_end`.
+#[derive(Clone, Copy)]
+struct BufferCheck<'n> {
+    name: &'n str,
     role: BufferRole,
     expected_len: u64,
     offset: u64,
     length: u64,
     alignment: u64,
     data_end: u64,
-) -> Result<Range> {
-    if length == expected_len {
-        if length == 0 {
-            // ADR-007: a zero-length buffer has no alignment and no
-            // position that matters; it is never dereferenced.
-            return Ok((0, 0));
+}
+
+impl BufferCheck<'_> {
+    /// The buffer's checks: its length, bounds and alignment. Gives its
+    /// non-empty range, or (0, 0). Inlined: returned through memory, the
+    /// range was written by two stores and read back by one load, which
+    /// stalls (store forwarding) on every tensor. The error is built out
+    /// of line ([`BufferCheck::error`]), so the checks inline small.
+    #[inline(always)]
+    fn range(self) -> Result<Range> {
+        let (offset, length) = (self.offset, self.length);
+        if length == self.expected_len {
+            if length == 0 {
+                // ADR-007: a zero-length buffer has no alignment and no
+                // position that matters; it is never dereferenced.
+                return Ok((0, 0));
+            }
+            if let Some(end) = offset.checked_add(length)
+                && offset >= PREFIX_LEN
+                && end <= self.data_end
+                && aligned(offset, self.alignment)
+            {
+                return Ok((offset, end));
+            }
         }
-        if let Some(end) = offset.checked_add(length)
-            && offset >= PREFIX_LEN
-            && end <= data_end
-            && aligned(offset, alignment)
-        {
-            return Ok((offset, end));
+        Err(self.error())
+    }
+
+    /// Which of [`BufferCheck::range`]'s checks failed, in its order.
+    #[cold]
+    #[inline(never)]
+    fn error(&self) -> Error {
+        let (tensor, buffer) = (self.name.to_owned(), self.role.name());
+        if self.length != self.expected_len {
+            return Error::BufferLength {
+                tensor,
+                buffer,
+                expected: self.expected_len,
+                found: self.length,
+            };
+        }
+        let end = self.offset.checked_add(self.length);
+        if self.offset < PREFIX_LEN || end.is_none_or(|e| e > self.data_end) {
+            return Error::BufferOutOfBounds {
+                tensor,
+                buffer,
+                offset: self.offset,
+                length: self.length,
+                start: PREFIX_LEN,
+                end: self.data_end,
+            };
+        }
+        Error::BufferMisaligned {
+            tensor,
+            buffer,
+            offset: self.offset,
+            alignment: self.alignment,
         }
     }
-    Err(buffer_error(
-        name,
-        role,
-        expected_len,
-        offset,
-        length,
-        alignment,
-        data_end,
-    ))
 }
 
 /// Whether `offset` is a multiple of `alignment`: a mask for a power of
@@ -357,45 +391,6 @@ fn aligned(offset: u64, alignment: u64) -> bool {
         offset & (alignment - 1) == 0
     } else {
         offset.is_multiple_of(alignment)
-    }
-}
-
-/// Which of [`buffer_range`]'s checks failed, in its order.
-#[cold]
-#[inline(never)]
-fn buffer_error(
-    name: &str,
-    role: BufferRole,
-    expected_len: u64,
-    offset: u64,
-    length: u64,
-    alignment: u64,
-    data_end: u64,
-) -> Error {
-    if length != expected_len {
-        return Error::BufferLength {
-            tensor: name.to_owned(),
-            buffer: role.name(),
-            expected: expected_len,
-            found: length,
-        };
-    }
-    let end = offset.checked_add(length);
-    if offset < PREFIX_LEN || end.is_none_or(|e| e > data_end) {
-        return Error::BufferOutOfBounds {
-            tensor: name.to_owned(),
-            buffer: role.name(),
-            offset,
-            length,
-            start: PREFIX_LEN,
-            end: data_end,
-        };
-    }
-    Error::BufferMisaligned {
-        tensor: name.to_owned(),
-        buffer: role.name(),
-        offset,
-        alignment,
     }
 }
 

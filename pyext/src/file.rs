@@ -176,8 +176,6 @@ impl PyFile {
     }
 }
 
-/// How `open` and `open_sharded` map files: private and copy-on-write, so
-/// that consumers may write to what they import, unless `read_only`.
 /// Metadata entries as a Python dict (a file's, a remote file's, a
 /// checkpoint's).
 pub(crate) fn metadata_dict<'py, K, V>(
@@ -195,6 +193,8 @@ where
     Ok(d)
 }
 
+/// How `open` and `open_sharded` map files: private and copy-on-write, so
+/// that consumers may write to what they import, unless `read_only`.
 pub(crate) fn map_mode(read_only: bool) -> MapMode {
     if read_only {
         MapMode::ReadOnly

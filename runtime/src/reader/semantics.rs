@@ -46,10 +46,9 @@ pub(super) struct Checks<'a> {
     /// `extra`. One allocation for a file of dense tensors.
     entries: Vec<Entry>,
     extra: Vec<Range>,
-    /// The address of the header the names are in (the fused path).
-    header_at: usize,
-    /// Whether entries record their name's hash (else its tag).
-    hashed: bool,
+    /// The header the names are in (the fused path; empty on the
+    /// reference path, which keeps no index of names).
+    header: &'a [u8],
 }
 
 impl<'a> Checks<'a> {
@@ -75,8 +74,7 @@ impl<'a> Checks<'a> {
             owners: Vec::new(),
             entries: Vec::with_capacity(if fused { tensors } else { 0 }),
             extra: Vec::new(),
-            header_at: 0,
-            hashed: true,
+            header: &[],
         }
     }
 
@@ -250,13 +248,13 @@ impl<'a> Checks<'a> {
     fn enter(&mut self, t: &TensorFields<'a>, first: Range, first_is_values: bool) {
         let name = t.name;
         self.entries.push(Entry {
-            key: if self.hashed {
+            key: if super::names::hashes_for(self.header.len()) {
                 super::names::hash(name.as_bytes())
             } else {
                 super::names::tag(name.as_bytes())
             },
-            // An address inside the header, which starts at `header_at`.
-            name_at: (name.as_ptr() as usize).wrapping_sub(self.header_at),
+            // An address inside the header.
+            name_at: (name.as_ptr() as usize).wrapping_sub(self.header.as_ptr() as usize),
             name_len: name.len() as u32,
             element_type: t.element_type,
             alignment: t.alignment,
@@ -502,8 +500,6 @@ impl Reader<'_> {
 /// anywhere still wins, as in the reference path (structure first).
 pub(super) struct Fused<'a> {
     checks: Checks<'a>,
-    /// The header's bytes, where the names are.
-    header_bytes: &'a [u8],
     /// Boxed: the walk carries this state, and failures are rare.
     failure: Option<Box<Error>>,
     /// The header's fields, once the walk verified them.
@@ -513,24 +509,22 @@ pub(super) struct Fused<'a> {
 impl<'a> Fused<'a> {
     /// The fused pass over the header `header`.
     pub(super) fn new(mut checks: Checks<'a>, header: &'a [u8]) -> Self {
-        checks.header_at = header.as_ptr() as usize;
-        checks.hashed = super::names::hashes_for(header.len());
+        checks.header = header;
         Fused {
-            header_bytes: header,
             checks,
             failure: None,
             header: None,
         }
     }
 
-    /// After the structural walk passed: the checks in the reference's
-    /// order (file-wide, the first tensor that failed, the name index,
-    /// overlaps). Gives the index of names.
     /// The verified header's fields (after a walk that passed).
     pub(super) fn header(&self) -> Option<&HeaderFields<'a>> {
         self.header.as_ref()
     }
 
+    /// After the structural walk passed: the checks in the reference's
+    /// order (file-wide, the first tensor that failed, the name index,
+    /// overlaps). Gives the index of names.
     pub(super) fn finish(&mut self, header: &HeaderFields<'a>, flags: u64) -> Result<NameTable> {
         check_file(header, flags)?;
         if let Some(e) = self.failure.take() {
@@ -538,10 +532,11 @@ impl<'a> Fused<'a> {
         }
         self.checks.finish_with(header)?;
         let entries = std::mem::take(&mut self.checks.entries);
+        let bytes = self.checks.header;
         Ok(NameTable::build(
             entries,
-            self.header_bytes,
-            self.checks.hashed,
+            bytes,
+            super::names::hashes_for(bytes.len()),
         ))
     }
 }

@@ -87,13 +87,20 @@ pub(crate) struct TableAt<'a> {
 /// A vector whose length and elements passed their checks.
 #[derive(Clone, Copy)]
 pub(crate) struct VectorAt<'a> {
-    /// Its length field.
+    /// Its length field; the elements follow it.
     pos: usize,
-    /// Its first element, and how many there are.
-    start: usize,
+    /// How many elements there are.
     pub(crate) len: usize,
     /// The elements' bytes.
     bytes: &'a [u8],
+}
+
+impl VectorAt<'_> {
+    /// Its first element's position.
+    #[inline(always)]
+    fn start(&self) -> usize {
+        self.pos + 4
+    }
 }
 
 /// Proof that the `T` (a table, or a vector of tables) at `pos` and
@@ -237,7 +244,7 @@ impl<'a> Cursor<'a> {
             .get(4 * i..)
             .and_then(|rest| rest.first_chunk::<4>());
         let value = slot.map_or(0, |b| u32::from_le_bytes(*b));
-        follow(v.start + 4 * i, value)
+        follow(v.start() + 4 * i, value)
     }
 
     /// The table at `pos`, `depth` tables deep: its vtable, the table count
@@ -306,12 +313,7 @@ impl<'a> Cursor<'a> {
         let start = pos + 4;
         self.aligned(start, align)?;
         let bytes = self.bytes(start, len.saturating_mul(size))?;
-        Ok(VectorAt {
-            pos,
-            start,
-            len,
-            bytes,
-        })
+        Ok(VectorAt { pos, len, bytes })
     }
 
     /// A string at `pos`: UTF-8, then a null terminator after it.
@@ -322,7 +324,7 @@ impl<'a> Cursor<'a> {
         let Some(s) = utf8(v.bytes) else {
             return self.fail(Structural::Utf8Error);
         };
-        if !self.ignore_missing_null_terminator && self.buf.get(v.start + v.len) != Some(&0) {
+        if !self.ignore_missing_null_terminator && self.buf.get(v.start() + v.len) != Some(&0) {
             return self.fail(Structural::MissingNullTerminator);
         }
         Ok(s)

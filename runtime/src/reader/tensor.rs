@@ -539,11 +539,12 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    /// The values buffer of a dense tensor that lists one; `None` otherwise.
+    /// The values buffer of a dense tensor that lists one, read from its
+    /// table; `None` otherwise. (`data()` tries [`dense_values_known`]
+    /// first.)
+    ///
+    /// [`dense_values_known`]: Self::dense_values_known
     pub(crate) fn dense_values_listed(&self) -> Option<&'a [u8]> {
-        if let Some(values) = self.dense_values_known() {
-            return Some(values);
-        }
         match self.t.layout_type() {
             fb::Layout::NONE | fb::Layout::Dense => {
                 let b = self.t.buffers()?;

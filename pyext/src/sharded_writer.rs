@@ -12,8 +12,9 @@ use std::path::PathBuf;
 
 /// A sharded checkpoint being written. Members are Hurray files written
 /// atomically as tensors arrive, each rolling to the next past
-/// `max_shard_size`; `finish()` writes the index, atomically, last: until
-/// then there is no checkpoint to open.
+/// `max_shard_size`, under names the checkpoint being replaced does not
+/// list; `finish()` writes the index, atomically, last, then removes the
+/// replaced checkpoint's members: until then the old checkpoint is whole.
 #[pyclass(name = "ShardedWriter", module = "hurray")]
 pub(crate) struct PyShardedWriter {
     writer: Option<ShardedWriter>,
@@ -70,9 +71,24 @@ impl PyShardedWriter {
     }
 
     /// Closes the current member; the next tensor starts the member `path`
-    /// (relative to the index's directory, `/`-separated).
+    /// (relative to the index's directory, `/`-separated), or its alternate
+    /// (`path` with `.1` before the extension, ...) where the checkpoint
+    /// being replaced lists `path`.
     fn start_member(&mut self, path: &str) -> PyResult<()> {
         self.writer()?.start_member(path).map_err(err)
+    }
+
+    /// Where a member another process writes for `adopt_member` should go:
+    /// `preferred`, or its first alternate that the checkpoint being
+    /// replaced does not list (so writing it cannot damage that checkpoint).
+    fn member_path(&mut self, preferred: &str) -> PyResult<String> {
+        self.writer()?.member_path(preferred).map_err(err)
+    }
+
+    /// Gives the save up: the members it wrote are removed and the
+    /// checkpoint it would have replaced stays as it is.
+    fn abort(&mut self) {
+        self.writer = None;
     }
 
     /// Writes the whole tensor `name` from `source` (an object with
@@ -129,7 +145,7 @@ impl PyShardedWriter {
 
     /// Closes the last member, checks the index (every chunked tensor tiled
     /// exactly) and writes it; returns the index's path. A refused index is
-    /// not written (the members stay behind, referred to by nothing).
+    /// not written, and the members this writer wrote are removed.
     fn finish(&mut self) -> PyResult<PathBuf> {
         let w = self
             .writer

@@ -94,30 +94,51 @@ impl AtomicFile {
     /// Makes the file durable (unless [`Durability::RenameOnly`]) and puts
     /// it in place of the destination.
     pub fn commit(self) -> Result<()> {
+        self.try_commit().map_err(|failed| failed.error)
+    }
+
+    /// [`commit`](Self::commit), telling on failure whether the new file
+    /// had already been renamed into place (only the directory's sync
+    /// failed): a writer of many files must then not undo what refers to it.
+    pub(crate) fn try_commit(self) -> std::result::Result<(), CommitFailed> {
         let AtomicFile {
             temp,
             dest,
             durability,
         } = self;
+        let before = |error| CommitFailed {
+            error,
+            in_place: false,
+        };
         let synced = durability == Durability::Synced;
         if synced {
             temp.as_file()
                 .sync_all()
-                .map_err(|e| Error::io("syncing", temp.path(), e))?;
+                .map_err(|e| before(Error::io("syncing", temp.path(), e)))?;
         }
         let temp_path = temp.path().to_owned();
         temp.persist(&dest)
-            .map_err(|e| Error::io("renaming", temp_path, e.error))?;
+            .map_err(|e| before(Error::io("renaming", temp_path, e.error)))?;
         // Make the rename itself durable: sync the directory entry.
         #[cfg(unix)]
         if synced {
             let dir = parent_dir(&dest);
             File::open(&dir)
                 .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io("syncing directory", &dir, e))?;
+                .map_err(|e| CommitFailed {
+                    error: Error::io("syncing directory", &dir, e),
+                    in_place: true,
+                })?;
         }
         Ok(())
     }
+}
+
+/// Why [`AtomicFile::try_commit`] failed, and whether the file is in place.
+#[derive(Debug)]
+pub(crate) struct CommitFailed {
+    pub(crate) error: Error,
+    pub(crate) in_place: bool,
 }
 
 impl Write for AtomicFile {

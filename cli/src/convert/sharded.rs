@@ -153,7 +153,8 @@ pub(super) fn from_safetensors(index_path: &Path, output: &Path, options: Option
     }
     for shard in shards.keys() {
         let stem = shard.strip_suffix(".safetensors").unwrap_or(shard);
-        let member = format!("{stem}.hurray");
+        // Beside, never over, a member of a Hurray checkpoint at `output`.
+        let member = writer.member_path(&format!("{stem}.hurray"))?;
         super::convert(&dir.join(shard), &out_dir.join(&member), options)?;
         writer.adopt_member(&member)?;
     }

@@ -22,10 +22,16 @@ class ShardedWriter:
     a member of its own), as ``save_pretrained(max_shard_size=...)`` splits.
     ``add_chunk`` writes one piece of a larger logical tensor (a
     tensor-parallel rank's part); ``start_member`` names the next member.
-    :meth:`finish` writes the index, atomically, last: a writer that fails
-    or is abandoned leaves no index, only members nothing refers to.
 
-    As a context manager it finishes on a clean exit::
+    Saving over an existing checkpoint never damages it: members go under
+    names its index does not list (``model-00001.1.hurray`` where it lists
+    ``model-00001.hurray``), :meth:`finish` renames the new index over the
+    old one, and only then removes the old members. A save that fails, is
+    aborted or is killed leaves the old checkpoint whole, and removes what it
+    wrote (a killed one leaves files no index lists).
+
+    As a context manager it finishes on a clean exit and aborts on an
+    exception::
 
         with hurray.ShardedWriter("ckpt/model.hurray") as w:
             for rank, rows in enumerate(parts):
@@ -47,8 +53,20 @@ class ShardedWriter:
 
     def start_member(self, path: str) -> None:
         """Closes the current member; the next tensor starts the member
-        ``path`` (relative to the index's directory, ``/``-separated)."""
+        ``path`` (relative to the index's directory, ``/``-separated), or its
+        alternate where the checkpoint being replaced lists ``path``."""
         self._writer.start_member(path)
+
+    def member_path(self, preferred: str) -> str:
+        """Where another process (a rank of a distributed save) should write
+        a member for :meth:`adopt_member`: ``preferred``, or its first
+        alternate that the checkpoint being replaced does not list."""
+        return self._writer.member_path(preferred)
+
+    def abort(self) -> None:
+        """Gives the save up: removes the members it wrote; the checkpoint it
+        would have replaced stays as it is."""
+        self._writer.abort()
 
     def add(self, name: str, tensor: Any) -> None:
         """Writes the whole tensor ``name``."""
@@ -85,7 +103,9 @@ class ShardedWriter:
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
-        if exc_type is None and not self._writer.finished:
+        if exc_type is not None:
+            self.abort()
+        elif not self._writer.finished:
             self.finish()
 
 

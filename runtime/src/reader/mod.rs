@@ -192,6 +192,26 @@ impl File {
         }
     }
 
+    /// Whether `path` still names the file this one was opened from (the
+    /// same device and inode; a file replaced by rename is another). A file
+    /// in memory, or a system without inodes, answers `true`.
+    pub(crate) fn is_at(&self, path: &Path) -> Result<bool> {
+        #[cfg(unix)]
+        if let Some(fs) = self.storage.file() {
+            use std::os::unix::fs::MetadataExt;
+            let held = fs
+                .metadata()
+                .map_err(|e| Error::io("reading metadata of", path, e))?;
+            return match std::fs::metadata(path) {
+                Ok(now) => Ok(now.dev() == held.dev() && now.ino() == held.ino()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(Error::io("reading metadata of", path, e)),
+            };
+        }
+        let _ = path;
+        Ok(true)
+    }
+
     /// Fills `buf` with the file's bytes at `offset` (part of buffer `buffer`
     /// of `tensor`) by a positioned read (`pread`) for a mapped file, a copy
     /// for one in memory. The caller has checked the range against

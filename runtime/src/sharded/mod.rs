@@ -8,6 +8,7 @@
 mod index;
 mod member;
 mod reader;
+mod replace;
 mod writer;
 
 pub(crate) use index::{ShardIndex, to_wire as index_to_wire};

@@ -30,6 +30,13 @@ fn size_mismatch(m: &ShardMember, len: u64) -> Error {
 /// mapped and verified the first time one of its tensors is read, and its
 /// length compared with the index's; its CRC-32C only on
 /// [`verify_members`](Self::verify_members).
+///
+/// A checkpoint opened from its index's path reads the checkpoint that
+/// index describes, or fails: a member is only taken while that index is
+/// still at its path (a save that replaces the checkpoint puts its index in
+/// place before it removes or reuses the old members' names), and a member
+/// once mapped stays readable after its file is removed. Opened after a
+/// replacement, a member is [`Error::MemberMismatch`] on field `"index"`.
 #[derive(Debug)]
 pub struct ShardedFile {
     members_at: MembersAt,
@@ -45,7 +52,12 @@ pub struct ShardedFile {
 /// Where a checkpoint's members are.
 enum MembersAt {
     /// Files relative to the index's directory, memory-mapped.
-    Dir(PathBuf),
+    Dir {
+        dir: PathBuf,
+        /// The index as opened from its path, held so that a member is only
+        /// taken while that path still names it.
+        index: Option<(PathBuf, File)>,
+    },
     /// Objects (or any source) by their member path, read tensor by tensor.
     Sources(Box<OpenMember>),
 }
@@ -56,7 +68,7 @@ type OpenMember = dyn Fn(&str) -> Result<Arc<dyn Source>> + Send + Sync;
 impl std::fmt::Debug for MembersAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            MembersAt::Dir(dir) => f.debug_tuple("Dir").field(dir).finish(),
+            MembersAt::Dir { dir, .. } => f.debug_struct("Dir").field("dir", dir).finish(),
             MembersAt::Sources(_) => f.write_str("Sources"),
         }
     }
@@ -98,6 +110,10 @@ impl ShardedFile {
                 e => e,
             })?;
         checkpoint.mode = mode;
+        checkpoint.members_at = MembersAt::Dir {
+            dir: parent_dir(path),
+            index: Some((path.to_owned(), file)),
+        };
         Ok(checkpoint)
     }
 
@@ -119,7 +135,10 @@ impl ShardedFile {
         let metadata = reader.metadata().to_map();
         let opened = index.members.iter().map(|_| OnceLock::new()).collect();
         Ok(ShardedFile {
-            members_at: MembersAt::Dir(dir.into()),
+            members_at: MembersAt::Dir {
+                dir: dir.into(),
+                index: None,
+            },
             index,
             metadata,
             opened,
@@ -198,7 +217,7 @@ impl ShardedFile {
             return Ok(f);
         }
         let member = match &self.members_at {
-            MembersAt::Dir(dir) => {
+            MembersAt::Dir { dir, index } => {
                 let path = dir.join(&m.path);
                 let len = std::fs::metadata(&path)
                     .map_err(|e| Error::io("opening member", &path, e))?
@@ -209,7 +228,25 @@ impl ShardedFile {
                 // SAFETY: `open_with`'s caller took on `File::open_with`'s
                 // contract for every member (`open` and `from_index` map
                 // read-only).
-                Member::Mapped(Arc::new(unsafe { File::open_with(&path, self.mode)? }))
+                let file = unsafe { File::open_with(&path, self.mode)? };
+                let len = file.bytes().len() as u64;
+                if len != m.size {
+                    return Err(size_mismatch(m, len));
+                }
+                // Checked after the member is open: if the index is still
+                // at its path now, it was when the member was opened, and a
+                // save never writes over a member the index in place lists.
+                if let Some((index_path, index)) = index
+                    && !index.is_at(index_path)?
+                {
+                    return Err(Error::MemberMismatch {
+                        member: m.path.clone(),
+                        field: "index",
+                        expected: format!("the index opened at {}", index_path.display()),
+                        found: "another file there: the checkpoint was replaced since it was opened; open it again".into(),
+                    });
+                }
+                Member::Mapped(Arc::new(file))
             }
             MembersAt::Sources(open_member) => {
                 let ranged = RangedFile::open(open_member(&m.path)?)?;

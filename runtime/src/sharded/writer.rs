@@ -2,8 +2,9 @@
 //! member past a size, and the index last.
 
 use super::index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
+use super::replace::Replaced;
 use crate::ElementType;
-use crate::atomic::{AtomicFile, Durability, parent_dir};
+use crate::atomic::{AtomicFile, CommitFailed, Durability, parent_dir};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::{Layout, TensorDescriptor};
 use crate::error::{Error, Result};
@@ -49,13 +50,6 @@ struct OpenMember {
     names: BTreeSet<String>,
 }
 
-/// Writes a sharded checkpoint: member files (each a Hurray file, written
-/// atomically) and, on [`finish`](Self::finish), the index file.
-///
-/// The index is written last and atomically, after every member is in
-/// place: a writer that dies at any point leaves no index, or an index
-/// whose members are all complete. Members of a failed write stay behind
-/// as ordinary files; nothing refers to them.
 /// A tensor of a member written elsewhere that is a chunk of a larger
 /// logical tensor ([`ShardedWriter::adopt_member_chunks`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +64,19 @@ pub struct AdoptedChunk {
     pub offset: Vec<u64>,
 }
 
+/// Writes a sharded checkpoint: member files (each a Hurray file, written
+/// atomically) and, on [`finish`](Self::finish), the index file.
+///
+/// The index is the commit point. Members go under names that the index
+/// being replaced (if any) does not list: the preferred name where it is
+/// free, else its first free alternate (`model-00001.1.hurray`), so the
+/// old checkpoint stays whole while the new one is written. The index is
+/// renamed into place last; only then are the old index's members that the
+/// new one does not list removed. A save that fails, or is dropped before
+/// `finish`, removes the members it wrote or handed out a path for; one that is killed leaves them as
+/// files no index lists (the next save may write over them). At every
+/// moment the index path holds the old checkpoint or the new one, whole.
+/// One writer at a time per index path.
 #[derive(Debug)]
 pub struct ShardedWriter {
     index_path: PathBuf,
@@ -82,6 +89,19 @@ pub struct ShardedWriter {
     current: Option<OpenMember>,
     next_path: Option<String>,
     tensors: BTreeMap<String, ShardedTensor>,
+    /// What the index path holds now, which this save must not damage.
+    replaced: Replaced,
+    /// Member names asked for ([`start_member`](Self::start_member),
+    /// [`member_path`](Self::member_path)): each at most once.
+    requested: BTreeSet<String>,
+    /// Where this save's members go (or went), so no two share a path.
+    placed: BTreeSet<String>,
+    /// Members this save placed (written here, or handed out by
+    /// [`member_path`](Self::member_path)): no index lists them until
+    /// `finish`, so a save that fails removes them.
+    placed_files: Vec<String>,
+    /// The index is in place: nothing is undone any more.
+    committed: bool,
 }
 
 impl ShardedWriter {
@@ -100,6 +120,7 @@ impl ShardedWriter {
             .unwrap_or(file_name)
             .to_owned();
         let dir = parent_dir(&index_path);
+        let replaced = Replaced::at(&index_path);
         Ok(ShardedWriter {
             index_path,
             dir,
@@ -111,6 +132,11 @@ impl ShardedWriter {
             current: None,
             next_path: None,
             tensors: BTreeMap::new(),
+            replaced,
+            requested: BTreeSet::new(),
+            placed: BTreeSet::new(),
+            placed_files: Vec::new(),
+            committed: false,
         })
     }
 
@@ -132,12 +158,43 @@ impl ShardedWriter {
     }
 
     /// Closes the current member; the next tensor starts the member `path`
-    /// (relative to the index's directory).
+    /// (relative to the index's directory), or its alternate where the
+    /// checkpoint being replaced lists `path` (see [`ShardedWriter`]).
     pub fn start_member(&mut self, path: &str) -> Result<()> {
-        check_member_path("member path", path)?;
+        self.request(path)?;
         self.close_member()?;
         self.next_path = Some(path.to_owned());
         Ok(())
+    }
+
+    /// Where a member that another writer (a rank of a distributed save, a
+    /// conversion) is to write for [`adopt_member`](Self::adopt_member)
+    /// should go: `preferred`, or its first alternate that neither the
+    /// checkpoint being replaced lists nor this save uses. Written there,
+    /// the member cannot damage the checkpoint this save replaces.
+    pub fn member_path(&mut self, preferred: &str) -> Result<String> {
+        self.request(preferred)?;
+        let path = self.place(preferred);
+        self.placed_files.push(path.clone());
+        Ok(path)
+    }
+
+    /// Records a member name asked for, once.
+    fn request(&mut self, path: &str) -> Result<()> {
+        check_member_path("member path", path)?;
+        if !self.requested.insert(path.to_owned()) {
+            return Err(written_twice(path));
+        }
+        Ok(())
+    }
+
+    /// Resolves `preferred` to a free path and reserves it.
+    fn place(&mut self, preferred: &str) -> String {
+        let path = self
+            .replaced
+            .member_path(&self.dir, preferred, |p| self.placed.contains(p));
+        self.placed.insert(path.clone());
+        path
     }
 
     /// Takes in a Hurray file already written at `path` (relative to the
@@ -157,12 +214,7 @@ impl ShardedWriter {
         check_member_path("member path", path)?;
         self.close_member()?;
         if self.members.iter().any(|m| m.path == path) {
-            return Err(Error::InvalidField {
-                tensor: String::new(),
-                field: "member path".into(),
-                value: format!("{path:?}"),
-                reason: "written twice".into(),
-            });
+            return Err(written_twice(path));
         }
         let file = crate::File::open(self.dir.join(path))?;
         let member = self.members.len();
@@ -216,6 +268,7 @@ impl ShardedWriter {
             );
         }
         self.tensors = tensors;
+        self.placed.insert(path.to_owned());
         self.members.push(ShardMember {
             path: path.to_owned(),
             size: file.bytes().len() as u64,
@@ -306,18 +359,11 @@ impl ShardedWriter {
     }
 
     fn open_member(&mut self) -> Result<()> {
-        let path = match self.next_path.take() {
+        let preferred = match self.next_path.take() {
             Some(p) => p,
             None => format!("{}-{:05}.hurray", self.stem, self.members.len() + 1),
         };
-        if self.members.iter().any(|m| m.path == path) {
-            return Err(Error::InvalidField {
-                tensor: String::new(),
-                field: "member path".into(),
-                value: format!("{path:?}"),
-                reason: "written twice".into(),
-            });
-        }
+        let path = self.place(&preferred);
         let file = AtomicFile::create_with(self.dir.join(&path), self.durability)?;
         let member = Member {
             file,
@@ -338,6 +384,9 @@ impl ShardedWriter {
         let (size, mut sink) = m.writer.finish_into_inner()?;
         sink.flush()?;
         let Member { file, crc } = sink;
+        // Recorded first: a commit that fails after its rename still leaves
+        // the file for `Drop` to remove.
+        self.placed_files.push(m.path.clone());
         file.commit()?;
         self.members.push(ShardMember {
             path: m.path,
@@ -348,21 +397,57 @@ impl ShardedWriter {
     }
 
     /// Closes the last member, checks the index (every chunked tensor tiled
-    /// exactly) and writes it, atomically, last. Returns the index's path.
+    /// exactly) and writes it, atomically, last; then removes the members of
+    /// the replaced checkpoint that the new index does not list. Returns the
+    /// index's path.
     pub fn finish(mut self) -> Result<PathBuf> {
         self.close_member()?;
+        let members = std::mem::take(&mut self.members);
         let index = ShardIndex {
-            members: std::mem::take(&mut self.members),
+            members: members.clone(),
             tensors: std::mem::take(&mut self.tensors).into_values().collect(),
         };
         index.validate()?;
-        let mut w = Writer::create_with(&self.index_path, self.durability)?;
+        let file = AtomicFile::create_with(&self.index_path, self.durability)?;
+        let mut w = Writer::new(file)?;
         for (k, v) in std::mem::take(&mut self.metadata) {
             w.set_metadata(k, v);
         }
         w.set_shard_index(index);
-        w.finish()?;
-        Ok(self.index_path)
+        let (_, mut file) = w.finish_into_inner()?;
+        file.flush()
+            .map_err(|e| Error::io("writing", file.temp_path(), e))?;
+        match file.try_commit() {
+            Ok(()) => self.committed = true,
+            Err(CommitFailed { error, in_place }) => {
+                // In place, the new index refers to this save's members.
+                self.committed = in_place;
+                return Err(error);
+            }
+        }
+        self.replaced.remove_unlisted(&self.dir, &members);
+        Ok(self.index_path.clone())
+    }
+}
+
+impl Drop for ShardedWriter {
+    /// A save that did not put its index in place removes the members it
+    /// placed: no index lists them.
+    fn drop(&mut self) {
+        if !self.committed {
+            for path in &self.placed_files {
+                let _ = std::fs::remove_file(self.dir.join(path));
+            }
+        }
+    }
+}
+
+fn written_twice(path: &str) -> Error {
+    Error::InvalidField {
+        tensor: String::new(),
+        field: "member path".into(),
+        value: format!("{path:?}"),
+        reason: "written twice".into(),
     }
 }
 

@@ -85,6 +85,12 @@ impl PyShardedWriter {
         self.writer()?.member_path(preferred).map_err(err)
     }
 
+    /// Sets the checkpoint's metadata entry `key` (kept in the index).
+    fn set_metadata(&mut self, key: String, value: String) -> PyResult<()> {
+        self.writer()?.set_metadata(key, value);
+        Ok(())
+    }
+
     /// Gives the save up: the members it wrote are removed and the
     /// checkpoint it would have replaced stays as it is.
     fn abort(&mut self) {

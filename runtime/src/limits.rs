@@ -29,6 +29,20 @@ pub const MAX_PIECES_PER_TENSOR: usize = 4096;
 /// enough that one process does not trip a store's request-rate limits.
 pub const REQUESTS_IN_FLIGHT: usize = 16;
 
+/// The most times one request to an object store is retried after a
+/// transient failure (a connection reset or short body, a 5xx such as
+/// `503 SlowDown`, a timeout), waiting a jittered, exponentially growing
+/// backoff (100 ms doubling to 15 s) between attempts; a body cut short is
+/// resumed from where it stopped, asking for the same version (ETag). Then
+/// the read fails, naming the URL. The option `max_retries` lowers or raises
+/// it per store.
+pub const REMOTE_MAX_RETRIES: usize = 10;
+
+/// ...and for at most this many seconds from the request's first attempt
+/// (the option `retry_timeout`, in seconds): a request is retried with its
+/// first signature, which must still be valid.
+pub const REMOTE_RETRY_TIMEOUT_SECS: u64 = 180;
+
 /// An output may be this many times the bytes it is made from...
 pub const EXPANSION_RATIO: u64 = 16;
 

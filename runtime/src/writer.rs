@@ -52,6 +52,17 @@ enum Sink {
     Stream,
 }
 
+impl Sink {
+    /// A write error, naming the file being written where there is one
+    /// (its destination: the temporary name means nothing to a user).
+    fn error(&self, e: std::io::Error) -> Error {
+        match self {
+            Sink::Atomic(file) => Error::io("writing", file.destination(), e),
+            Sink::Stream => Error::Stream(e),
+        }
+    }
+}
+
 /// Writes a Hurray file tensor by tensor, to any `Write`.
 #[derive(Debug)]
 pub struct Writer<W: Write> {
@@ -183,7 +194,7 @@ impl<W: Write> Writer<W> {
         self.check_alive()?;
         if let Err(e) = self.out.write_all(bytes) {
             self.poisoned = Some(e.to_string());
-            return Err(e.into());
+            return Err(self.sink.error(e));
         }
         self.pos += bytes.len() as u64;
         Ok(())
@@ -197,7 +208,7 @@ impl<W: Write> Writer<W> {
             Ok(v) => Ok(v),
             Err(e) => {
                 self.poisoned = Some(e.to_string());
-                Err(e.into())
+                Err(self.sink.error(e))
             }
         }
     }
@@ -341,7 +352,10 @@ impl<W: Write> Writer<W> {
         self.raw_write(&footer.encode())?;
         let len = self.pos;
         debug_assert_eq!(len, header_offset + header.len() as u64 + FOOTER_LEN);
-        let out = self.out.into_inner().map_err(Error::Stream)?;
+        let out = match self.out.into_inner() {
+            Ok(out) => out,
+            Err(e) => return Err(self.sink.error(e)),
+        };
         if let Sink::Atomic(atomic) = self.sink {
             // The reopened handle is flushed; the rename makes it the file.
             atomic.commit()?;

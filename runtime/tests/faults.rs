@@ -409,6 +409,10 @@ fn out_of_space_in(dir: &Path) {
     save_file(&single, 1, 2, MIB).unwrap();
     let err = save_file(&single, 2, 12, MIB).unwrap_err();
     assert!(is_out_of_space(&err), "{err}");
+    assert!(
+        err.to_string().contains(on),
+        "the error names the file: {err}"
+    );
     assert_eq!(file_generation(&single).unwrap(), 1);
     assert_eq!(
         listing(dir),
@@ -426,6 +430,10 @@ fn out_of_space_in(dir: &Path) {
     let before = listing(&ckpt);
     let err = save_generation(&index, 2, 3, 3 * MIB).unwrap_err();
     assert!(is_out_of_space(&err), "{err}");
+    assert!(
+        err.to_string().contains("model-00002.1.hurray"),
+        "the error names the member: {err}"
+    );
     assert_eq!(checkpoint_generation(&index).unwrap(), 1);
     assert_eq!(listing(&ckpt), before, "nothing of the failed save remains");
     // With room again the next save replaces it.

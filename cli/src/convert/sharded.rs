@@ -4,7 +4,8 @@
 //!
 //! Each shard converts on its own, through the single-file path, to a
 //! member of the same stem (`model-00001-of-00004.safetensors` <->
-//! `model-00001-of-00004.hurray`), so a tensor stays in the shard
+//! `model-00001-of-00004.hurray`; beside a checkpoint being replaced,
+//! `model-00001-of-00004.1.hurray`), so a tensor stays in the shard
 //! `weight_map` put it in. The index's `metadata` object travels as
 //! `safetensors.index.metadata.<key>` entries of the Hurray index's
 //! metadata, each value as its JSON text, so numbers stay numbers. In both

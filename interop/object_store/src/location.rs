@@ -3,8 +3,7 @@
 use crate::source::ObjectSource;
 use hurray::source::{PreadSource, Source};
 use hurray::{Error, RangedFile, Result, ShardedFile};
-use object_store::ObjectStore;
-use object_store::ObjectStoreScheme;
+use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use std::sync::Arc;
 
 /// Whether `location` is a URL this crate reads (`s3://`, `gs://`, `az://`,
@@ -35,6 +34,44 @@ fn configure<B, K: std::str::FromStr>(
         })
 }
 
+/// The options this crate reads itself, besides the stores' own keys.
+const MAX_RETRIES: &str = "max_retries";
+const RETRY_TIMEOUT: &str = "retry_timeout";
+
+/// How requests are retried (`hurray::limits::REMOTE_MAX_RETRIES`), with the
+/// options `max_retries` and `retry_timeout` (seconds) taken out of
+/// `options`; the rest are the store's.
+fn retry_config<'o>(
+    options: &[(&'o str, &'o str)],
+    bad: impl Fn(String) -> Error,
+) -> Result<(RetryConfig, Vec<(&'o str, &'o str)>)> {
+    let mut retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(100),
+            max_backoff: std::time::Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: hurray::limits::REMOTE_MAX_RETRIES,
+        retry_timeout: std::time::Duration::from_secs(hurray::limits::REMOTE_RETRY_TIMEOUT_SECS),
+    };
+    let mut rest = Vec::with_capacity(options.len());
+    for &(key, value) in options {
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| bad(format!("option {key:?}: {value:?} is not a whole number")))
+        };
+        match key {
+            MAX_RETRIES => {
+                retry.max_retries = usize::try_from(number()?).unwrap_or(usize::MAX);
+            }
+            RETRY_TIMEOUT => retry.retry_timeout = std::time::Duration::from_secs(number()?),
+            _ => rest.push((key, value)),
+        }
+    }
+    Ok((retry, rest))
+}
+
 /// Opens the Hurray file at `location` (a URL, or a local path) with
 /// credentials and endpoints from the environment.
 pub fn open(location: &str) -> Result<RangedFile> {
@@ -56,6 +93,8 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
     let bad = |reason: String| Error::io("opening", location, std::io::Error::other(reason));
     let url = ::url::Url::parse(location).map_err(|e| bad(e.to_string()))?;
     let (scheme, path) = ObjectStoreScheme::parse(&url).map_err(|e| bad(e.to_string()))?;
+    let (retry, options) = retry_config(options, bad)?;
+    let options = options.as_slice();
     let store: Arc<dyn ObjectStore> = match scheme {
         ObjectStoreScheme::Local => {
             let path = url
@@ -65,7 +104,9 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
         }
         ObjectStoreScheme::AmazonS3 => {
             let b = configure(
-                object_store::aws::AmazonS3Builder::from_env().with_url(location),
+                object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(location)
+                    .with_retry(retry),
                 options,
                 |b, k, v| b.with_config(k, v),
                 bad,
@@ -74,7 +115,9 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
         }
         ObjectStoreScheme::GoogleCloudStorage => {
             let b = configure(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(location),
+                object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_url(location)
+                    .with_retry(retry),
                 options,
                 |b, k, v| b.with_config(k, v),
                 bad,
@@ -83,7 +126,9 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
         }
         ObjectStoreScheme::MicrosoftAzure => {
             let b = configure(
-                object_store::azure::MicrosoftAzureBuilder::from_env().with_url(location),
+                object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_url(location)
+                    .with_retry(retry),
                 options,
                 |b, k, v| b.with_config(k, v),
                 bad,
@@ -100,7 +145,9 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
             }
             let base = &url[..::url::Position::BeforePath];
             let b = configure(
-                object_store::http::HttpBuilder::new().with_url(base),
+                object_store::http::HttpBuilder::new()
+                    .with_url(base)
+                    .with_retry(retry),
                 options,
                 |b, k, v| b.with_config(k, v),
                 bad,

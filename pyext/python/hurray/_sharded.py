@@ -63,6 +63,10 @@ class ShardedWriter:
         alternate that the checkpoint being replaced does not list."""
         return self._writer.member_path(preferred)
 
+    def set_metadata(self, key: str, value: str) -> None:
+        """Sets the checkpoint's metadata entry ``key`` (kept in the index)."""
+        self._writer.set_metadata(key, value)
+
     def abort(self) -> None:
         """Gives the save up: removes the members it wrote; the checkpoint it
         would have replaced stays as it is."""

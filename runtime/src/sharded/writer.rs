@@ -348,7 +348,10 @@ impl ShardedWriter {
         let Some(current) = self.current.as_mut() else {
             unreachable!("a member was just opened")
         };
-        current.writer.add_tensor(desc, buffers)?;
+        current
+            .writer
+            .add_tensor(desc, buffers)
+            .map_err(|e| name_member(e, &self.dir, &current.path))?;
         current.names.insert(desc.name.clone());
         Ok(ShardPiece {
             member,
@@ -381,8 +384,12 @@ impl ShardedWriter {
         let Some(m) = self.current.take() else {
             return Ok(());
         };
-        let (size, mut sink) = m.writer.finish_into_inner()?;
-        sink.flush()?;
+        let (size, mut sink) = m
+            .writer
+            .finish_into_inner()
+            .map_err(|e| name_member(e, &self.dir, &m.path))?;
+        sink.flush()
+            .map_err(|e| Error::io("writing", self.dir.join(&m.path), e))?;
         let Member { file, crc } = sink;
         // Recorded first: a commit that fails after its rename still leaves
         // the file for `Drop` to remove.
@@ -439,6 +446,14 @@ impl Drop for ShardedWriter {
                 let _ = std::fs::remove_file(self.dir.join(path));
             }
         }
+    }
+}
+
+/// A member's write error names the member.
+fn name_member(e: Error, dir: &Path, member: &str) -> Error {
+    match e {
+        Error::Stream(e) => Error::io("writing", dir.join(member), e),
+        e => e,
     }
 }
 

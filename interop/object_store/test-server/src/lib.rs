@@ -4,8 +4,13 @@
 //! of every request it serves, so a test can count range GETs.
 //!
 //! [`Server::start`] runs it on a thread of its own until the `Server` is
-//! dropped; the `hurray-s3-test-server` binary runs it for tests in other
+//! dropped; a [`FaultProxy`] in front of it breaks GETs as a flaky network
+//! and a throttling S3 endpoint do; the `hurray-s3-test-server` binary runs it for tests in other
 //! languages, printing the endpoint and serving until its stdin closes.
+
+mod proxy;
+
+pub use proxy::{FaultCounts, FaultProxy, Faults};
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
@@ -165,13 +170,13 @@ impl Server {
 
     /// The same as `object_store` configuration options.
     pub fn options(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("aws_endpoint", self.endpoint.clone()),
-            ("aws_allow_http", "true".into()),
-            ("aws_access_key_id", ACCESS_KEY.into()),
-            ("aws_secret_access_key", SECRET_KEY.into()),
-            ("aws_region", REGION.into()),
-        ]
+        options_for(&self.endpoint)
+    }
+
+    /// The configuration options that reach this server through `endpoint`
+    /// (a [`FaultProxy`]'s).
+    pub fn options_via(&self, endpoint: &str) -> Vec<(&'static str, String)> {
+        options_for(endpoint)
     }
 
     /// Every request served so far, and forgets them.
@@ -181,6 +186,16 @@ impl Server {
             .map(|mut l| std::mem::take(&mut *l))
             .unwrap_or_default()
     }
+}
+
+fn options_for(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("aws_endpoint", endpoint.to_owned()),
+        ("aws_allow_http", "true".into()),
+        ("aws_access_key_id", ACCESS_KEY.into()),
+        ("aws_secret_access_key", SECRET_KEY.into()),
+        ("aws_region", REGION.into()),
+    ]
 }
 
 /// s3s-fs, with two answers S3 gives that s3s-fs 0.14 does not: a suffix

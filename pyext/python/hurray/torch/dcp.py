@@ -108,6 +108,9 @@ class HurrayStorageWriter(StorageWriter):
         self.path = Path(path)
         self.durable = durable
         self.is_coordinator = False
+        # The coordinator's index writer, from planning to `finish`.
+        self._index: Optional[ShardedWriter] = None
+        self._members: List[str] = []
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         if checkpoint_id is not None:
@@ -138,12 +141,15 @@ class HurrayStorageWriter(StorageWriter):
         return plan
 
     def prepare_global_plan(self, plans: List[SavePlan]) -> List[SavePlan]:
-        # Runs on the coordinator before any rank writes: an index of an
-        # earlier save into this directory goes first, so that a save that
-        # dies halfway leaves no index over a mix of old and new members.
-        (self.path / INDEX_NAME).unlink(missing_ok=True)
-        # Each rank's member file, named by the rank's place in the plan.
-        return [dataclasses.replace(p, storage_data=_member_name(i)) for i, p in enumerate(plans)]
+        # Runs on the coordinator before any rank writes. Each rank's member
+        # is named by the rank's place in the plan, or where a checkpoint
+        # already in this directory lists that name, beside it: the earlier
+        # checkpoint stays whole until `finish` puts the new index in place.
+        if self._index is not None:
+            self._index.abort()
+        self._index = ShardedWriter(self.path / INDEX_NAME, durable=self.durable)
+        self._members = [self._index.member_path(_member_name(i)) for i in range(len(plans))]
+        return [dataclasses.replace(p, storage_data=m) for p, m in zip(plans, self._members)]
 
     def write_data(self, plan: SavePlan, planner: SavePlanner) -> "Future[List[WriteResult]]":
         member = plan.storage_data
@@ -174,17 +180,24 @@ class HurrayStorageWriter(StorageWriter):
         return fut
 
     def finish(self, metadata: Metadata, results: List[List[WriteResult]]) -> None:
-        index = ShardedWriter(
-            self.path / INDEX_NAME,
-            metadata={
-                "writer": "hurray.torch.dcp",
-                "dcp_version": str(metadata.version or ""),
-                # The default planner's fqn -> state-dict path, which loads of
-                # nested state dicts (and of chosen keys) need back.
-                PLANNER_DATA_KEY: json.dumps(metadata.planner_data),
-            },
-            durable=self.durable,
-        )
+        index, self._index = self._index, None
+        if index is None:
+            raise RuntimeError("HurrayStorageWriter.finish without prepare_global_plan on the coordinator")
+        try:
+            self._write_index(index, metadata, results)
+        except BaseException:
+            # The ranks' members go; the earlier checkpoint stays as it was.
+            index.abort()
+            raise
+
+    def _write_index(
+        self, index: ShardedWriter, metadata: Metadata, results: List[List[WriteResult]]
+    ) -> None:
+        index.set_metadata("writer", "hurray.torch.dcp")
+        index.set_metadata("dcp_version", str(metadata.version or ""))
+        # The default planner's fqn -> state-dict path, which loads of nested
+        # state dicts (and of chosen keys) need back.
+        index.set_metadata(PLANNER_DATA_KEY, json.dumps(metadata.planner_data))
         members: Dict[str, list] = {}
         for rank_results in results:
             for r in rank_results:
@@ -197,8 +210,7 @@ class HurrayStorageWriter(StorageWriter):
                 ) if offsets else None
                 if chunk is not None and not _is_whole(chunk.offsets, chunk.sizes, md.size):
                     chunks.append((stored.tensor, r.index.fqn, list(md.size), list(offsets)))
-        for rank in range(len(results)):
-            member = _member_name(rank)
+        for member in self._members:
             index.adopt_member(member, members.get(member, []))
         index.finish()
 

@@ -57,7 +57,9 @@ fn every_tensor_reads_exactly_through_resets_slow_downs_short_bodies_and_stalls(
 
     // The GETs a clean network takes.
     server.take_requests();
-    read_all_and_compare(&open(URL, &server.options()).unwrap(), &local);
+    let clean = open(URL, &server.options()).unwrap();
+    read_all_and_compare(&clean, &local);
+    clean.verify_members().unwrap();
     let useful = server
         .take_requests()
         .iter()
@@ -70,9 +72,11 @@ fn every_tensor_reads_exactly_through_resets_slow_downs_short_bodies_and_stalls(
             reset_every: 3,
             slow_down_every: 4,
             truncate_every: 5,
-            stall_every: 7,
+            stall_every: 11,
             stall: Duration::from_secs(2),
             always_slow_down: false,
+            // Under the 10 retries a read is allowed.
+            max_in_a_row: 4,
         },
     )
     .unwrap();
@@ -102,6 +106,7 @@ fn a_store_that_never_recovers_fails_naming_the_url_after_the_retries_allowed() 
             stall_every: 0,
             stall: Duration::ZERO,
             always_slow_down: true,
+            max_in_a_row: 0,
         },
     )
     .unwrap();

@@ -8,6 +8,7 @@
 //! stream. Signed requests pass unchanged: only the `Connection` header,
 //! which no signature covers, is rewritten.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Which GETs fail, and how: the `n`th GET through the proxy (counting from
-/// 1) meets the first fault whose period divides `n` (0: never).
+/// 1) meets the first fault whose period divides `n` (0: never), unless the
+/// last `max_in_a_row` GETs of the same object all failed.
 #[derive(Debug, Clone)]
 pub struct Faults {
     /// The connection is reset (RST) after half the body.
@@ -29,6 +31,9 @@ pub struct Faults {
     pub stall: Duration,
     /// Every GET is refused with `503 SlowDown` (a store that never recovers).
     pub always_slow_down: bool,
+    /// The most GETs of one object that fail in a row (0: no bound), so that
+    /// a reader's bounded retries always get through.
+    pub max_in_a_row: u32,
 }
 
 impl Faults {
@@ -96,6 +101,7 @@ impl FaultProxy {
             faults,
             counts: Arc::clone(&counts),
             next: AtomicU64::new(1),
+            in_a_row: Mutex::default(),
         });
         let thread_stop = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -150,6 +156,8 @@ struct Shared {
     faults: Faults,
     counts: Arc<Mutex<FaultCounts>>,
     next: AtomicU64,
+    /// GETs of each object (by path) that failed in a row.
+    in_a_row: Mutex<HashMap<String, u32>>,
 }
 
 impl Shared {
@@ -165,13 +173,17 @@ impl Shared {
         let mut head = Vec::new();
         let mut content_length = 0usize;
         let mut method = String::new();
+        let mut path = String::new();
         loop {
             let mut line = String::new();
             if reader.read_line(&mut line)? == 0 {
                 return Ok(());
             }
             if method.is_empty() {
-                method = line.split(' ').next().unwrap_or_default().to_owned();
+                let mut words = line.split(' ');
+                method = words.next().unwrap_or_default().to_owned();
+                let target = words.next().unwrap_or_default();
+                path = target.split('?').next().unwrap_or_default().to_owned();
             }
             let lower = line.to_ascii_lowercase();
             if let Some(v) = lower.strip_prefix("content-length:") {
@@ -191,7 +203,22 @@ impl Shared {
             .then(|| {
                 let n = self.next.fetch_add(1, Ordering::SeqCst);
                 self.count(|c| c.gets += 1);
-                self.faults.pick(n)
+                let fault = self.faults.pick(n);
+                let Ok(mut in_a_row) = self.in_a_row.lock() else {
+                    return fault;
+                };
+                let run = in_a_row.entry(path).or_default();
+                let cap = self.faults.max_in_a_row;
+                match fault {
+                    Some(_) if cap == 0 || *run < cap => {
+                        *run += 1;
+                        fault
+                    }
+                    _ => {
+                        *run = 0;
+                        None
+                    }
+                }
             })
             .flatten();
         let mut client = client;

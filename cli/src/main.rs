@@ -51,9 +51,16 @@ enum Command {
     },
     /// Write the bundled example tensors (dense, empty, sub-byte, sparse, quantized, dynamic) to a file.
     Example { output: PathBuf },
-    /// Convert between .hurray, .safetensors, .npy and .npz (formats chosen by extension).
+    /// Convert between .hurray, .safetensors, .npy and .npz, and from .gguf (formats chosen by
+    /// extension). A transformers sharded checkpoint (its `*.safetensors.index.json`, or the
+    /// directory holding it) converts to a Hurray index and its members, and a Hurray index to
+    /// a `*.safetensors.index.json` and its shards.
     Convert {
+        /// The file to read: .hurray (a file or a sharded checkpoint's index), .safetensors,
+        /// .npy, .npz, .gguf, or a `*.safetensors.index.json` (or its directory); with feature
+        /// `remote`, also an s3://, gs://, az:// or https:// URL.
         input: PathBuf,
+        /// The file to write, replaced atomically; its extension picks the format.
         output: PathBuf,
         /// Write tensors far larger than the input bytes they are made from (over 16x and
         /// 64 MiB: broadcast strides expanded densely, highly compressed .npz members).

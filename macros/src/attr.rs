@@ -248,11 +248,11 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[syn::Attribute], allowed: &[&'static
                     let slot = if key == "expressed" { &mut out.expressed } else { &mut out.scale };
                     dup(cx, slot.is_some());
                     let allowed = if key == "expressed" {
-                        dtype::EXPRESSED_TYPES
+                        dtype::expressed_types()
                     } else {
-                        dtype::SCALE_TYPES
+                        dtype::SCALE_TYPES.to_vec()
                     };
-                    *slot = element_type(cx, &s, Some(allowed));
+                    *slot = element_type(cx, &s, Some(&allowed));
                 }
                 "quantization" => {
                     let s: LitStr = meta.value()?.parse()?;

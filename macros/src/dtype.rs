@@ -38,5 +38,12 @@ pub(crate) fn names() -> String {
 /// block scales (the runtime's `Quantization::SCALE_TYPES`).
 pub(crate) const SCALE_TYPES: &[&str] = &["f16", "bf16", "f32", "f64", "f8e8m0fnu", "f8e4m3fn"];
 
-/// Expressed types: the floats of at least 16 bits.
-pub(crate) const EXPRESSED_TYPES: &[&str] = &["f16", "bf16", "f32", "f64"];
+/// Expressed types: every floating-point type, as the runtime's validation
+/// says (`quantization.expressed_type`).
+pub(crate) fn expressed_types() -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .filter(|(_, _, class)| *class == Class::Float)
+        .map(|(name, _, _)| *name)
+        .collect()
+}

@@ -166,6 +166,17 @@ fn scheme_names_are_the_runtimes() {
     assert_eq!(ours, names);
 }
 
+/// The runtime accepts any floating-point expressed type, and no other.
+#[test]
+fn expressed_types_are_the_runtimes() {
+    let runtime: Vec<&str> = hurray::ElementType::ALL
+        .iter()
+        .filter(|t| t.class() == hurray::ElementClass::Float)
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(crate::dtype::expressed_types(), runtime);
+}
+
 #[test]
 fn scale_types_are_the_runtimes() {
     let runtime: Vec<&str> = hurray::Quantization::SCALE_TYPES

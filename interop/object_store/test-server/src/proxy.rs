@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Which GETs fail, and how: the `n`th GET through the proxy (counting from
-/// 1) meets the first fault whose period divides `n` (0: never), unless the
-/// last `max_in_a_row` GETs of the same object all failed.
+/// Which GETs fail, and how: the `n`th GET through the proxy, counting from
+/// one, meets the first fault whose period divides `n` (0: never), unless
+/// the last `max_in_a_row` GETs of the same object all failed.
 #[derive(Debug, Clone)]
 pub struct Faults {
     /// The connection is reset (RST) after half the body.

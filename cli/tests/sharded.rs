@@ -279,3 +279,66 @@ fn killing_a_sharded_conversion_leaves_no_index() {
     let (ok, text) = run(&["validate", "--checksums", index.to_str().unwrap()]);
     assert!(ok, "{text}");
 }
+
+#[test]
+fn a_conversion_over_an_earlier_checkpoint_never_damages_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("st");
+    std::fs::create_dir(&source).unwrap();
+    let input = big_safetensors_checkpoint(&source);
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let index = out_dir.join("model.hurray");
+    convert(&input, &index);
+    let earlier = files_of(&out_dir);
+    // Again, killed once its first member is in place: that member went
+    // beside the earlier checkpoint's, which still validates.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .args([Path::new("convert"), &input, &index])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let first = out_dir.join("model-00001-of-00004.1.hurray");
+    let start = std::time::Instant::now();
+    while !first.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the conversion ended before it was killed"
+        );
+        assert!(start.elapsed().as_secs() < 60, "no member appeared");
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (ok, text) = run(&["validate", "--checksums", index.to_str().unwrap()]);
+    assert!(ok, "the earlier checkpoint after a killed conversion: {text}");
+    let checkpoint = ShardedFile::open(&index).unwrap();
+    let listed: Vec<&str> = checkpoint.members().iter().map(|m| m.path.as_str()).collect();
+    assert_eq!(
+        listed,
+        [
+            "model-00001-of-00004.hurray",
+            "model-00002-of-00004.hurray",
+            "model-00003-of-00004.hurray",
+            "model-00004-of-00004.hurray"
+        ]
+    );
+    // Run to the end, the conversion replaces it and removes its members.
+    convert(&input, &index);
+    let (ok, text) = run(&["validate", "--checksums", index.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    let now = files_of(&out_dir);
+    let members: Vec<&String> = now.iter().filter(|n| n.ends_with(".hurray")).collect();
+    assert_eq!(
+        members,
+        [
+            "model-00001-of-00004.1.hurray",
+            "model-00002-of-00004.1.hurray",
+            "model-00003-of-00004.1.hurray",
+            "model-00004-of-00004.1.hurray",
+            "model.hurray"
+        ]
+    );
+    assert!(earlier.iter().all(|n| n == "model.hurray" || !now.contains(n)));
+}

@@ -230,25 +230,17 @@ fn big_safetensors_checkpoint(dir: &Path) -> PathBuf {
     index
 }
 
-#[test]
-fn killing_a_sharded_conversion_leaves_no_index() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("st");
-    std::fs::create_dir(&source).unwrap();
-    let input = big_safetensors_checkpoint(&source);
-    let out_dir = dir.path().join("out");
-    std::fs::create_dir(&out_dir).unwrap();
-    let index = out_dir.join("model.hurray");
+/// Runs `hurray convert input index` and kills it (SIGKILL) as soon as
+/// `member` exists.
+fn convert_until(input: &Path, index: &Path, member: &Path) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hurray"))
-        .args([Path::new("convert"), &input, &index])
+        .args([Path::new("convert"), input, index])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it as soon as the first member is in place.
-    let first = out_dir.join("model-00001-of-00004.hurray");
     let start = std::time::Instant::now();
-    while !first.exists() {
+    while !member.exists() {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the conversion ended before it was killed"
@@ -258,6 +250,27 @@ fn killing_a_sharded_conversion_leaves_no_index() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// A big transformers checkpoint (in `dir/st`) and where its conversion's
+/// index goes (in `dir/out`).
+fn big_conversion(dir: &Path) -> (PathBuf, PathBuf) {
+    let source = dir.join("st");
+    std::fs::create_dir(&source).unwrap();
+    let input = big_safetensors_checkpoint(&source);
+    let out_dir = dir.join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    (input, out_dir.join("model.hurray"))
+}
+
+#[test]
+fn killing_a_sharded_conversion_leaves_no_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, index) = big_conversion(dir.path());
+    let out_dir = index.parent().unwrap();
+    // Killed as soon as the first member is in place.
+    let first = out_dir.join("model-00001-of-00004.hurray");
+    convert_until(&input, &index, &first);
     assert!(!index.exists(), "a killed conversion left an index");
     // What is there is whole: the finished member reads, nothing else is
     // under a member's name (the one in progress is a temporary file).
@@ -266,7 +279,7 @@ fn killing_a_sharded_conversion_leaves_no_index() {
         member.tensor("layer1.weight").unwrap().byte_length(),
         32 << 20
     );
-    let members: Vec<String> = files_of(&out_dir)
+    let members: Vec<String> = files_of(out_dir)
         .into_iter()
         .filter(|n| n.ends_with(".hurray"))
         .collect();
@@ -283,38 +296,28 @@ fn killing_a_sharded_conversion_leaves_no_index() {
 #[test]
 fn a_conversion_over_an_earlier_checkpoint_never_damages_it() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("st");
-    std::fs::create_dir(&source).unwrap();
-    let input = big_safetensors_checkpoint(&source);
-    let out_dir = dir.path().join("out");
-    std::fs::create_dir(&out_dir).unwrap();
-    let index = out_dir.join("model.hurray");
+    let (input, index) = big_conversion(dir.path());
+    let out_dir = index.parent().unwrap();
     convert(&input, &index);
-    let earlier = files_of(&out_dir);
+    let earlier = files_of(out_dir);
     // Again, killed once its first member is in place: that member went
     // beside the earlier checkpoint's, which still validates.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hurray"))
-        .args([Path::new("convert"), &input, &index])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let first = out_dir.join("model-00001-of-00004.1.hurray");
-    let start = std::time::Instant::now();
-    while !first.exists() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the conversion ended before it was killed"
-        );
-        assert!(start.elapsed().as_secs() < 60, "no member appeared");
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    convert_until(
+        &input,
+        &index,
+        &out_dir.join("model-00001-of-00004.1.hurray"),
+    );
     let (ok, text) = run(&["validate", "--checksums", index.to_str().unwrap()]);
-    assert!(ok, "the earlier checkpoint after a killed conversion: {text}");
+    assert!(
+        ok,
+        "the earlier checkpoint after a killed conversion: {text}"
+    );
     let checkpoint = ShardedFile::open(&index).unwrap();
-    let listed: Vec<&str> = checkpoint.members().iter().map(|m| m.path.as_str()).collect();
+    let listed: Vec<&str> = checkpoint
+        .members()
+        .iter()
+        .map(|m| m.path.as_str())
+        .collect();
     assert_eq!(
         listed,
         [
@@ -328,7 +331,7 @@ fn a_conversion_over_an_earlier_checkpoint_never_damages_it() {
     convert(&input, &index);
     let (ok, text) = run(&["validate", "--checksums", index.to_str().unwrap()]);
     assert!(ok, "{text}");
-    let now = files_of(&out_dir);
+    let now = files_of(out_dir);
     let members: Vec<&String> = now.iter().filter(|n| n.ends_with(".hurray")).collect();
     assert_eq!(
         members,
@@ -340,5 +343,9 @@ fn a_conversion_over_an_earlier_checkpoint_never_damages_it() {
             "model.hurray"
         ]
     );
-    assert!(earlier.iter().all(|n| n == "model.hurray" || !now.contains(n)));
+    assert!(
+        earlier
+            .iter()
+            .all(|n| n == "model.hurray" || !now.contains(n))
+    );
 }

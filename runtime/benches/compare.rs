@@ -6,7 +6,7 @@
 //! between peers measured side by side, not each one's absolute time.
 //!
 //! Arguments after `--` select sections by substring of their names
-//! (`open`, `write`, `write-file`, `checksum`, `open-by-size`):
+//! (`open`, `write`, `write-file`, `checksum`, `digest`, `open-by-size`):
 //! `cargo bench -p hurray --bench compare -- checksum write` runs the
 //! checksum and write sections only. No argument runs them all.
 
@@ -326,6 +326,70 @@ fn checksum_throughput() {
     }
 }
 
+/// Cryptographic digests a tamper-evident file could commit to per buffer,
+/// against memcpy and the CRC-32C the writer computes now: one thread, the
+/// writer's and a verifying reader's case, and BLAKE3 on every core.
+fn digest_throughput() {
+    use sha2::Digest;
+    println!("\n### Digest throughput (in memory)\n");
+    println!(
+        "| input | memcpy GB/s | CRC-32C GB/s | BLAKE3 GB/s | BLAKE3, {} threads GB/s | SHA-256 GB/s | BLAKE3 / memcpy | SHA-256 / memcpy | BLAKE3 / SHA-256 |",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let gib = 1usize << 30;
+    for (label, len) in [
+        ("1 MiB", 1usize << 20),
+        ("64 MiB", 64 << 20),
+        ("1 GiB", gib),
+    ] {
+        let src = pattern(len);
+        let mut dst = vec![0u8; len];
+        let reps = gib / len;
+        let runs = 5;
+        let tm = median(runs, || {
+            for _ in 0..reps {
+                dst.copy_from_slice(black_box(&src));
+                black_box(&dst);
+            }
+        });
+        let tc = median(runs, || {
+            for _ in 0..reps {
+                black_box(ChecksumAlgorithm::Crc32c.of(black_box(&src)));
+            }
+        });
+        let tb = median(runs, || {
+            for _ in 0..reps {
+                black_box(blake3::hash(black_box(&src)));
+            }
+        });
+        let tbp = median(runs, || {
+            for _ in 0..reps {
+                let mut h = blake3::Hasher::new();
+                h.update_rayon(black_box(&src));
+                black_box(h.finalize());
+            }
+        });
+        let ts = median(runs, || {
+            for _ in 0..reps {
+                black_box(sha2::Sha256::digest(black_box(&src)));
+            }
+        });
+        let gbps = |d: Duration| gib as f64 / d.as_secs_f64() / 1e9;
+        println!(
+            "| {label} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            gbps(tm),
+            gbps(tc),
+            gbps(tb),
+            gbps(tbp),
+            gbps(ts),
+            tm.as_secs_f64() / tb.as_secs_f64(),
+            tm.as_secs_f64() / ts.as_secs_f64(),
+            ts.as_secs_f64() / tb.as_secs_f64(),
+        );
+    }
+}
+
 fn open_by_file_size() {
     println!("\n### Open (mmap + verify) by file size, 100 tensors\n");
     let dir = tempfile::tempdir().unwrap();
@@ -364,11 +428,12 @@ fn main() {
         .map(String::as_str)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let sections: [(&str, fn()); 5] = [
+    let sections: [(&str, fn()); 6] = [
         ("open", open_and_lookup),
         ("write", write_1gib),
         ("write-file", write_1gib_file),
         ("checksum", checksum_throughput),
+        ("digest", digest_throughput),
         ("open-by-size", open_by_file_size),
     ];
     for (name, run) in sections {

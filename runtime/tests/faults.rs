@@ -49,13 +49,25 @@ fn save_generation_as(
     w.set_durability(durability);
     w.set_max_shard_size(bytes as u64);
     w.set_metadata("generation", generation.to_string());
-    let data = vec![fill(generation); bytes];
+    for_each_tensor(fill(generation), tensors, bytes, |d, b| w.add_tensor(d, b))?;
+    w.finish().map(drop)
+}
+
+/// Calls `add` with each of `tensors` tensors (`t0`, `t1`, ...) of `bytes`
+/// bytes, every byte `byte`.
+fn for_each_tensor(
+    byte: u8,
+    tensors: usize,
+    bytes: usize,
+    mut add: impl FnMut(&TensorDescriptor, &[&[u8]]) -> hurray::Result<()>,
+) -> hurray::Result<()> {
+    let data = vec![byte; bytes];
     for t in 0..tensors {
         let desc =
             TensorDescriptor::new(format!("t{t}"), ElementType::UInt8, shape(&[bytes as u64]));
-        w.add_tensor(&desc, &[&data])?;
+        add(&desc, &[&data])?;
     }
-    w.finish().map(drop)
+    Ok(())
 }
 
 /// The generation the checkpoint at `index` holds, after checking every
@@ -79,12 +91,7 @@ fn checkpoint_generation(index: &Path) -> hurray::Result<u32> {
 /// A single file of generation `generation`: `tensors` tensors of `bytes` bytes.
 fn save_file(path: &Path, generation: u8, tensors: usize, bytes: usize) -> hurray::Result<()> {
     let mut w = Writer::create(path)?;
-    let data = vec![generation; bytes];
-    for t in 0..tensors {
-        let desc =
-            TensorDescriptor::new(format!("t{t}"), ElementType::UInt8, shape(&[bytes as u64]));
-        w.add_tensor(&desc, &[&data])?;
-    }
+    for_each_tensor(generation, tensors, bytes, |d, b| w.add_tensor(d, b))?;
     w.finish().map(drop)
 }
 
@@ -217,6 +224,12 @@ fn a_failed_save_leaves_the_old_checkpoint_and_nothing_of_its_own() {
     assert_eq!(checkpoint_generation(&index).unwrap(), 1);
 }
 
+/// Whether every byte of member 0's tensor `t0` is `byte`.
+fn first_member_is(c: &ShardedFile, byte: u8) -> bool {
+    let t = c.member(0).unwrap().tensor("t0").unwrap();
+    t.data().unwrap().iter().all(|&b| b == byte)
+}
+
 #[test]
 fn a_reader_of_a_replaced_checkpoint_reads_the_one_it_opened_or_fails() {
     let dir = tempfile::tempdir().unwrap();
@@ -224,32 +237,12 @@ fn a_reader_of_a_replaced_checkpoint_reads_the_one_it_opened_or_fails() {
     save_generation(&index, 1, 2, 4096).unwrap();
     let opened = ShardedFile::open(&index).unwrap();
     // Member 0 is mapped before the replacements; member 1 is not.
-    assert!(
-        opened
-            .member(0)
-            .unwrap()
-            .tensor("t0")
-            .unwrap()
-            .data()
-            .unwrap()
-            .iter()
-            .all(|&b| b == 1)
-    );
+    assert!(first_member_is(&opened, 1));
     save_generation(&index, 2, 2, 4096).unwrap();
     // Two saves later the preferred names are back, the same size, with
     // other bytes: only the index being another file tells them apart.
     save_generation(&index, 3, 2, 4096).unwrap();
-    assert!(
-        opened
-            .member(0)
-            .unwrap()
-            .tensor("t0")
-            .unwrap()
-            .data()
-            .unwrap()
-            .iter()
-            .all(|&b| b == 1)
-    );
+    assert!(first_member_is(&opened, 1));
     match opened.member(1) {
         Err(Error::MemberMismatch {
             field: "index",

@@ -10,7 +10,7 @@ use melior::ir::Module;
 use melior::utility::{load_irdl_dialects, register_all_dialects};
 use mlir_sys as sys;
 use std::cell::RefCell;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -136,7 +136,19 @@ impl Mlir {
     /// Parses MLIR text or bytecode (detected by its magic) and verifies it.
     /// `source_name` names the input in errors.
     pub fn parse(&self, source: &[u8], source_name: &str) -> Result<Module<'_>> {
-        let aligned = hurray::AlignedBytes::copy_from(source);
+        self.parse_aligned(hurray::AlignedBytes::copy_from(source), source_name)
+    }
+
+    /// [`parse`](Self::parse) of bytes already in 64-byte aligned memory:
+    /// bytecode's sections (dense resources among them) must be read from
+    /// memory at least as aligned as they ask for.
+    fn parse_aligned(
+        &self,
+        aligned: hurray::AlignedBytes,
+        source_name: &str,
+    ) -> Result<Module<'_>> {
+        // Kept for the error: the bytecode header names its producer.
+        let head = aligned.as_slice()[..aligned.as_slice().len().min(256)].to_vec();
         let data = sys::MlirStringRef {
             data: aligned.as_slice().as_ptr().cast(),
             length: aligned.as_slice().len(),
@@ -150,10 +162,7 @@ impl Mlir {
         self.sources.borrow_mut().push(aligned);
         // SAFETY: a module handle just returned by the parser (null on failure).
         let module = unsafe { Module::from_option_raw(raw) };
-        module.ok_or_else(|| {
-            let head = &source[..source.len().min(256)];
-            refusal::parse_error(head, source_name, self.take_diagnostics())
-        })
+        module.ok_or_else(|| refusal::parse_error(&head, source_name, self.take_diagnostics()))
     }
 
     /// `module` as MLIR text (with its resources), or as bytecode.
@@ -174,14 +183,29 @@ impl Mlir {
 
     /// Reads and parses an MLIR file (text or bytecode); locations name the file.
     pub fn parse_file(&self, path: &Path) -> Result<Module<'_>> {
-        // MLIR opens the file itself (so diagnostics carry its name, and
-        // bytecode is read from an aligned buffer MLIR owns); check first for
-        // a clear I/O error.
-        std::fs::metadata(path).map_err(|error| Error::Io {
+        let io = |error| Error::Io {
             op: "reading",
             path: path.to_owned(),
             error,
-        })?;
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let mut magic = [0u8; 4];
+        let is_bytecode =
+            file.read_exact(&mut magic).is_ok() && magic[..] == *refusal::BYTECODE_MAGIC;
+        if is_bytecode {
+            // Bytecode is read here, into 64-byte aligned memory: MLIR reads
+            // a small file into a heap buffer only 16-byte aligned, and then
+            // refuses a section that asks for more ("failed to align
+            // section"). Its locations are inside it, so nothing names the file.
+            let too_big = || io(std::io::Error::from(std::io::ErrorKind::OutOfMemory));
+            let len = usize::try_from(len).map_err(|_| too_big())?;
+            let mut aligned = hurray::AlignedBytes::try_zeroed(len).ok_or_else(too_big)?;
+            file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+            file.read_exact(aligned.as_mut_slice()).map_err(io)?;
+            return self.parse_aligned(aligned, &path.display().to_string());
+        }
+        // Text: MLIR opens the file itself, so diagnostics carry its name.
         let name = path.to_string_lossy();
         let name_ref = sys::MlirStringRef {
             data: name.as_ptr().cast(),

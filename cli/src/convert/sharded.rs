@@ -96,7 +96,7 @@ pub(crate) fn open_index(file: &File, path: &Path) -> hurray::Result<ShardedFile
             hurray_object_store::member_sources(url, &[]),
         );
     }
-    ShardedFile::from_index(file, dir_of(path))
+    ShardedFile::from_index_at(file, path)
 }
 
 fn read_index(path: &Path) -> Result<SafetensorsIndex> {

@@ -192,24 +192,11 @@ impl File {
         }
     }
 
-    /// Whether `path` still names the file this one was opened from (the
-    /// same device and inode; a file replaced by rename is another). A file
-    /// in memory, or a system without inodes, answers `true`.
-    pub(crate) fn is_at(&self, path: &Path) -> Result<bool> {
-        #[cfg(unix)]
-        if let Some(fs) = self.storage.file() {
-            use std::os::unix::fs::MetadataExt;
-            let held = fs
-                .metadata()
-                .map_err(|e| Error::io("reading metadata of", path, e))?;
-            return match std::fs::metadata(path) {
-                Ok(now) => Ok(now.dev() == held.dev() && now.ino() == held.ino()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(Error::io("reading metadata of", path, e)),
-            };
-        }
-        let _ = path;
-        Ok(true)
+    /// A second handle to the open file this one maps (`None` for a file
+    /// in memory): it pins the file, so its identity (device and inode) can
+    /// be compared with what a path names later.
+    pub(crate) fn handle(&self) -> Option<std::fs::File> {
+        self.storage.file().and_then(|fs| fs.try_clone().ok())
     }
 
     /// Fills `buf` with the file's bytes at `offset` (part of buffer `buffer`

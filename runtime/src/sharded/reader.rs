@@ -13,6 +13,29 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+/// Whether `path` still names the file `handle` is open on (the same
+/// device and inode: a file replaced by rename is another). Without inodes,
+/// `true`.
+fn same_file(handle: &std::fs::File, path: &Path) -> Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let held = handle
+            .metadata()
+            .map_err(|e| Error::io("reading metadata of", path, e))?;
+        match std::fs::metadata(path) {
+            Ok(now) => Ok(now.dev() == held.dev() && now.ino() == held.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io("reading metadata of", path, e)),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (handle, path);
+        Ok(true)
+    }
+}
+
 fn size_mismatch(m: &ShardMember, len: u64) -> Error {
     Error::MemberMismatch {
         member: m.path.clone(),
@@ -54,9 +77,9 @@ enum MembersAt {
     /// Files relative to the index's directory, memory-mapped.
     Dir {
         dir: PathBuf,
-        /// The index as opened from its path, held so that a member is only
-        /// taken while that path still names it.
-        index: Option<(PathBuf, File)>,
+        /// The index's path and a handle to the file opened there, held so
+        /// that a member is only taken while that path still names it.
+        index: Option<(PathBuf, std::fs::File)>,
     },
     /// Objects (or any source) by their member path, read tensor by tensor.
     Sources(Box<OpenMember>),
@@ -93,33 +116,42 @@ impl ShardedFile {
     pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path)?;
-        let mut checkpoint =
-            ShardedFile::from_index(&file, parent_dir(path)).map_err(|e| match e {
-                // Name the file that is not an index.
-                Error::InvalidField {
-                    tensor,
-                    field,
-                    value,
-                    reason,
-                } if field == "shard_index" => Error::InvalidField {
-                    tensor,
-                    field,
-                    value,
-                    reason: format!("{}: {reason}", path.display()),
-                },
-                e => e,
-            })?;
+        let mut checkpoint = ShardedFile::from_index_at(&file, path).map_err(|e| match e {
+            // Name the file that is not an index.
+            Error::InvalidField {
+                tensor,
+                field,
+                value,
+                reason,
+            } if field == "shard_index" => Error::InvalidField {
+                tensor,
+                field,
+                value,
+                reason: format!("{}: {reason}", path.display()),
+            },
+            e => e,
+        })?;
         checkpoint.mode = mode;
-        checkpoint.members_at = MembersAt::Dir {
-            dir: parent_dir(path),
-            index: Some((path.to_owned(), file)),
-        };
+        Ok(checkpoint)
+    }
+
+    /// The checkpoint of the index file `index`, already opened from `path`
+    /// (its members are next to it): every check of [`open`](Self::open),
+    /// without mapping the index again, and members are taken only while
+    /// `path` still names that file, as `open` takes them.
+    pub fn from_index_at(index: &File, path: &Path) -> Result<Self> {
+        let mut checkpoint = ShardedFile::from_index(index, parent_dir(path))?;
+        if let MembersAt::Dir { index: held, .. } = &mut checkpoint.members_at {
+            *held = index.handle().map(|h| (path.to_owned(), h));
+        }
         Ok(checkpoint)
     }
 
     /// The checkpoint of an index file already open (read from anywhere),
     /// whose members are found relative to `dir`: every check of
-    /// [`open`](Self::open). The index is copied out, so `index` may go.
+    /// [`open`](Self::open) but the one that a replaced checkpoint's members
+    /// are not taken ([`from_index_at`](Self::from_index_at) makes it). The
+    /// index is copied out, so `index` may go.
     pub fn from_index(index: &File, dir: impl Into<PathBuf>) -> Result<Self> {
         let reader = index.reader();
         let Some(wire) = reader.header().shard_index() else {
@@ -237,7 +269,7 @@ impl ShardedFile {
                 // at its path now, it was when the member was opened, and a
                 // save never writes over a member the index in place lists.
                 if let Some((index_path, index)) = index
-                    && !index.is_at(index_path)?
+                    && !same_file(index, index_path)?
                 {
                     return Err(Error::MemberMismatch {
                         member: m.path.clone(),

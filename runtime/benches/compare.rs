@@ -260,6 +260,33 @@ fn write_table(reference: &str, total: usize, rows: &[(&str, Duration)]) {
     }
 }
 
+/// The input sizes of the throughput sections: in cache, and from memory.
+const THROUGHPUT_INPUTS: [(&str, usize); 3] =
+    [("1 MiB", 1 << 20), ("64 MiB", 64 << 20), ("1 GiB", 1 << 30)];
+
+/// The median time (of 5) for `f` to go over 1 GiB of input, `src` at a time.
+fn per_gib(src: &[u8], mut f: impl FnMut(&[u8])) -> Duration {
+    let reps = (1usize << 30) / src.len();
+    median(5, || {
+        for _ in 0..reps {
+            f(black_box(src));
+        }
+    })
+}
+
+/// [`per_gib`] of copying `src` into `dst`, and of its CRC-32C: the two
+/// baselines of every throughput section.
+fn memcpy_and_crc(src: &[u8], dst: &mut [u8]) -> (Duration, Duration) {
+    let tm = per_gib(src, |s| {
+        dst.copy_from_slice(s);
+        black_box(&*dst);
+    });
+    let tc = per_gib(src, |s| {
+        black_box(ChecksumAlgorithm::Crc32c.of(s));
+    });
+    (tm, tc)
+}
+
 fn checksum_throughput() {
     println!("\n### Checksum throughput (one thread, in memory)\n");
     println!(
@@ -267,30 +294,14 @@ fn checksum_throughput() {
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     let gib = 1usize << 30;
-    for (label, len) in [
-        ("1 MiB", 1usize << 20),
-        ("64 MiB", 64 << 20),
-        ("1 GiB", gib),
-    ] {
+    for (label, len) in THROUGHPUT_INPUTS {
         let src = pattern(len);
         let mut dst = vec![0u8; len];
         let reps = gib / len;
         let runs = 5;
-        let tm = median(runs, || {
-            for _ in 0..reps {
-                dst.copy_from_slice(black_box(&src));
-                black_box(&dst);
-            }
-        });
-        let tc = median(runs, || {
-            for _ in 0..reps {
-                black_box(ChecksumAlgorithm::Crc32c.of(black_box(&src)));
-            }
-        });
-        let tx = median(runs, || {
-            for _ in 0..reps {
-                black_box(xxhash_rust::xxh3::xxh3_64(black_box(&src)));
-            }
+        let (tm, tc) = memcpy_and_crc(&src, &mut dst);
+        let tx = per_gib(&src, |s| {
+            black_box(xxhash_rust::xxh3::xxh3_64(s));
         });
         // What a writer fusing copy and checksum at cache granularity would
         // cost: each piece is checksummed while it is still in cache.
@@ -338,42 +349,18 @@ fn digest_throughput() {
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let gib = 1usize << 30;
-    for (label, len) in [
-        ("1 MiB", 1usize << 20),
-        ("64 MiB", 64 << 20),
-        ("1 GiB", gib),
-    ] {
+    for (label, len) in THROUGHPUT_INPUTS {
         let src = pattern(len);
         let mut dst = vec![0u8; len];
-        let reps = gib / len;
-        let runs = 5;
-        let tm = median(runs, || {
-            for _ in 0..reps {
-                dst.copy_from_slice(black_box(&src));
-                black_box(&dst);
-            }
+        let (tm, tc) = memcpy_and_crc(&src, &mut dst);
+        let tb = per_gib(&src, |s| {
+            black_box(blake3::hash(s));
         });
-        let tc = median(runs, || {
-            for _ in 0..reps {
-                black_box(ChecksumAlgorithm::Crc32c.of(black_box(&src)));
-            }
+        let tbp = per_gib(&src, |s| {
+            black_box(blake3::Hasher::new().update_rayon(s).finalize());
         });
-        let tb = median(runs, || {
-            for _ in 0..reps {
-                black_box(blake3::hash(black_box(&src)));
-            }
-        });
-        let tbp = median(runs, || {
-            for _ in 0..reps {
-                let mut h = blake3::Hasher::new();
-                h.update_rayon(black_box(&src));
-                black_box(h.finalize());
-            }
-        });
-        let ts = median(runs, || {
-            for _ in 0..reps {
-                black_box(sha2::Sha256::digest(black_box(&src)));
-            }
+        let ts = per_gib(&src, |s| {
+            black_box(sha2::Sha256::digest(s));
         });
         let gbps = |d: Duration| gib as f64 / d.as_secs_f64() / 1e9;
         println!(

@@ -49,6 +49,8 @@ struct Written {
 enum Sink {
     /// A temporary file put in place by `finish`.
     Atomic(AtomicFile),
+    /// A stream into the file at this path, which its owner puts in place.
+    File(std::path::PathBuf),
     Stream,
 }
 
@@ -58,6 +60,7 @@ impl Sink {
     fn error(&self, e: std::io::Error) -> Error {
         match self {
             Sink::Atomic(file) => Error::io("writing", file.destination(), e),
+            Sink::File(path) => Error::io("writing", path, e),
             Sink::Stream => Error::Stream(e),
         }
     }
@@ -115,6 +118,14 @@ impl<W: Write> Writer<W> {
     /// Writes to `out` (a file, a socket, a `Vec<u8>` ...). No seeking is needed.
     pub fn new(out: W) -> Result<Self> {
         let mut w = Writer::new_inner(Staging::stream(out), Sink::Stream)?;
+        w.write_prefix()?;
+        Ok(w)
+    }
+
+    /// [`new`](Self::new), for `out` that becomes the file at `path` (an
+    /// [`AtomicFile`] its caller commits): write errors name `path`.
+    pub(crate) fn to_file_at(out: W, path: &Path) -> Result<Self> {
+        let mut w = Writer::new_inner(Staging::stream(out), Sink::File(path.to_owned()))?;
         w.write_prefix()?;
         Ok(w)
     }

@@ -348,10 +348,7 @@ impl ShardedWriter {
         let Some(current) = self.current.as_mut() else {
             unreachable!("a member was just opened")
         };
-        current
-            .writer
-            .add_tensor(desc, buffers)
-            .map_err(|e| name_member(e, &self.dir, &current.path))?;
+        current.writer.add_tensor(desc, buffers)?;
         current.names.insert(desc.name.clone());
         Ok(ShardPiece {
             member,
@@ -367,14 +364,15 @@ impl ShardedWriter {
             None => format!("{}-{:05}.hurray", self.stem, self.members.len() + 1),
         };
         let path = self.place(&preferred);
-        let file = AtomicFile::create_with(self.dir.join(&path), self.durability)?;
+        let dest = self.dir.join(&path);
+        let file = AtomicFile::create_with(&dest, self.durability)?;
         let member = Member {
             file,
             crc: Running::new(ChecksumAlgorithm::Crc32c),
         };
         self.current = Some(OpenMember {
             path,
-            writer: Writer::new(member)?,
+            writer: Writer::to_file_at(member, &dest)?,
             names: BTreeSet::new(),
         });
         Ok(())
@@ -384,10 +382,7 @@ impl ShardedWriter {
         let Some(m) = self.current.take() else {
             return Ok(());
         };
-        let (size, mut sink) = m
-            .writer
-            .finish_into_inner()
-            .map_err(|e| name_member(e, &self.dir, &m.path))?;
+        let (size, mut sink) = m.writer.finish_into_inner()?;
         sink.flush()
             .map_err(|e| Error::io("writing", self.dir.join(&m.path), e))?;
         let Member { file, crc } = sink;
@@ -416,14 +411,14 @@ impl ShardedWriter {
         };
         index.validate()?;
         let file = AtomicFile::create_with(&self.index_path, self.durability)?;
-        let mut w = Writer::new(file)?;
+        let mut w = Writer::to_file_at(file, &self.index_path)?;
         for (k, v) in std::mem::take(&mut self.metadata) {
             w.set_metadata(k, v);
         }
         w.set_shard_index(index);
         let (_, mut file) = w.finish_into_inner()?;
         file.flush()
-            .map_err(|e| Error::io("writing", file.temp_path(), e))?;
+            .map_err(|e| Error::io("writing", &self.index_path, e))?;
         match file.try_commit() {
             Ok(()) => self.committed = true,
             Err(CommitFailed { error, in_place }) => {
@@ -446,14 +441,6 @@ impl Drop for ShardedWriter {
                 let _ = std::fs::remove_file(self.dir.join(path));
             }
         }
-    }
-}
-
-/// A member's write error names the member.
-fn name_member(e: Error, dir: &Path, member: &str) -> Error {
-    match e {
-        Error::Stream(e) => Error::io("writing", dir.join(member), e),
-        e => e,
     }
 }
 

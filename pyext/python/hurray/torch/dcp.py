@@ -183,14 +183,12 @@ class HurrayStorageWriter(StorageWriter):
         index, self._index = self._index, None
         if index is None:
             raise RuntimeError("HurrayStorageWriter.finish without prepare_global_plan on the coordinator")
-        try:
-            self._write_index(index, metadata, results)
-        except BaseException:
-            # The ranks' members go; the earlier checkpoint stays as it was.
-            index.abort()
-            raise
+        # Finished on leaving the block; on an exception, aborted: the ranks'
+        # members go and the earlier checkpoint stays as it was.
+        with index:
+            self._adopt_members(index, metadata, results)
 
-    def _write_index(
+    def _adopt_members(
         self, index: ShardedWriter, metadata: Metadata, results: List[List[WriteResult]]
     ) -> None:
         index.set_metadata("writer", "hurray.torch.dcp")
@@ -212,7 +210,6 @@ class HurrayStorageWriter(StorageWriter):
                     chunks.append((stored.tensor, r.index.fqn, list(md.size), list(offsets)))
         for member in self._members:
             index.adopt_member(member, members.get(member, []))
-        index.finish()
 
     def storage_meta(self) -> Optional[StorageMeta]:
         return StorageMeta(checkpoint_id=str(self.path))

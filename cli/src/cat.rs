@@ -13,7 +13,7 @@ use crate::convert::sharded::open_index;
 use crate::input;
 use crate::output::{Shown, stdout};
 use anyhow::Result;
-use hurray::{ElementClass, ElementType, File, SliceData, TensorRef, minifloat, pack, parse_slice};
+use hurray::{ElementClass, ElementType, File, SliceData, minifloat, pack, parse_slice};
 use std::io::Write;
 use std::path::Path;
 
@@ -32,26 +32,17 @@ fn split_spec(spec: &str) -> (&str, &str) {
 /// Prints `spec` (`NAME` or `NAME[slice]`) of the file or index at `path`.
 pub fn cat(path: &Path, spec: &str) -> Result<()> {
     let (name, slice_text) = split_spec(spec);
-    let slice_of = |t: TensorRef<'_>| -> Result<SliceData> {
-        let ranges = parse_slice(name, slice_text, &t.shape().to_wire())?;
-        Ok(t.read_slice(&ranges)?)
-    };
-    let data = if input::is_url(path) {
-        // The header (two range GETs), then the one tensor (one more); an
-        // index is read whole, then each member the slice meets.
-        let file = input::open_header(path)?;
-        if file.is_shard_index() {
-            slice_of_index(&file.fetch_file()?, path, name, slice_text)?
-        } else {
-            slice_of(file.fetch(name)?.tensor())?
-        }
+    // For a URL: the header (two range GETs), then the bytes the slice
+    // covers (one more); an index's members each the same way.
+    let file = input::open(path)?;
+    let data = if file.is_shard_index() {
+        slice_of_index(&file, path, name, slice_text)?
     } else {
-        let file = File::open(path)?;
-        if file.reader().is_shard_index() {
-            slice_of_index(&file, path, name, slice_text)?
-        } else {
-            slice_of(file.tensor(name)?)?
-        }
+        let t = file.get(name).ok_or_else(|| hurray::Error::NotFound {
+            name: name.to_owned(),
+        })?;
+        let ranges = parse_slice(name, slice_text, &t.shape().to_wire())?;
+        file.read_slice(name, &ranges)?
     };
     let mut out = stdout();
     let dims: Vec<String> = data.shape.iter().map(u64::to_string).collect();

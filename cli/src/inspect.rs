@@ -104,13 +104,12 @@ fn tensor_json(t: &TensorDescriptor) -> Value {
 pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
     // Only the header is read (two range GETs for a URL). The error names
     // the path already.
-    let file = input::open_header(path)?;
+    let file = input::open(path)?;
     if file.is_shard_index() {
-        // An index holds no tensors: reading it whole reads its header.
-        let index = file.fetch_file()?;
-        return inspect_index(path, &index, file.version(), as_json);
+        // An index holds no tensors: its header is all of it.
+        return inspect_index(path, &file, file.version(), as_json);
     }
-    let tensors = file.descriptors();
+    let tensors: Vec<_> = file.tensors().map(|t| t.descriptor()).collect();
     let mut out = stdout();
     let (major, minor) = file.version();
     if as_json {
@@ -267,37 +266,23 @@ fn validate_index(path: &Path, file: &File, checksums: bool) -> (Vec<String>, Op
 /// The problems of the file at `path`, and (with `checksums`) how many
 /// tensors had their checksums verified.
 fn validate_one(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
-    let file = match input::open_whole(path) {
+    let file = match input::open(path) {
         Ok(file) => file,
         Err(e) => return (vec![e.to_string()], None),
     };
-    if file.reader().is_shard_index() {
+    if file.is_shard_index() {
         return validate_index(path, &file, checksums);
     }
     validate_file(&file, checksums)
 }
 
 /// What opening leaves to check in a file of tensors: its sparse indices,
-/// and with `checksums` every buffer (how many tensors matched).
+/// and with `checksums` every buffer (how many tensors matched). A file
+/// read from a URL is streamed tensor by tensor.
 fn validate_file(file: &File, checksums: bool) -> (Vec<String>, Option<usize>) {
-    let mut problems: Vec<String> = file
-        .reader()
-        .check_sparse_indices()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    if !checksums {
-        return (problems, None);
-    }
-    let mut verified = 0;
-    for t in file.tensors() {
-        match t.verify_checksum() {
-            Ok(true) => verified += 1,
-            Ok(false) => {}
-            Err(e) => problems.push(e.to_string()),
-        }
-    }
-    (problems, Some(verified))
+    let report = file.validate(checksums);
+    let problems = report.problems.iter().map(ToString::to_string).collect();
+    (problems, report.checksummed)
 }
 
 pub fn validate(paths: &[PathBuf], checksums: bool) -> Result<ExitCode> {

@@ -71,8 +71,8 @@ pub unsafe extern "C" fn hurray_file_open(
 /// Opens and verifies the Hurray file at `url`, an object in S3, GCS, Azure
 /// or behind HTTP(S) (`s3://bucket/key`, `gs://`, `az://`, `https://`), or
 /// a local `file://` URL or path. The header is read with two range GETs
-/// and verified; the data is then read into memory by concurrent range GETs
-/// (the handle works as one from [`hurray_file_open_bytes`]). Credentials
+/// and verified; a tensor's data is read when first asked for (its buffers
+/// in one range GET when they are neighbours) and kept until close. Credentials
 /// and endpoints come from the environment (`AWS_*`, `GOOGLE_*`,
 /// `AZURE_*`). Built without the crate's `remote` feature, a URL is
 /// `HURRAY_ERR_UNSUPPORTED`.
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn hurray_file_open_url(
 
 #[cfg(feature = "remote")]
 fn read_url(url: &str) -> Result<Result<File, Error>, Failure> {
-    Ok(hurray_object_store::open(url).and_then(|f| f.fetch_file()))
+    Ok(hurray_object_store::open(url))
 }
 
 #[cfg(not(feature = "remote"))]

@@ -7,7 +7,7 @@ use crate::HurrayStatus::*;
 use crate::args::*;
 use crate::file::*;
 use crate::status::*;
-use hurray::{ElementType, Error, File, Layout, QuantizationKind, TensorRef};
+use hurray::{BufferRole, ElementType, Error, File, Layout, QuantizationKind, TensorRef};
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 
@@ -98,26 +98,23 @@ pub struct HurrayTensor {
     pub(crate) sparse: Option<(u64, u8, bool)>,
     pub(crate) byte_length: u64,
     pub(crate) element_count: Option<u64>,
-    /// (role, offset in the file, length) of every buffer, in on-wire order:
-    /// the layout's buffers, then scales, zero points and offsets.
-    pub(crate) buffers: Vec<(&'static CStr, usize, usize)>,
+    /// (role, length) of every buffer, in on-wire order: the layout's
+    /// buffers, then scales, zero points and offsets. From the header: the
+    /// bytes are reached when asked for (of a file read through a source,
+    /// the tensor is read then).
+    pub(crate) buffers: Vec<(BufferRole, usize)>,
 }
 
 impl HurrayTensor {
     pub(crate) fn new(file: &Arc<File>, t: &TensorRef<'_>) -> Self {
-        let base = file.bytes().as_ptr() as usize;
-        let offset = |b: &[u8]| {
-            if b.is_empty() {
-                0
-            } else {
-                b.as_ptr() as usize - base
-            }
+        let buffers: Vec<_> = if t.is_descriptor_only() {
+            Vec::new()
+        } else {
+            t.roles()
+                .into_iter()
+                .map(|role| (role, t.buffer_range(role).map_or(0, |(_, n)| n as usize)))
+                .collect()
         };
-        let buffers: Vec<_> = t
-            .buffers()
-            .into_iter()
-            .map(|(role, b)| (role.c_name(), offset(b), b.len()))
-            .collect();
         let quantization = t.quantization().map(|q| HurrayQuantization {
             scheme: HurrayQuantScheme::of(q.scheme.kind()),
             axis: q.scheme.axis().unwrap_or(0),
@@ -177,12 +174,15 @@ impl HurrayTensor {
             .map_err(|e| Failure::from_error(&e, Context::View))
     }
 
-    pub(crate) fn slice(&self, offset: usize, len: usize) -> (*const c_void, usize) {
-        if len == 0 {
+    /// The bytes of the buffer of `role`: in the map or memory, or (of a
+    /// file read through a source) the tensor read now, once. They live as
+    /// long as the file, which this handle holds.
+    pub(crate) fn buffer(&self, role: BufferRole) -> Result<(*const c_void, usize), Failure> {
+        let t = self.tensor_ref()?;
+        match t.buffer(role) {
             // ADR-007: a zero-length buffer is NULL with length 0.
-            (std::ptr::null(), 0)
-        } else {
-            (self.file.bytes()[offset..offset + len].as_ptr().cast(), len)
+            Some(b) if !b.is_empty() => Ok((b.as_ptr().cast(), b.len())),
+            _ => Ok((std::ptr::null(), 0)),
         }
     }
 }
@@ -498,14 +498,14 @@ pub unsafe extern "C" fn hurray_tensor_buffer_at(
     with_tensor(tensor, |t| {
         check_out(data, "data")?;
         check_out(len, "len")?;
-        let &(r, offset, n) = t
+        let &(r, _) = t
             .buffers
             .get(index)
             .ok_or_else(|| Failure::index_out_of_range("buffer", index, t.buffers.len()))?;
-        let (p, n) = t.slice(offset, n);
+        let (p, n) = t.buffer(r)?;
         if !role.is_null() {
             // SAFETY: non-null; caller contract.
-            unsafe { put(role, "role", r.as_ptr()) }?;
+            unsafe { put(role, "role", r.c_name().as_ptr()) }?;
         }
         // SAFETY: checked non-null; caller contract.
         unsafe { put(data, "data", p) }?;

@@ -27,23 +27,35 @@ fn a_url_opens_as_a_file_handle_and_failures_name_it() {
         unsafe { std::env::set_var(k, v) };
     }
 
+    let gets = || {
+        let requests = server.take_requests();
+        requests.iter().filter(|r| r.method == "GET").count()
+    };
+    gets();
     let url = CString::new("s3://models/m.hurray").unwrap();
     let mut file = std::ptr::null_mut();
     // SAFETY: a NUL-terminated string and a writable out-pointer.
     let status = unsafe { hurray_file_open_url(url.as_ptr(), &mut file) };
     assert_eq!(status, HurrayStatus::HURRAY_OK);
+    // Opening reads the two ends: the prefix, and the footer with the header.
+    assert_eq!(gets(), 2);
     let name = CString::new("w").unwrap();
     let mut tensor = std::ptr::null();
     // SAFETY: a live handle, a NUL-terminated name, a writable out-pointer.
     let status = unsafe { hurray_file_lookup(file, name.as_ptr(), &mut tensor) };
     assert_eq!(status, HurrayStatus::HURRAY_OK);
-    let (mut data, mut len) = (std::ptr::null(), 0usize);
-    // SAFETY: a live tensor handle and writable out-pointers.
-    let status = unsafe { hurray_tensor_data(tensor, &mut data, &mut len) };
-    assert_eq!(status, HurrayStatus::HURRAY_OK);
-    // SAFETY: the API returned `len` readable bytes at `data`, valid until close.
-    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
-    assert_eq!(bytes, hurray::as_bytes(&values));
+    assert_eq!(gets(), 0, "a look-up reads the header alone");
+    for expected_gets in [1, 0] {
+        let (mut data, mut len) = (std::ptr::null(), 0usize);
+        // SAFETY: a live tensor handle and writable out-pointers.
+        let status = unsafe { hurray_tensor_data(tensor, &mut data, &mut len) };
+        assert_eq!(status, HurrayStatus::HURRAY_OK);
+        // SAFETY: the API returned `len` readable bytes at `data`, valid until close.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
+        assert_eq!(bytes, hurray::as_bytes(&values));
+        // The tensor is read on first use, then kept.
+        assert_eq!(gets(), expected_gets);
+    }
     // SAFETY: the handle from `hurray_file_open_url`, not used afterwards.
     unsafe { hurray_file_close(file) };
 

@@ -61,7 +61,7 @@ fn sorted_unsorted_empty_round_trip_zero_copy() {
     let loaded = Graph::load(&file).unwrap();
     assert_eq!(loaded, g);
     // Zero-copy: the coordinates and values are the file's bytes.
-    let range = file.bytes().as_ptr_range();
+    let range = file.bytes().unwrap().as_ptr_range();
     assert!(range.contains(&loaded.edges.indices.as_ptr().cast()));
     assert!(range.contains(&loaded.edges.values.as_ptr().cast()));
     assert!(matches!(

@@ -61,7 +61,7 @@ fn saved(m: &Model<'_>) -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn inside(file: &File, ptr: *const u8, len: usize) -> bool {
-    let range = file.bytes().as_ptr_range();
+    let range = file.bytes().unwrap().as_ptr_range();
     range.contains(&ptr) && ptr.wrapping_add(len) <= range.end
 }
 

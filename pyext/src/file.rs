@@ -14,22 +14,50 @@ pub(crate) struct PyFile {
     source: String,
 }
 
-/// Opens and verifies the file at `path` (memory-mapped; O(header), not
-/// O(data)). By default the map is private and copy-on-write: tensors
-/// imported from it are writable, and a write copies only the page it
-/// touches, in this process; the file never changes. `read_only=True` maps
-/// it shared and read-only: exports carry DLPack's read-only flag.
+/// Opens and verifies the file at `path`: a local path (memory-mapped;
+/// O(header), not O(data)) or the URL of an object (`s3://`, `gs://`,
+/// `az://`, `http(s)://`, `file://`), whose header is read with two range
+/// GETs and each tensor when first used. By default a local file's map is
+/// private and copy-on-write: tensors imported from it are writable, and a
+/// write copies only the page it touches, in this process; the file never
+/// changes. `read_only=True` maps it shared and read-only: exports carry
+/// DLPack's read-only flag, as they do for a URL's tensors (a URL with
+/// `read_only=False` is refused). `storage_options` (`object_store` keys
+/// such as `aws_endpoint`) apply to a URL, over the environment's; given
+/// with a local path they are refused.
 #[pyfunction]
-#[pyo3(signature = (path, *, read_only=false))]
-pub(crate) fn open(path: std::path::PathBuf, read_only: bool) -> PyResult<PyFile> {
-    let mode = map_mode(read_only);
+#[pyo3(signature = (path, *, read_only=None, storage_options=None))]
+pub(crate) fn open(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    read_only: Option<bool>,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<PyFile> {
+    if let Some(url) = path.to_str().filter(|p| hurray_object_store::is_url(p)) {
+        if read_only == Some(false) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{url}: read_only=False asks for a writable map, which a URL has not"
+            )));
+        }
+        let file = crate::remote::open_url(py, url, storage_options)?;
+        return Ok(PyFile::from_file(file, url.to_owned()));
+    }
+    if storage_options.is_some() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{}: storage_options apply to URLs, and this is a local path",
+            path.display()
+        )));
+    }
+    let mode = map_mode(read_only.unwrap_or(false));
     // SAFETY: `open_with`'s contract: this extension reads tensor bytes only
     // when Python asks (`tobytes`, `unpacked`, a save that reads a Hurray
     // tensor), never behind a consumer's back, and each read copies the bytes
     // out at once; exports are the consumers' to write. Python code that
     // writes through an import from one thread while another asks for the
     // same bytes races as it would on any shared NumPy buffer.
-    let file = unsafe { File::open_with(&path, mode) }.map_err(err)?;
+    let file = py
+        .detach(|| unsafe { File::open_with(&path, mode) })
+        .map_err(err)?;
     Ok(PyFile {
         file: Arc::new(file),
         source: path.display().to_string(),
@@ -68,7 +96,11 @@ impl PyFile {
     }
 
     fn __getitem__(&self, name: &str) -> PyResult<PyTensor> {
-        self.file.tensor(name).map_err(err)?;
+        if self.file.get(name).is_none() {
+            return Err(err(hurray::Error::NotFound {
+                name: name.to_owned(),
+            }));
+        }
         Ok(self.tensor(name.to_owned()))
     }
 
@@ -109,13 +141,13 @@ impl PyFile {
     /// File-wide metadata as a dict.
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        metadata_dict(py, self.file.reader().metadata())
+        metadata_dict(py, self.file.metadata())
     }
 
     /// The (major, minor) format version.
     #[getter]
     fn version(&self) -> (u16, u16) {
-        self.file.reader().version()
+        self.file.version()
     }
 
     /// Whether the file is the index of a sharded checkpoint (format 1.3):
@@ -123,7 +155,7 @@ impl PyFile {
     /// `safe_open`, which does).
     #[getter]
     fn is_shard_index(&self) -> bool {
-        self.file.reader().is_shard_index()
+        self.file.is_shard_index()
     }
 
     /// Whether imported tensors may be written (a copy-on-write map).
@@ -132,10 +164,30 @@ impl PyFile {
         self.file.is_writable()
     }
 
-    /// `(start, end)` addresses of the file's bytes in memory (the map).
-    fn address_range(&self) -> (usize, usize) {
-        let b = self.file.bytes();
-        (b.as_ptr() as usize, b.as_ptr() as usize + b.len())
+    /// `(start, end)` addresses of the file's bytes in memory (the map);
+    /// `ValueError` for a file read from a URL, which is not in memory whole.
+    fn address_range(&self) -> PyResult<(usize, usize)> {
+        let b = self.file.bytes().ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "{}: read tensor by tensor from its source, not mapped",
+                self.source
+            ))
+        })?;
+        Ok((b.as_ptr() as usize, b.as_ptr() as usize + b.len()))
+    }
+
+    /// The file's length in bytes.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.file.file_len()
+    }
+
+    /// Reads the tensors named in `names` that are not read yet in one
+    /// batch (for a URL: coalesced range GETs, several in flight) and keeps
+    /// them; nothing for a mapped file.
+    fn read(&self, py: Python<'_>, names: Vec<String>) -> PyResult<()> {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        py.detach(|| self.file.read(&names)).map_err(err)
     }
 
     /// Verifies every tensor's checksums (reads all the data; opening reads
@@ -144,12 +196,8 @@ impl PyFile {
     /// mismatch raises `ChecksumError` naming the tensor, the buffer and both
     /// values. The bytes checked are those this process sees: over a
     /// copy-on-write open, writes through imported tensors count.
-    fn verify_checksums(&self) -> PyResult<bool> {
-        let mut verified = false;
-        for t in self.file.tensors() {
-            verified |= t.verify_checksum().map_err(err)?;
-        }
-        Ok(verified)
+    fn verify_checksums(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| self.file.verify_checksums()).map_err(err)
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -165,6 +213,8 @@ impl PyFile {
     fn __repr__(&self) -> String {
         let mode = if self.file.is_writable() {
             "copy-on-write"
+        } else if self.file.bytes().is_none() {
+            "read on demand"
         } else {
             "read-only"
         };

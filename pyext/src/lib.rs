@@ -14,8 +14,8 @@
 //!   every `save`/`save_file`.
 //! - [`slice`]: `Tensor.read_slice` / `ShardedTensor.read_slice` results as
 //!   tensors of a file in memory.
-//! - [`remote`]: `open_remote(url)` → `RemoteFile`, a file in an object
-//!   store, read tensor by tensor with range GETs; `open_sharded_remote`.
+//! - [`remote`]: `open(url)` of a file in an object store, read tensor by
+//!   tensor with range GETs; `open_sharded_remote`.
 //! - [`sharded`]: `open_sharded(path)` → `ShardedFile`, a sharded
 //!   checkpoint's index as a mapping of names to `ShardedTensor`s.
 //! - [`sharded_writer`]: `ShardedWriter`, member files then the index.
@@ -40,7 +40,6 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::open_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(sharded::open_sharded, m)?)?;
-    m.add_function(wrap_pyfunction!(remote::open_remote, m)?)?;
     m.add_function(wrap_pyfunction!(remote::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_sharded_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
@@ -48,7 +47,6 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::PyFile>()?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<export::StoredBits>()?;
-    m.add_class::<remote::PyRemoteFile>()?;
     m.add_class::<sharded::PyShardedFile>()?;
     m.add_class::<sharded::PyShardedTensor>()?;
     m.add_class::<sharded_writer::PyShardedWriter>()?;

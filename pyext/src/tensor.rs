@@ -22,8 +22,18 @@ impl PyTensor {
         PyTensor { file, name }
     }
 
+    /// The tensor with its data (of a file read from a URL, read now, once).
     fn tensor(&self) -> PyResult<TensorRef<'_>> {
         self.file.tensor(&self.name).map_err(err)
+    }
+
+    /// The tensor's header facts, reading no data.
+    fn header(&self) -> PyResult<TensorRef<'_>> {
+        self.file.get(&self.name).ok_or_else(|| {
+            err(hurray::Error::NotFound {
+                name: self.name.clone(),
+            })
+        })
     }
 }
 
@@ -49,25 +59,25 @@ impl PyTensor {
     /// The element type's short name (`f32`, `i4`, `bf16`, ...).
     #[getter]
     fn dtype(&self) -> PyResult<&'static str> {
-        Ok(self.tensor()?.element_type().name())
+        Ok(self.header()?.element_type().name())
     }
 
     /// The shape; a dynamic dimension is `None` (never 0, which is a real empty dimension).
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        dims_tuple(py, &self.tensor()?)
+        dims_tuple(py, &self.header()?)
     }
 
     /// `dense`, `strided`, `coo`, `csr` or `csc`.
     #[getter]
     fn layout(&self) -> PyResult<&'static str> {
-        Ok(self.tensor()?.layout().name())
+        Ok(self.header()?.layout().name())
     }
 
     /// Strides in elements (row-major ones for a dense tensor); None for sparse.
     #[getter]
     fn strides(&self) -> PyResult<Option<Vec<i64>>> {
-        let t = self.tensor()?;
+        let t = self.header()?;
         Ok(match t.layout() {
             Layout::Strided(s) => Some(s),
             Layout::Dense => Some(hurray::row_major_strides(&t.shape().to_wire())),
@@ -83,18 +93,18 @@ impl PyTensor {
 
     #[getter]
     fn descriptor_only(&self) -> PyResult<bool> {
-        Ok(self.tensor()?.is_descriptor_only())
+        Ok(self.header()?.is_descriptor_only())
     }
 
     #[getter]
     fn quantized(&self) -> PyResult<bool> {
-        Ok(self.tensor()?.quantization().is_some())
+        Ok(self.header()?.quantization().is_some())
     }
 
     /// Total bytes of the tensor's buffers.
     #[getter]
     fn nbytes(&self) -> PyResult<u64> {
-        Ok(self.tensor()?.byte_length())
+        Ok(self.header()?.byte_length())
     }
 
     /// Address of the dense values in memory; 0 for an empty tensor (ADR-007).
@@ -113,7 +123,7 @@ impl PyTensor {
     /// when the file records none. Reads no data.
     #[getter]
     fn checksums(&self) -> PyResult<Option<Vec<(&'static str, u64)>>> {
-        Ok(self.tensor()?.checksums().map(|sums| {
+        Ok(self.header()?.checksums().map(|sums| {
             sums.into_iter()
                 .map(|(role, sum)| (role.name(), sum))
                 .collect()
@@ -182,7 +192,7 @@ impl PyTensor {
     fn read_slice(&self, py: Python<'_>, ranges: Vec<(u64, u64, u64)>) -> PyResult<PyTensor> {
         let ranges = slice::ranges(ranges);
         let data = py
-            .detach(|| self.file.tensor(&self.name)?.read_slice(&ranges))
+            .detach(|| self.file.read_slice(&self.name, &ranges))
             .map_err(err)?;
         slice::into_tensor(&self.name, data)
     }
@@ -230,7 +240,7 @@ impl PyTensor {
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let t = self.tensor()?;
+        let t = self.header()?;
         let dims: Vec<String> = t
             .shape()
             .iter()

@@ -72,9 +72,23 @@ def test_safe_open_on_a_url_reads_what_the_disk_reads(hurray, s3):
         assert f.verify_checksum("head.bias") is True
         with pytest.raises(KeyError):
             f.get_tensor("missing")
-    remote = hurray.open_remote(url, options)
+    # hurray.open of a URL gives the File a local path gives, read on demand.
+    remote = hurray.open(url, storage_options=options)
+    local = hurray.open(path, read_only=True)
     assert len(remote) == 4 and "mask" in remote and remote.size == path.stat().st_size
-    assert [t.keys() for t in remote.fetch_many(["empty", "mask"])] == [["empty"], ["mask"]]
+    assert remote.metadata == local.metadata and remote.keys() == local.keys()
+    remote.read(["empty", "mask"])
+    for name in expected:
+        assert remote[name].tobytes() == local[name].tobytes()
+        assert remote[name].shape == local[name].shape
+    assert remote.verify_checksums() is True
+    np.testing.assert_array_equal(np.from_dlpack(remote["embed.weight"]), expected["embed.weight"])
+    with pytest.raises(ValueError, match="URL"):
+        hurray.open(url, read_only=False, storage_options=options)
+    with pytest.raises(ValueError, match="storage_options"):
+        hurray.open(path, storage_options=options)
+    with pytest.raises(ValueError, match="not mapped"):
+        remote.address_range()
 
 
 def test_torch_tensors_from_a_url(hurray, s3):

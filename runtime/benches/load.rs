@@ -1,8 +1,9 @@
-//! `hurray::load::load_all` (pread on N threads into owned aligned memory)
+//! `File::fetch_all` over a `PreadSource` (pread on N threads into owned
+//! aligned memory)
 //! against the raw bandwidth of the same file read by a plain sequential
 //! `read` loop into one reused 8 MiB buffer, and against `std::fs::read`
 //! (the whole file into fresh memory, which the kernel must fault in and
-//! zero as it must for `load_all`), measured in the same run with a cold
+//! zero as it must for `fetch_all`), measured in the same run with a cold
 //! page cache: the file's pages are dropped (`posix_fadvise(DONTNEED)`,
 //! after an fsync) before every timed read.
 //!
@@ -17,10 +18,12 @@
 //!
 //!     cargo bench -p hurray --bench load
 
+use hurray::source::PreadSource;
 use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TENSOR_BYTES: usize = 16 << 20;
@@ -98,8 +101,9 @@ fn main() {
         for (i, n) in threads.iter().enumerate() {
             drop_cache(&path);
             let t = Instant::now();
-            let file = File::open(&path).unwrap();
-            let all = hurray::load::load_all(&file, *n).unwrap();
+            let source = PreadSource::open(&path).unwrap().with_threads(*n);
+            let file = File::open_source(Arc::new(source)).unwrap();
+            let all = file.fetch_all().unwrap();
             loaded[i].push(t.elapsed());
             assert_eq!(all.len(), tensors);
         }
@@ -127,6 +131,6 @@ fn main() {
     report("sequential read loop (8 MiB reads)", &raw);
     report("std::fs::read (fresh memory)", &whole);
     for (n, times) in threads.iter().zip(&loaded) {
-        report(&format!("load_all, {n} thread(s)"), times);
+        report(&format!("fetch_all, {n} thread(s)"), times);
     }
 }

@@ -180,7 +180,7 @@ pub enum Error {
         buffer: &'static str,
     },
     /// The file is now shorter than when it was opened: another process
-    /// truncated it ([`File::read_buffer`](crate::File::read_buffer)).
+    /// truncated it ([`File::fetch`](crate::File::fetch)).
     #[error(
         "tensor {tensor:?}: buffer {buffer} ends at byte {end}, but the file is now {file_len} bytes (truncated since it was opened)"
     )]
@@ -245,6 +245,11 @@ pub enum Error {
     /// The tensor carries no data (descriptor-only).
     #[error("tensor {tensor:?} is descriptor-only: it carries no data")]
     NoData { tensor: String },
+    /// The data of a tensor of a file read through a source was asked of a
+    /// handle that does not read ([`File::get`](crate::File::get),
+    /// [`File::tensors`](crate::File::tensors)) before anything read it.
+    #[error("tensor {tensor:?} has not been read from its source: File::tensor reads it")]
+    NotRead { tensor: String },
     /// An export in place was asked for (DLPack `copy=False`) of a tensor
     /// that has no in-place form the consumer reads.
     #[error("tensor {tensor:?} cannot be exported without copying: {reason}")]

@@ -49,15 +49,13 @@ mod validate;
 
 // Reading: verify once, then zero-copy views.
 mod aligned;
+mod describe;
 pub mod dlpack;
 mod reader;
 mod slice;
 mod views;
 
-// Loading into owned memory: positioned reads on several threads, from a
-// local file or any other source (an object store).
-pub mod load;
-mod ranged;
+// Where a file's bytes are: a map, memory, pread, an object store.
 pub mod source;
 
 // Writing: streaming, atomic.
@@ -85,6 +83,7 @@ pub use derive_support::{
     PackedElement, PackedQuantized, Quantized, SparseIndex, StaticDescriptor, TensorSet,
     TensorSink, UInt2, UInt4,
 };
+pub use describe::Validation;
 pub use descriptor::{
     Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,
 };
@@ -97,8 +96,9 @@ pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatS
 /// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
-pub use ranged::{Fetched, OPEN_SUFFIX, RangedFile};
-pub use reader::{File, MapMode, Metadata, Reader, Shape, TensorRef, Tensors, verifiers};
+pub use reader::{
+    Fetched, File, MapMode, Metadata, OPEN_SUFFIX, Reader, Shape, TensorRef, Tensors, verifiers,
+};
 pub use sharded::{
     AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor,
     ShardedWriter,

@@ -11,8 +11,9 @@
 //! The same gather serves a sharded tensor ([`crate::ShardedFile::slice`]):
 //! each piece a request touches copies its part into one output.
 
+use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
-use crate::reader::TensorRef;
+use crate::reader::{File, TensorRef};
 use crate::{ElementType, Layout, pack, row_major_strides};
 
 /// One dimension of a slice: the indices `start, start + step, ...` below
@@ -270,8 +271,21 @@ pub(crate) fn gather(
     out: &mut Gathered,
     at: &[u64],
 ) -> Result<()> {
+    gather_in(src, src.data()?, 0, ranges, out, at)
+}
+
+/// [`gather`] from `values`, the part of `src`'s values buffer that starts
+/// at element `base` (a byte boundary): what a slice read through a source
+/// fetched.
+fn gather_in(
+    src: &TensorRef<'_>,
+    values: &[u8],
+    base: u64,
+    ranges: &[SliceRange],
+    out: &mut Gathered,
+    at: &[u64],
+) -> Result<()> {
     let name = src.name();
-    let values = src.data()?;
     let bits = src.element_type().bits();
     let unit = out.unit;
     let counts: Vec<u64> = ranges.iter().map(SliceRange::len).collect();
@@ -282,7 +296,7 @@ pub(crate) fn gather(
         Layout::Strided(s) => s,
         _ => row_major_strides(&src.shape().to_wire()),
     };
-    let stored = values.len() as u64 * 8 / u64::from(bits);
+    let stored = base + values.len() as u64 * 8 / u64::from(bits);
     let out_of_bounds = || Error::InvalidField {
         tensor: name.to_owned(),
         field: "strides".into(),
@@ -297,7 +311,8 @@ pub(crate) fn gather(
         }
         u64::try_from(e)
             .ok()
-            .filter(|&e| e < stored)
+            .filter(|&e| e >= base && e < stored)
+            .map(|e| e - base)
             .ok_or_else(out_of_bounds)
     };
     let rank = ranges.len();
@@ -383,6 +398,84 @@ fn copy_element(values: &[u8], bits: u32, unit: usize, e: u64, dst: &mut [u8]) {
     }
 }
 
+/// The elements `first..=last` of the values buffer that `src[ranges]`
+/// touches (strides of either sign), when they lie in the buffer of
+/// `stored` elements; `None` for an empty slice or one that leaves the
+/// buffer (the gather over the whole buffer then names the problem).
+fn element_span(src: &TensorRef<'_>, ranges: &[SliceRange], stored: u64) -> Option<(u64, u64)> {
+    let strides = match src.layout() {
+        Layout::Strided(s) => s,
+        _ => row_major_strides(&src.shape().to_wire()),
+    };
+    let (mut lo, mut hi) = (0i128, 0i128);
+    for (r, s) in ranges.iter().zip(&strides) {
+        let n = r.len();
+        if n == 0 {
+            return None;
+        }
+        let a = i128::from(r.start) * i128::from(*s);
+        let b = (i128::from(r.start) + i128::from(n - 1) * i128::from(r.step)) * i128::from(*s);
+        lo += a.min(b);
+        hi += a.max(b);
+    }
+    let (lo, hi) = (u64::try_from(lo).ok()?, u64::try_from(hi).ok()?);
+    (hi < stored).then_some((lo, hi))
+}
+
+impl File {
+    /// Reads `name[ranges]` as [`TensorRef::read_slice`] does. Of a file
+    /// read through a source whose tensor is not read yet, only the span
+    /// of the values buffer the slice covers is read, in one request: one
+    /// row of a matrix costs that row's bytes.
+    pub fn read_slice(&self, name: &str, ranges: &[SliceRange]) -> Result<SliceData> {
+        let t = self.get(name).ok_or_else(|| Error::NotFound {
+            name: name.to_owned(),
+        })?;
+        if t.is_read() || t.is_descriptor_only() {
+            return t.read_slice(ranges);
+        }
+        check_sliceable(&t)?;
+        let shape = check_ranges(name, ranges, &t.shape().to_wire())?;
+        let mut out = Gathered::new(name, t.element_type(), shape)?;
+        let bits = u64::from(t.element_type().bits());
+        let (offset, length) = t.buffer_range(BufferRole::Values).unwrap_or((0, 0));
+        let stored = length * 8 / bits;
+        let Some((first, last)) = element_span(&t, ranges, stored) else {
+            // Nothing to read, or a slice the whole buffer's gather refuses.
+            return match ranges.iter().any(SliceRange::is_empty) {
+                true => Ok(out.finish()),
+                false => self.tensor(name)?.read_slice(ranges),
+            };
+        };
+        // Start at an element that starts a byte (packed sub-byte types).
+        let per_byte_boundary = 8 / gcd(bits, 8);
+        let base = first - first % per_byte_boundary;
+        let start = base * bits / 8;
+        let end = ((last + 1) * bits).div_ceil(8).min(length);
+        let window = self.read_range(name, BufferRole::Values, offset + start, end - start)?;
+        let at = vec![0; ranges.len()];
+        gather_in(&t, window.as_slice(), base, ranges, &mut out, &at)?;
+        Ok(out.finish())
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// [`Error::LayoutMismatch`] for a layout a slice does not read.
+fn check_sliceable(t: &TensorRef<'_>) -> Result<()> {
+    if !matches!(t.layout(), Layout::Dense | Layout::Strided(_)) {
+        return Err(Error::LayoutMismatch {
+            tensor: t.name().to_owned(),
+            found: t.plan().layout,
+            needed: "dense or strided",
+            operation: "a slice",
+        });
+    }
+    Ok(())
+}
+
 impl TensorRef<'_> {
     /// Reads `self[ranges]` (one range per dimension) into a dense,
     /// row-major buffer, touching only the bytes the slice covers. Dense
@@ -391,14 +484,7 @@ impl TensorRef<'_> {
     /// bad ranges [`Error::InvalidSlice`] naming the dimension.
     pub fn read_slice(&self, ranges: &[SliceRange]) -> Result<SliceData> {
         self.require_data()?;
-        if !matches!(self.layout(), Layout::Dense | Layout::Strided(_)) {
-            return Err(Error::LayoutMismatch {
-                tensor: self.name().to_owned(),
-                found: self.plan().layout,
-                needed: "dense or strided",
-                operation: "a slice",
-            });
-        }
+        check_sliceable(self)?;
         let shape = check_ranges(self.name(), ranges, &self.shape().to_wire())?;
         // The output is at most the tensor's element count, which its
         // verified values buffer holds.

@@ -69,7 +69,7 @@ fn tensor_larger_than_4_gib() {
     assert_eq!(data[0], 0);
     assert_eq!(data[data.len() - 1], 0xEE);
     let tail = file.tensor("tail").unwrap().data().unwrap();
-    let offset = tail.as_ptr() as usize - file.bytes().as_ptr() as usize;
+    let offset = tail.as_ptr() as usize - file.bytes().unwrap().as_ptr() as usize;
     assert!(
         offset as u64 > u64::from(u32::MAX),
         "offset {offset} is past 2^32"

@@ -28,6 +28,7 @@ fn dense_and_strided_views() {
     assert_eq!(rm[[1, 2]], 5.0);
     assert!(
         file.bytes()
+            .unwrap()
             .as_ptr_range()
             .contains(&(rm.as_ptr() as *const u8))
     );

@@ -240,7 +240,7 @@ fn check_valid(name: &str, exp: &Value) {
             }
             if !bytes.is_empty() {
                 // Non-empty buffers start on the tensor's alignment (in the file).
-                let off = bytes.as_ptr() as usize - file.bytes().as_ptr() as usize;
+                let off = bytes.as_ptr() as usize - file.bytes().unwrap().as_ptr() as usize;
                 assert_eq!(off as u64 % t.alignment(), 0, "{ctx}: {role} alignment");
             }
             total += bytes.len() as u64;

@@ -13,7 +13,7 @@ use std::path::Path;
 /// header and every descriptor, this checks the sparse indices too, so no
 /// output is started from a file the validator rejects.
 pub(super) fn check_complete(file: &File, path: &Path) -> Result<()> {
-    let problems = file.reader().check_sparse_indices();
+    let problems = file.validate(false).problems;
     match problems.as_slice() {
         [] => Ok(()),
         [one] => bail!("{}: {one}", path.display()),
@@ -29,7 +29,9 @@ pub(super) fn check_complete(file: &File, path: &Path) -> Result<()> {
     }
 }
 
-/// Copies a Hurray file as it is: every layout, quantization and descriptor-only tensor.
+/// Copies a Hurray file as it is: every layout, quantization and
+/// descriptor-only tensor. A file read from a URL streams: each tensor is
+/// read, written and dropped.
 pub(super) fn copy(file: &File, output: &Path) -> Result<()> {
     let reader = file.reader();
     let bar = super::progress_bar(file.tensors().map(|t| t.byte_length()).sum());
@@ -41,11 +43,12 @@ pub(super) fn copy(file: &File, output: &Path) -> Result<()> {
     for t in file.tensors() {
         bar.set_message(t.name().to_owned());
         let desc = t.descriptor();
-        let buffers: Vec<&[u8]> = if desc.descriptor_only {
-            Vec::new()
-        } else {
-            t.buffers().into_iter().map(|(_, b)| b).collect()
+        let fetched = match t.is_read() {
+            true => None,
+            false => Some(file.fetch(t.name())?),
         };
+        let t = fetched.as_ref().map_or(t, |f| f.tensor());
+        let buffers: Vec<&[u8]> = t.buffers().into_iter().map(|(_, b)| b).collect();
         w.add_tensor(&desc, &buffers)?;
         bar.inc(t.byte_length());
     }

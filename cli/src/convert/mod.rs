@@ -332,8 +332,8 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     if from == Format::Hurray {
         // hurray's messages name the path and the cause (its `Io` variant also
         // chains the cause as a source, so format it once, here).
-        let file = crate::input::open_whole(input).map_err(|e| anyhow!("{e}"))?;
-        if file.reader().is_shard_index() {
+        let file = crate::input::open(input).map_err(|e| anyhow!("{e}"))?;
+        if file.is_shard_index() {
             return sharded::to_safetensors(&file, input, output, options).with_context(context);
         }
         let to = Format::of(output)?;
@@ -341,6 +341,9 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         if to == Format::Hurray {
             return hurray_format::copy(&file, output).with_context(context);
         }
+        // The other writers take every tensor at once: a file read from a
+        // URL is read whole first (one batch of concurrent range GETs).
+        file.read_all().map_err(|e| anyhow!("{e}"))?;
         let source = hurray_format::source(&file)?;
         return transfer(source, input, to, output, options).with_context(context);
     }

@@ -288,8 +288,9 @@ fn values(
         let owner: Arc<File> = Arc::clone(file);
         // SAFETY: `bytes` is a slice of `file`'s storage (`TensorRef` borrows
         // from `file`), which is immutable and stays at the same address for
-        // the life of the `File` (a read-only memory map or a heap block that
-        // is never resized). The `Arc<File>` handed to Arrow as the owner
+        // the life of the `File` (a read-only memory map, a heap block that
+        // is never resized, or a tensor's buffers read once through a source
+        // and kept, never replaced, until the `File` drops). The `Arc<File>` handed to Arrow as the owner
         // keeps that storage alive for as long as any buffer refers to it, so
         // `ptr` stays valid for `bytes.len()` bytes and is never written.
         unsafe { Buffer::from_custom_allocation(ptr, bytes.len(), owner) }

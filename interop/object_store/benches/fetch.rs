@@ -14,7 +14,7 @@
 //!     cargo bench -p hurray-object-store --bench fetch
 
 use hurray::source::PreadSource;
-use hurray::{ElementType, RangedFile, TensorDescriptor, Writer, shape};
+use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
 use hurray_object_store::ObjectSource;
 use hurray_s3_test_server::Server;
 use std::sync::Arc;
@@ -83,9 +83,9 @@ fn main() {
         Box::new(|| std::fs::read(&path).unwrap().len()),
     )];
     cases.push((
-        "pread, RangedFile::fetch_all".into(),
+        "pread, File::fetch_all".into(),
         Box::new(|| {
-            let f = RangedFile::open(Arc::new(PreadSource::open(&path).unwrap())).unwrap();
+            let f = File::open_source(Arc::new(PreadSource::open(&path).unwrap())).unwrap();
             f.fetch_all().unwrap().iter().map(|t| t.byte_len()).sum()
         }),
     ));
@@ -108,7 +108,7 @@ fn main() {
         cases.push((
             format!("S3 range GETs, {n} in flight"),
             Box::new(move || {
-                let f = RangedFile::open(s3(n)).unwrap();
+                let f = File::open_source(s3(n)).unwrap();
                 f.fetch_all().unwrap().iter().map(|t| t.byte_len()).sum()
             }),
         ));
@@ -129,7 +129,7 @@ fn main() {
     let open = {
         let start = Instant::now();
         for _ in 0..20 {
-            RangedFile::open(s3(16)).unwrap();
+            File::open_source(s3(16)).unwrap();
         }
         start.elapsed() / 20
     };

@@ -2,7 +2,7 @@
 //! Cloud Storage, Azure Blob Storage and plain HTTP(S), read by range GETs
 //! through the Apache Arrow `object_store` crate.
 //!
-//! [`ObjectSource`] is a [`hurray::source::Source`]: [`hurray::RangedFile`]
+//! [`ObjectSource`] is a [`hurray::source::Source`]: [`hurray::File::open_source`]
 //! opens a file from it with two range GETs issued together (the 64-byte
 //! prefix and the last [`hurray::OPEN_SUFFIX`] bytes, which hold the footer
 //! and the header), and reads tensors with range GETs that

@@ -1,8 +1,8 @@
-//! From a URL to a store, a path in it and a [`RangedFile`].
+//! From a URL to a store, a path in it and a [`File`] read through it.
 
 use crate::source::ObjectSource;
 use hurray::source::{PreadSource, Source};
-use hurray::{Error, RangedFile, Result, ShardedFile};
+use hurray::{Error, File, Result, ShardedFile};
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use std::sync::Arc;
 
@@ -73,15 +73,17 @@ fn retry_config<'o>(
 }
 
 /// Opens the Hurray file at `location` (a URL, or a local path) with
-/// credentials and endpoints from the environment.
-pub fn open(location: &str) -> Result<RangedFile> {
+/// credentials and endpoints from the environment: its header is read
+/// (two range GETs for an object) and verified; tensors are read when
+/// first used ([`File::open_source`]).
+pub fn open(location: &str) -> Result<File> {
     open_with_options(location, &[])
 }
 
 /// [`open`], with `object_store` configuration `options` (such as
 /// `("aws_endpoint", "http://127.0.0.1:9000")`) over the environment's.
-pub fn open_with_options(location: &str, options: &[(&str, &str)]) -> Result<RangedFile> {
-    RangedFile::open(source_for(location, options)?)
+pub fn open_with_options(location: &str, options: &[(&str, &str)]) -> Result<File> {
+    File::open_source(source_for(location, options)?)
 }
 
 /// The source that reads `location`: an [`ObjectSource`] for a URL of an
@@ -167,7 +169,8 @@ pub fn open_sharded(location: &str, options: &[(&str, &str)]) -> Result<ShardedF
     if !is_url(location) {
         return ShardedFile::open(location);
     }
-    let index = RangedFile::open(source_for(location, options)?)?.fetch_file()?;
+    // The index's header is all of it that matters: two range GETs.
+    let index = File::open_source(source_for(location, options)?)?;
     ShardedFile::from_index_with_sources(&index, member_sources(location, options))
 }
 

@@ -161,7 +161,11 @@ impl Source for ObjectSource {
     }
 
     fn read_many(&self, requests: &mut [ReadRequest<'_>]) -> io::Result<()> {
-        let plan = coalesce(requests, hurray::source::COALESCE_GAP, hurray::load::PIECE);
+        let plan = coalesce(
+            requests,
+            hurray::source::COALESCE_GAP,
+            hurray::source::PIECE,
+        );
         if plan.is_empty() {
             return Ok(());
         }

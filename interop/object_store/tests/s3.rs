@@ -14,7 +14,7 @@ fn options(server: &Server) -> Vec<(&'static str, String)> {
     server.options()
 }
 
-fn open(server: &Server, url: &str) -> hurray::Result<hurray::RangedFile> {
+fn open(server: &Server, url: &str) -> hurray::Result<hurray::File> {
     let options = options(server);
     let options: Vec<(&str, &str)> = options.iter().map(|(k, v)| (*k, v.as_str())).collect();
     hurray_object_store::open_with_options(url, &options)
@@ -76,9 +76,12 @@ fn every_golden_file_reads_from_s3_as_from_disk_and_opening_is_two_gets() {
         );
         assert_eq!(remote.location(), url);
         assert_eq!(remote.version(), local.reader().version());
-        assert_eq!(remote.file_len(), local.bytes().len() as u64);
+        assert_eq!(remote.file_len(), local.file_len());
         let descriptors: Vec<_> = local.tensors().map(|t| t.descriptor()).collect();
-        assert_eq!(remote.descriptors(), descriptors);
+        assert_eq!(
+            remote.tensors().map(|t| t.descriptor()).collect::<Vec<_>>(),
+            descriptors
+        );
         if remote.is_shard_index() {
             continue;
         }
@@ -162,6 +165,64 @@ fn a_tensor_is_one_get_a_slice_reads_its_tensor_and_neighbours_coalesce_up_to_a_
     for (f, t) in all.iter().zip(local.tensors()) {
         assert_eq!(f.tensor().buffers(), t.buffers());
     }
+}
+
+#[test]
+fn a_slice_of_a_file_at_a_url_is_one_get_of_the_bytes_it_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path()).unwrap();
+    let path = server.bucket("models").unwrap().join("wide.hurray");
+    // One 20 MiB tensor: 5120 rows of 1024 f32 (4 KiB a row).
+    let data: Vec<f32> = (0..5120 * 1024).map(|i| i as f32).collect();
+    let mut w = Writer::create(&path).unwrap();
+    let desc = TensorDescriptor::new("w", ElementType::Float32, shape(&[5120, 1024]));
+    w.add_tensor(&desc, &[hurray::as_bytes(&data)]).unwrap();
+    w.finish().unwrap();
+    let local = File::open(&path).unwrap();
+    let remote = open(&server, "s3://models/wide.hurray").unwrap();
+    server.take_requests();
+    let cases = [
+        // One row: its 4 KiB.
+        (vec![SliceRange::index(1000), SliceRange::full(1024)], 4096),
+        // Part of a row, every other element: the span it covers.
+        (
+            vec![SliceRange::index(7), SliceRange::new(10, 20, 2)],
+            9 * 4,
+        ),
+        // Rows 3 to 5: 3 rows.
+        (
+            vec![SliceRange::new(3, 6, 1), SliceRange::full(1024)],
+            3 * 4096,
+        ),
+    ];
+    for (ranges, bytes) in cases {
+        let got = remote.read_slice("w", &ranges).unwrap();
+        let want = local.tensor("w").unwrap().read_slice(&ranges).unwrap();
+        assert_eq!(got.bytes, want.bytes);
+        assert_eq!(got.shape, want.shape);
+        let requests = server.take_requests();
+        let gets = gets(&requests);
+        assert_eq!(gets.len(), 1, "{requests:?}");
+        let range = gets[0].range.as_deref().unwrap();
+        let (from, to) = range
+            .strip_prefix("bytes=")
+            .and_then(|r| r.split_once('-'))
+            .unwrap();
+        let len = to.parse::<u64>().unwrap() - from.parse::<u64>().unwrap() + 1;
+        assert_eq!(len, bytes, "{range}");
+    }
+    // An empty slice reads nothing; a tensor once read is sliced in memory.
+    let empty = [SliceRange::new(5, 5, 1), SliceRange::full(1024)];
+    assert_eq!(remote.read_slice("w", &empty).unwrap().shape, [0, 1024]);
+    assert!(server.take_requests().is_empty());
+    remote.tensor("w").unwrap();
+    server.take_requests();
+    let row = [SliceRange::index(1), SliceRange::full(1024)];
+    assert_eq!(
+        remote.read_slice("w", &row).unwrap().bytes,
+        hurray::as_bytes(&data[1024..2048])
+    );
+    assert!(server.take_requests().is_empty());
 }
 
 #[test]
@@ -290,11 +351,11 @@ fn a_sharded_checkpoint_whose_members_are_objects() {
             .all(|r| r.range.as_deref() != Some(whole.as_str())),
         "{requests:?}"
     );
-    // An export of it holds the tensor alone (its member holds two), and
+    // An export of it holds its member, the tensor read and kept, and
     // costs no further GET.
     let b = remote.tensor("b").unwrap();
     let holder = remote.piece_file(b, &b.pieces[0]).unwrap();
-    assert_eq!(holder.len(), 1);
+    assert_eq!(holder.len(), 2);
     assert_eq!(
         holder.tensor("b").unwrap().as_slice::<f32>().unwrap(),
         [1.0, 2.0, 3.0, 4.0]

@@ -27,8 +27,8 @@ tensor in chunks across member files) writes member files and an index;
 
 Object stores: ``safe_open("s3://bucket/model.hurray", framework=...)`` (also
 ``gs://``, ``az://``, ``http(s)://``) reads the header with two range GETs
-and each tensor when asked for; ``hurray.open_remote(url)`` returns a
-:class:`RemoteFile`. Credentials and endpoints come from the environment
+and each tensor when asked for; ``hurray.open(url)`` returns the same
+:class:`File` a local path gives. Credentials and endpoints come from the environment
 (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) or ``storage_options``.
 """
 
@@ -39,7 +39,6 @@ from ._hurray import (
     File,
     HurrayError,
     MemberMismatchError,
-    RemoteFile,
     ShardedFile,
     ShardedTensor,
     StoredBits,
@@ -47,7 +46,6 @@ from ._hurray import (
     __version__,
     open,
     open_bytes,
-    open_remote,
     open_sharded,
     open_sharded_remote,
 )
@@ -78,7 +76,6 @@ __all__ = [
     "File",
     "HurrayError",
     "MemberMismatchError",
-    "RemoteFile",
     "ShardedFile",
     "ShardedTensor",
     "ShardedWriter",
@@ -91,7 +88,6 @@ __all__ = [
     "numpy",
     "open",
     "open_bytes",
-    "open_remote",
     "open_sharded",
     "open_sharded_remote",
     "safe_open",

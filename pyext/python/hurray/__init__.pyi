@@ -11,7 +11,6 @@ from ._hurray import ChecksumError as ChecksumError
 from ._hurray import File as File
 from ._hurray import HurrayError as HurrayError
 from ._hurray import MemberMismatchError as MemberMismatchError
-from ._hurray import RemoteFile as RemoteFile
 from ._hurray import ShardedFile as ShardedFile
 from ._hurray import ShardedTensor as ShardedTensor
 from ._hurray import StoredBits as StoredBits
@@ -19,7 +18,6 @@ from ._hurray import Tensor as Tensor
 from ._hurray import __version__ as __version__
 from ._hurray import open as open
 from ._hurray import open_bytes as open_bytes
-from ._hurray import open_remote as open_remote
 from ._hurray import open_sharded as open_sharded
 from ._hurray import open_sharded_remote as open_sharded_remote
 from ._safe_open import TensorSlice as TensorSlice

@@ -102,7 +102,13 @@ class File:
     @property
     def is_shard_index(self) -> bool:
         """Whether the file is the index of a sharded checkpoint (no tensors of its own)."""
-    def address_range(self) -> Tuple[int, int]: ...
+    def address_range(self) -> Tuple[int, int]:
+        """The map's addresses; ValueError for a file read from a URL."""
+    @property
+    def size(self) -> int:
+        """The file's length in bytes."""
+    def read(self, names: Sequence[str]) -> None:
+        """Reads the named tensors not read yet in one batch (a URL's: coalesced range GETs)."""
     def verify_checksums(self) -> bool:
         """Reads every tensor: True when all recorded checksums match, False
         when the file records none; raises ChecksumError on a mismatch."""
@@ -150,27 +156,6 @@ class ShardedFile:
     def __enter__(self) -> "ShardedFile": ...
     def __exit__(self, *args: Any) -> bool: ...
 
-class RemoteFile:
-    """A Hurray file in an object store: header read at open (two range GETs), tensors when fetched."""
-
-    def __len__(self) -> int: ...
-    def __contains__(self, name: object) -> bool: ...
-    def keys(self) -> List[str]: ...
-    @property
-    def metadata(self) -> Dict[str, str]: ...
-    @property
-    def version(self) -> Tuple[int, int]: ...
-    @property
-    def is_shard_index(self) -> bool: ...
-    @property
-    def size(self) -> int:
-        """The file's length in bytes."""
-    def fetch(self, name: str) -> File:
-        """Reads one tensor (checked against its checksums) as a File of its own, in memory."""
-    def fetch_many(self, names: Sequence[str]) -> List[File]:
-        """Reads the tensors in one batch of coalesced, concurrent range GETs."""
-    def verify_checksums(self) -> bool: ...
-
 class ShardedWriter:
     """A sharded checkpoint being written: members as tensors arrive, the index on finish()."""
 
@@ -198,11 +183,16 @@ class ShardedWriter:
     @property
     def finished(self) -> bool: ...
 
-def open(path: Union[str, os.PathLike], *, read_only: bool = False) -> File: ...
+def open(
+    path: Union[str, os.PathLike],
+    *,
+    read_only: Optional[bool] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> File:
+    """A local path (mapped) or an object store URL (header now, tensors when first used)."""
 def open_sharded(path: Union[str, os.PathLike], *, read_only: bool = False) -> ShardedFile: ...
 def open_bytes(data: bytes) -> File: ...
 def is_url(location: str) -> bool: ...
-def open_remote(url: str, options: Optional[Dict[str, str]] = None) -> RemoteFile: ...
 def open_sharded_remote(url: str, options: Optional[Dict[str, str]] = None) -> ShardedFile: ...
 def write(
     path: Optional[Union[str, os.PathLike]],

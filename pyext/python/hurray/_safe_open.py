@@ -37,8 +37,8 @@ class safe_open:
 
     ``filename`` may be a URL of an object store (``s3://``, ``gs://``,
     ``az://``, ``http(s)://``): opening reads the header with two range GETs,
-    and each tensor is read (range GETs, checked against its checksums) when
-    asked for, into memory of its own. Credentials and endpoints come from
+    each tensor is read (range GETs) when asked for, into memory of its own
+    that the file keeps, and a slice reads only the span of bytes it covers. Credentials and endpoints come from
     the environment as the stores' own tools read them (``AWS_*``,
     ``GOOGLE_*``, ``AZURE_*``); ``storage_options`` (``object_store`` keys
     such as ``aws_endpoint``) override them. A sharded checkpoint's index at
@@ -61,13 +61,16 @@ class safe_open:
         # Whole-tensor views that slices index, made once per name.
         self._views: Dict[str, Any] = {}
         location = str(filename)
+        # Whether tensors are in a map that slices may view in place.
+        self._mapped = not _hurray.is_url(location)
         if _hurray.is_url(location):
-            remote = _hurray.open_remote(location, storage_options)
-            if remote.is_shard_index:
+            # The header now (two range GETs), each tensor when first used.
+            self._file = _hurray.open(location, storage_options=storage_options)
+            if self._file.is_shard_index:
                 self._file = _hurray.open_sharded_remote(location, storage_options)
-            else:
-                self._file = _RemoteTensors(remote)
             return
+        if storage_options:
+            raise ValueError(f"{location}: storage_options apply to URLs, and this is a local path")
         self._file = _hurray.open(location, read_only=read_only)
         if self._file.is_shard_index:
             # Members are mapped as a plain file would be: a tensor one
@@ -155,27 +158,6 @@ class safe_open:
         return view
 
 
-class _RemoteTensors:
-    """A file in an object store as the mapping ``safe_open`` reads: each
-    tensor is fetched (range GETs) when asked for, as a file of its own."""
-
-    def __init__(self, remote):
-        self._remote = remote
-
-    def keys(self) -> List[str]:
-        return self._remote.keys()
-
-    @property
-    def metadata(self) -> Dict[str, str]:
-        return self._remote.metadata
-
-    def verify_checksums(self) -> bool:
-        return self._remote.verify_checksums()
-
-    def __getitem__(self, name: str):
-        return self._remote.fetch(name)[name]
-
-
 def _plan(index, shape: Tuple[int, ...]):
     """A NumPy basic index of a tensor of ``shape`` as ``read_slice`` ranges
     (one ``(start, stop, step)`` per dimension, steps >= 1) and the shape
@@ -254,10 +236,12 @@ class TensorSlice:
         facts = _convert.BY_NAME[tensor.dtype]
         if self._framework in ("jax", "flax"):
             _convert.check_jax_holds(tensor, facts)
-        if isinstance(tensor, _hurray.ShardedTensor) or facts.bits < 8:
-            # Sub-byte types and bools have no view to index, and a sharded
-            # tensor no single map: the runtime reads the slice's elements
-            # (of the pieces it meets) into a tensor of their own.
+        if isinstance(tensor, _hurray.ShardedTensor) or facts.bits < 8 or not self._source._mapped:
+            # Sub-byte types and bools have no view to index, a sharded
+            # tensor no single map, and a tensor at a URL no map at all: the
+            # runtime reads the slice's elements (of the pieces it meets;
+            # from a URL, the span of bytes they cover) into a tensor of
+            # their own.
             shape = tuple(0 if d is None else d for d in tensor.shape)  # descriptor-only: refused by read_slice
             ranges, out_shape = _plan(index, shape)
             part = tensor.read_slice(ranges)

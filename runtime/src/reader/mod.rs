@@ -6,14 +6,13 @@
 //! overlaps no other. Opening touches only the prefix, footer and header, so
 //! its cost does not depend on the size of the data.
 
-use crate::aligned::AlignedBytes;
-use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
 use names::NameTable;
-use std::path::Path;
 
+mod fetch;
+mod file;
 pub(crate) mod names;
 mod semantics;
 mod storage;
@@ -22,245 +21,12 @@ pub mod verifiers;
 use structure::Structural;
 mod tensor;
 
+pub use fetch::Fetched;
+pub use file::{File, OPEN_SUFFIX};
 pub use storage::MapMode;
-use storage::Storage;
 
-pub(crate) use tensor::FetchedBuffer;
+use tensor::FileData;
 pub use tensor::{Metadata, Shape, TensorRef, Tensors};
-
-/// A verified Hurray file that owns its bytes (memory-mapped or in memory).
-#[derive(Debug)]
-pub struct File {
-    storage: Storage,
-    /// A copy of the header, so that metadata (names, shapes, descriptors)
-    /// never reads the map: it survives another process truncating the file.
-    header: AlignedBytes,
-    version: (u16, u16),
-    /// The index of tensor names built while verifying.
-    names: Option<NameTable>,
-}
-
-impl File {
-    /// Memory-maps and verifies the file at `path`.
-    ///
-    /// The header is copied out of the map (it is small), so names, shapes,
-    /// descriptors and metadata never read the map and survive another
-    /// process truncating the file. Data views do read the map: as with
-    /// every memory-mapped reader, touching data that a truncation removed
-    /// raises SIGBUS, which Rust cannot turn into an error. Where the file
-    /// may change underneath, read data with [`File::read_buffer`] (pread),
-    /// which reports [`Error::Truncated`] instead. Hurray writers replace
-    /// files by rename, never in place.
-    ///
-    /// The map is shared and read-only; see [`File::open_with`] for a
-    /// copy-on-write map whose exports consumers may write to.
-    pub fn open(path: impl AsRef<Path>) -> Result<File> {
-        // SAFETY: a read-only map: no export lets a consumer write to it.
-        unsafe { File::open_with(path, MapMode::ReadOnly) }
-    }
-
-    /// Memory-maps and verifies the file at `path` as `mode` says: shared and
-    /// read-only (as [`File::open`]), or private and copy-on-write, so that
-    /// consumers of [`dlpack`](crate::dlpack) exports may write to what they
-    /// imported without changing the file.
-    ///
-    /// # Safety
-    /// With [`MapMode::CopyOnWrite`], exports tell their consumers they may
-    /// write to this file's bytes. While a consumer writes to a tensor's
-    /// bytes, nothing may use a reference to those bytes obtained from this
-    /// `File` (`bytes`, `TensorRef::data`, typed views, derived structs):
-    /// Rust assumes the memory behind a `&[u8]` does not change. The caller
-    /// keeps the two apart (the Python package reads tensor bytes only on an
-    /// explicit request, such as `tobytes`, while exports are for the
-    /// consumers' own use). [`MapMode::ReadOnly`] asks nothing.
-    pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<File> {
-        let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::io("reading metadata of", path, e))?;
-        if meta.is_dir() {
-            // Mapping it would fail with the puzzling "No such device".
-            let e = std::io::Error::from(std::io::ErrorKind::IsADirectory);
-            return Err(Error::io("opening", path, e));
-        }
-        let len = meta.len();
-        if len < PREFIX_LEN + FOOTER_LEN {
-            return Err(Error::TooShort {
-                len,
-                min: PREFIX_LEN + FOOTER_LEN,
-            });
-        }
-        File::from_storage(Storage::map(path, file, mode)?)
-    }
-
-    /// Verifies an in-memory file, copying it into 64-byte aligned storage.
-    pub fn from_bytes(bytes: &[u8]) -> Result<File> {
-        File::from_storage(Storage::Owned(AlignedBytes::copy_from(bytes)))
-    }
-
-    /// Verifies an in-memory file already in aligned storage, without a copy.
-    pub fn from_aligned(bytes: AlignedBytes) -> Result<File> {
-        File::from_storage(Storage::Owned(bytes))
-    }
-
-    fn from_storage(storage: Storage) -> Result<File> {
-        let bytes = storage.bytes();
-        let (range, version, flags) = locate(bytes)?;
-        let header = AlignedBytes::copy_from(&bytes[range.clone()]);
-        let names = Reader::verify(bytes, header.as_slice(), range.start as u64, version, flags)?
-            .into_names();
-        Ok(File {
-            storage,
-            header,
-            version,
-            names,
-        })
-    }
-
-    /// The whole file.
-    pub fn bytes(&self) -> &[u8] {
-        self.storage.bytes()
-    }
-
-    /// Whether consumers of an export may write to this file's bytes: true
-    /// for a copy-on-write map ([`MapMode::CopyOnWrite`]), where writes stay
-    /// in this process.
-    pub fn is_writable(&self) -> bool {
-        matches!(self.storage, Storage::CopyOnWrite(..))
-    }
-
-    /// A pointer to `data` (bytes of this file) that a consumer may write
-    /// through, where [`is_writable`](Self::is_writable).
-    pub(crate) fn writable_ptr(&self, data: &[u8]) -> Option<std::ptr::NonNull<u8>> {
-        self.storage.writable_ptr(data)
-    }
-
-    /// The verified reader over this file's bytes.
-    pub fn reader(&self) -> Reader<'_> {
-        // SAFETY: `from_storage` ran `Reader::verify` (the full verifier) on
-        // this header copy together with these same file bytes; neither
-        // changes for the life of `self`.
-        let reader =
-            unsafe { Reader::new_unchecked(self.bytes(), self.header.as_slice(), self.version) };
-        reader.with_names(self.names.as_ref())
-    }
-
-    /// A copy of the buffer of `role` of tensor `name`, read with `pread`
-    /// rather than through the map. Where every view faults (SIGBUS) on a
-    /// file that another process truncated after it was opened, as in every
-    /// memory-mapped reader, this returns [`Error::Truncated`]: the length
-    /// of the file is checked before anything is allocated or read. It reads
-    /// the file, so it never sees what consumers wrote to a copy-on-write map.
-    pub fn read_buffer(&self, name: &str, role: BufferRole) -> Result<Vec<u8>> {
-        let t = self.tensor(name)?;
-        let Some((offset, length)) = t.buffer_range(role) else {
-            return Err(Error::NoBuffer {
-                tensor: name.to_owned(),
-                buffer: role.name(),
-            });
-        };
-        let end = offset + length; // checked against the file length at open
-        let truncated = |file_len| Error::Truncated {
-            tensor: name.to_owned(),
-            buffer: role.name(),
-            end,
-            file_len,
-        };
-        let file_len = self.current_len()?;
-        if file_len < end {
-            return Err(truncated(file_len));
-        }
-        let mut out = Vec::new();
-        out.try_reserve_exact(length as usize)
-            .map_err(|_| Error::OutOfMemory {
-                tensor: name.to_owned(),
-                buffer: role.name(),
-                bytes: length,
-            })?;
-        out.resize(length as usize, 0);
-        self.read_exact_at(&mut out, offset, name, role.name())?;
-        Ok(out)
-    }
-
-    /// The file's length now: for a mapped file, what the file system says
-    /// (another process may have truncated it since it was opened).
-    pub(crate) fn current_len(&self) -> Result<u64> {
-        match self.storage.file() {
-            Some(fs) => fs.metadata().map(|m| m.len()).map_err(Error::Stream),
-            None => Ok(self.bytes().len() as u64),
-        }
-    }
-
-    /// A second handle to the open file this one maps (`None` for a file
-    /// in memory): it pins the file, so its identity (device and inode) can
-    /// be compared with what a path names later.
-    pub(crate) fn handle(&self) -> Option<std::fs::File> {
-        self.storage.file().and_then(|fs| fs.try_clone().ok())
-    }
-
-    /// Fills `buf` with the file's bytes at `offset` (part of buffer `buffer`
-    /// of `tensor`) by a positioned read (`pread`) for a mapped file, a copy
-    /// for one in memory. The caller has checked the range against
-    /// [`File::current_len`]; a file truncated since gives
-    /// [`Error::Truncated`] naming the tensor and buffer.
-    pub(crate) fn read_exact_at(
-        &self,
-        buf: &mut [u8],
-        offset: u64,
-        tensor: &str,
-        buffer: &'static str,
-    ) -> Result<()> {
-        let read = match self.storage.file() {
-            Some(fs) => crate::load::pread(fs, buf, offset),
-            None => {
-                let start = usize::try_from(offset).unwrap_or(usize::MAX);
-                match self.bytes().get(start..start.saturating_add(buf.len())) {
-                    Some(src) => {
-                        buf.copy_from_slice(src);
-                        Ok(())
-                    }
-                    None => Err(std::io::ErrorKind::UnexpectedEof.into()),
-                }
-            }
-        };
-        read.map_err(|e| match e.kind() {
-            // Truncated between the length check and the read.
-            std::io::ErrorKind::UnexpectedEof => Error::Truncated {
-                tensor: tensor.to_owned(),
-                buffer,
-                end: offset + buf.len() as u64,
-                file_len: self.current_len().unwrap_or(0),
-            },
-            _ => Error::Stream(e),
-        })
-    }
-
-    /// The tensor named `name`: O(1) expected through the name index, O(log n) at worst.
-    pub fn get(&self, name: &str) -> Option<TensorRef<'_>> {
-        self.reader().get(name)
-    }
-
-    /// The tensor named `name`, or [`Error::NotFound`].
-    pub fn tensor(&self, name: &str) -> Result<TensorRef<'_>> {
-        self.reader().tensor(name)
-    }
-
-    /// All tensors in file order (sorted by name).
-    pub fn tensors(&self) -> Tensors<'_> {
-        self.reader().tensors()
-    }
-
-    /// Number of tensors.
-    pub fn len(&self) -> usize {
-        self.reader().len()
-    }
-
-    /// Whether the file holds no tensor.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Why one of the two verifiers refused a header.
 #[derive(Debug)]
@@ -288,7 +54,7 @@ impl From<Error> for Failure {
 /// Cheap to clone: the index of names it builds while verifying is shared.
 #[derive(Clone)]
 pub struct Reader<'a> {
-    bytes: &'a [u8],
+    data: FileData<'a>,
     /// The header, over the header's bytes (names are read from them).
     header: fb::Header<'a>,
     version: (u16, u16),
@@ -330,7 +96,6 @@ impl Names<'_> {
 impl std::fmt::Debug for Reader<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reader")
-            .field("len", &self.bytes.len())
             .field("version", &self.version)
             .field("tensors", &self.len())
             .finish()
@@ -341,7 +106,7 @@ impl std::fmt::Debug for Reader<'_> {
 /// The header's byte range, the format version and the footer flags.
 pub(crate) type Located = (std::ops::Range<u64>, (u16, u16), u64);
 
-fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16), u64)> {
+pub(super) fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16), u64)> {
     let len = bytes.len() as u64;
     let min = PREFIX_LEN + FOOTER_LEN;
     if len < min {
@@ -435,8 +200,8 @@ impl<'a> Reader<'a> {
 
     /// Verifies `header_bytes` (the file's header, in place or a copy of it)
     /// against the file `bytes` whose data region ends at `data_end`. A
-    /// [`RangedFile`](crate::RangedFile) passes no bytes: the checks need
-    /// only `data_end`, and it never hands out this reader's tensors.
+    /// [`File`] read through a source passes no bytes: the checks need only
+    /// `data_end`.
     ///
     /// The generated verifier runs first; when it finds a structural
     /// failure, the generic one runs for the error and its path.
@@ -529,7 +294,7 @@ impl<'a> Reader<'a> {
             other => other?,
         };
         Ok(Reader {
-            bytes,
+            data: FileData::Resident(bytes),
             header,
             version,
             names: Names::Owned(names),
@@ -552,7 +317,7 @@ impl<'a> Reader<'a> {
         Reader::check_identifier(header_bytes)?;
         let opts = Reader::verifier_options(header_bytes);
         let header = fb::root_as_header_with_opts(&opts, header_bytes)?;
-        let reader = Reader::from_parts(bytes, header, version, Names::None);
+        let reader = Reader::from_parts(FileData::Resident(bytes), header, version, Names::None);
         reader.check_semantics(data_end, flags)?;
         Ok(reader)
     }
@@ -563,24 +328,24 @@ impl<'a> Reader<'a> {
     /// `header_bytes` and `bytes` must be exactly what `Reader::verify`
     /// accepted together, with the `version` it was given.
     pub(crate) unsafe fn new_unchecked(
-        bytes: &'a [u8],
+        data: FileData<'a>,
         header_bytes: &'a [u8],
         version: (u16, u16),
     ) -> Self {
         // SAFETY: the caller guarantees these header bytes passed the
         // FlatBuffers verifier (and the semantic checks) in `Reader::verify`.
         let header = unsafe { flatbuffers::root_unchecked::<fb::Header<'a>>(header_bytes) };
-        Reader::from_parts(bytes, header, version, Names::None)
+        Reader::from_parts(data, header, version, Names::None)
     }
 
     fn from_parts(
-        bytes: &'a [u8],
+        data: FileData<'a>,
         header: fb::Header<'a>,
         version: (u16, u16),
         names: Names<'a>,
     ) -> Self {
         Reader {
-            bytes,
+            data,
             header,
             version,
             names,
@@ -637,11 +402,6 @@ impl<'a> Reader<'a> {
         self.version
     }
 
-    /// The whole file.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
     /// Default buffer alignment of the file.
     pub fn alignment(&self) -> u64 {
         self.alignment
@@ -660,7 +420,7 @@ impl<'a> Reader<'a> {
     /// All tensors in file order (sorted by name).
     pub fn tensors(&self) -> Tensors<'a> {
         Tensors {
-            bytes: self.bytes,
+            data: self.data,
             inner: self.tensors,
             file_alignment: self.alignment,
             checksum: self.checksum,
@@ -680,7 +440,7 @@ impl<'a> Reader<'a> {
             match table.find(name, self.header_bytes()) {
                 names::Found::At(i, e) => {
                     return Some(TensorRef::with_facts(
-                        self.bytes,
+                        self.data.of(i),
                         tensors.get(i),
                         e.element_type,
                         e.alignment,
@@ -693,15 +453,20 @@ impl<'a> Reader<'a> {
                 names::Found::Unknown => {}
             }
         }
-        let t = self.get_without_table(name)?;
-        Some(TensorRef::new(self.bytes, t, self.alignment, self.checksum))
+        let (i, t) = self.get_without_table(name)?;
+        Some(TensorRef::new(
+            self.data.of(i),
+            t,
+            self.alignment,
+            self.checksum,
+        ))
     }
 
     /// [`get`](Self::get) when the reader's index of names does not know:
     /// the file's own hash index if the reader has no index of its own,
     /// else binary search.
     #[inline(never)]
-    fn get_without_table(&self, name: &str) -> Option<fb::Tensor<'a>> {
+    fn get_without_table(&self, name: &str) -> Option<(usize, fb::Tensor<'a>)> {
         let tensors = self.tensors?;
         if self.names.table().is_none()
             && let Some(index) = self.header.name_index()
@@ -715,14 +480,40 @@ impl<'a> Reader<'a> {
                     e => {
                         let t = tensors.get(e as usize - 1);
                         if t.name() == name {
-                            return Some(t);
+                            return Some((e as usize - 1, t));
                         }
                     }
                 }
                 slot = (slot + 1) & mask;
             }
         }
-        tensors.lookup_by_key(name, |t, key| t.key_compare_with_value(key))
+        // Names are sorted and unique (verified at open).
+        let (mut lo, mut hi) = (0, tensors.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let t = tensors.get(mid);
+            match t.name().cmp(name) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some((mid, t)),
+            }
+        }
+        None
+    }
+
+    /// The place in the file (sorted by name) of tensor `name`.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.get_without_table(name).map(|(i, _)| i)
+    }
+
+    /// The tensor at place `i`, with its header alone (its data accessors
+    /// are [`Error::NotRead`]), for reads through a source.
+    pub(crate) fn header_tensor(&self, i: usize) -> TensorRef<'a> {
+        let t = self.tensors.map(|v| v.get(i));
+        match t {
+            Some(t) => TensorRef::new(tensor::DataBytes::Unread, t, self.alignment, self.checksum),
+            None => unreachable!("a place found by `position`"),
+        }
     }
 
     /// Whether any tensor's name starts with `prefix`: O(log n), as names

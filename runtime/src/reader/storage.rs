@@ -1,8 +1,13 @@
-//! Where a [`File`](super::File)'s bytes live: a shared read-only map, a
-//! private copy-on-write map, or an aligned copy in memory.
+//! Where a resident [`File`](super::File)'s bytes live: a shared read-only
+//! map, a private copy-on-write map, or an aligned copy in memory. Each is
+//! a [`Source`] whose bytes are also addressable in place: views borrow
+//! them, and owned reads ([`File::fetch`](super::File::fetch)) go through
+//! `pread` for a map (so a file truncated under the reader is an error,
+//! not a fault) and copy for memory.
 
 use crate::aligned::AlignedBytes;
 use crate::error::{Error, Result};
+use crate::source::{Ends, PreadSource, ReadRequest, Source};
 use std::path::Path;
 use std::ptr::NonNull;
 
@@ -22,10 +27,10 @@ pub enum MapMode {
 
 #[derive(Debug)]
 pub(super) enum Storage {
-    /// A read-only map, and the open file for `File::read_buffer`.
-    Mmap(memmap2::Mmap, std::fs::File),
+    /// A read-only map, and the open file for positioned reads.
+    Mmap(memmap2::Mmap, PreadSource),
     /// A private, writable map, and the open file.
-    CopyOnWrite(CowMap, std::fs::File),
+    CopyOnWrite(CowMap, PreadSource),
     /// An in-memory copy, 64-byte aligned so typed views line up.
     Owned(AlignedBytes),
 }
@@ -59,7 +64,7 @@ impl Storage {
                 // `&[u8]`. Concurrent truncation by another process is the
                 // caveat documented on `File::open`.
                 let map = unsafe { memmap2::Mmap::map(&file) }.map_err(fail)?;
-                Ok(Storage::Mmap(map, file))
+                Ok(Storage::Mmap(map, PreadSource::from_open(file, path)))
             }
             MapMode::CopyOnWrite => {
                 // SAFETY: as for the read-only map, truncation included. The
@@ -73,7 +78,8 @@ impl Storage {
                         "the map of a non-empty file is at NULL",
                     ))
                 })?;
-                Ok(Storage::CopyOnWrite(CowMap { map, base }, file))
+                let pread = PreadSource::from_open(file, path);
+                Ok(Storage::CopyOnWrite(CowMap { map, base }, pread))
             }
         }
     }
@@ -86,10 +92,10 @@ impl Storage {
         }
     }
 
-    /// The open file behind a map (for `pread`); None for bytes in memory.
+    /// The open file behind a map; None for bytes in memory.
     pub(super) fn file(&self) -> Option<&std::fs::File> {
         match self {
-            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => Some(f),
+            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => Some(f.file()),
             Storage::Owned(_) => None,
         }
     }
@@ -108,5 +114,34 @@ impl Storage {
         // SAFETY: `offset + data.len() <= map.len()` (checked above), so the
         // result stays inside the map `base` points to.
         Some(unsafe { c.base.add(offset) })
+    }
+}
+
+impl Source for Storage {
+    fn location(&self) -> &str {
+        match self {
+            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f.location(),
+            Storage::Owned(_) => "memory",
+        }
+    }
+
+    fn read_ends(&self, prefix: u64, suffix: u64) -> std::io::Result<Ends> {
+        Ok(crate::source::ends_of(self.bytes(), prefix, suffix))
+    }
+
+    fn read_many(&self, requests: &mut [ReadRequest<'_>]) -> std::io::Result<()> {
+        match self {
+            // The file, not the map: what another process truncated is an
+            // error here, and a copy-on-write map's local writes stay local.
+            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f.read_many(requests),
+            Storage::Owned(a) => crate::source::copy_many(a.as_slice(), requests),
+        }
+    }
+
+    fn current_len(&self) -> std::io::Result<u64> {
+        match self {
+            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f.current_len(),
+            Storage::Owned(a) => Ok(a.as_slice().len() as u64),
+        }
     }
 }

@@ -13,7 +13,7 @@ use crate::validate::{LayoutParams, Plan};
 /// Iterator over a file's tensors.
 #[derive(Clone)]
 pub struct Tensors<'a> {
-    pub(super) bytes: &'a [u8],
+    pub(super) data: FileData<'a>,
     pub(super) inner: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
     pub(super) file_alignment: u64,
     pub(super) checksum: fb::ChecksumAlgorithm,
@@ -34,13 +34,9 @@ impl<'a> Iterator for Tensors<'a> {
             return None;
         }
         let t = v.get(self.next);
+        let data = self.data.of(self.next);
         self.next += 1;
-        Some(TensorRef::new(
-            self.bytes,
-            t,
-            self.file_alignment,
-            self.checksum,
-        ))
+        Some(TensorRef::new(data, t, self.file_alignment, self.checksum))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.inner.map_or(0, |v| v.len()) - self.next;
@@ -84,14 +80,41 @@ impl<'a> Iterator for Metadata<'a> {
     }
 }
 
+/// Where a file's tensors' bytes are, for a reader and its iterator.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FileData<'a> {
+    /// The whole file is addressable (a map, or memory).
+    Resident(&'a [u8]),
+    /// Read through a source: each tensor's buffers, by the tensor's place
+    /// in the file, once read.
+    Read(&'a [std::sync::OnceLock<Box<[FetchedBuffer]>>]),
+}
+
+impl<'a> FileData<'a> {
+    /// Where the bytes of the tensor at place `i` are.
+    #[inline]
+    pub(super) fn of(self, i: usize) -> DataBytes<'a> {
+        match self {
+            FileData::Resident(bytes) => DataBytes::File(bytes),
+            FileData::Read(read) => match read.get(i).and_then(|cell| cell.get()) {
+                Some(buffers) => DataBytes::Fetched(buffers),
+                None => DataBytes::Unread,
+            },
+        }
+    }
+}
+
 /// Where a tensor's buffers are.
 #[derive(Clone, Copy)]
-enum DataBytes<'a> {
+pub(super) enum DataBytes<'a> {
     /// In the whole file's bytes, at their offsets.
     File(&'a [u8]),
-    /// Each read into memory of its own
-    /// ([`RangedFile::fetch`](crate::RangedFile::fetch)).
+    /// Each read into memory of its own ([`File::fetch`](crate::File::fetch)).
     Fetched(&'a [FetchedBuffer]),
+    /// Not read yet: the tensor of a file read through a source, from a
+    /// handle that does not read. Every data accessor refuses it
+    /// ([`Error::NotRead`]).
+    Unread,
 }
 
 /// A buffer of a tensor read into memory: its offset in the file, its bytes.
@@ -181,14 +204,14 @@ impl std::fmt::Debug for Shape<'_> {
 impl<'a> TensorRef<'a> {
     #[inline]
     pub(super) fn new(
-        bytes: &'a [u8],
+        data: DataBytes<'a>,
         t: fb::Tensor<'a>,
         file_alignment: u64,
         checksum: fb::ChecksumAlgorithm,
     ) -> Self {
         let (element_type, alignment) = (t.element_type().0, t.alignment());
         TensorRef::with_facts(
-            bytes,
+            data,
             t,
             element_type,
             alignment,
@@ -203,7 +226,7 @@ impl<'a> TensorRef<'a> {
     /// reader's index of names keeps them).
     #[inline]
     pub(super) fn with_facts(
-        bytes: &'a [u8],
+        data: DataBytes<'a>,
         t: fb::Tensor<'a>,
         element_type: u8,
         alignment: u64,
@@ -221,7 +244,7 @@ impl<'a> TensorRef<'a> {
             a => a,
         };
         TensorRef {
-            data: DataBytes::File(bytes),
+            data,
             t,
             facts: Facts::new(element_type, checksum),
             alignment,
@@ -230,7 +253,7 @@ impl<'a> TensorRef<'a> {
     }
 
     /// This tensor over `buffers`, which must hold every non-empty buffer
-    /// of the tensor at its offset (a [`RangedFile`](crate::RangedFile)
+    /// of the tensor at its offset ([`File::fetch`](crate::File::fetch)
     /// reads them).
     pub(crate) fn with_fetched(self, buffers: &'a [FetchedBuffer]) -> Self {
         TensorRef {
@@ -261,6 +284,7 @@ impl<'a> TensorRef<'a> {
         let Some(sums) = self.checksums() else {
             return Ok(false);
         };
+        self.require_read()?;
         let algorithm = match ChecksumAlgorithm::from_wire(self.facts.checksum()) {
             Ok(Some(a)) => a,
             Ok(None) => return Ok(false),
@@ -461,6 +485,8 @@ impl<'a> TensorRef<'a> {
                     .iter()
                     .find(|f| f.offset == b.offset())
                     .map_or(&[], |f| f.bytes.as_slice()),
+                // Every accessor that reads data checks first (`require_read`).
+                DataBytes::Unread => &[],
             },
             _ => &[],
         }
@@ -471,7 +497,7 @@ impl<'a> TensorRef<'a> {
     /// [`Writer::add_tensor`](crate::Writer::add_tensor) takes to write the
     /// tensor again. Empty for a descriptor-only tensor.
     pub fn buffers(&self) -> Vec<(BufferRole, &'a [u8])> {
-        if self.t.descriptor_only() {
+        if self.t.descriptor_only() || !self.is_read() {
             return Vec::new();
         }
         self.plan()
@@ -481,9 +507,9 @@ impl<'a> TensorRef<'a> {
             .collect()
     }
 
-    /// The role of every buffer the tensor has, in wire order, from the
-    /// header alone.
-    pub(crate) fn roles(&self) -> Vec<BufferRole> {
+    /// The role of every buffer the tensor has, in wire order (as
+    /// [`buffers`](Self::buffers) lists them), from the header alone.
+    pub fn roles(&self) -> Vec<BufferRole> {
         self.plan()
             .buffers()
             .into_iter()
@@ -494,6 +520,9 @@ impl<'a> TensorRef<'a> {
     /// The bytes of the buffer of `role`; `None` when the tensor has no such
     /// buffer (or no data at all).
     pub fn buffer(&self, role: BufferRole) -> Option<&'a [u8]> {
+        if !self.is_read() {
+            return None;
+        }
         match role {
             BufferRole::Scales => return self.t.quantization().map(|q| self.slice(q.scales())),
             BufferRole::ZeroPoints => {
@@ -545,6 +574,9 @@ impl<'a> TensorRef<'a> {
     ///
     /// [`dense_values_known`]: Self::dense_values_known
     pub(crate) fn dense_values_listed(&self) -> Option<&'a [u8]> {
+        if !self.is_read() {
+            return None;
+        }
         match self.t.layout_type() {
             fb::Layout::NONE | fb::Layout::Dense => {
                 let b = self.t.buffers()?;
@@ -554,7 +586,24 @@ impl<'a> TensorRef<'a> {
         }
     }
 
+    /// Whether the tensor's bytes are at hand (always, but for a tensor of
+    /// a file read through a source that nothing read yet).
+    pub fn is_read(&self) -> bool {
+        !matches!(self.data, DataBytes::Unread)
+    }
+
+    /// [`Error::NotRead`] for a tensor whose bytes are not at hand.
+    pub(crate) fn require_read(&self) -> Result<()> {
+        match self.data {
+            DataBytes::Unread if !self.is_descriptor_only() => Err(Error::NotRead {
+                tensor: self.name().to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn require_data(&self) -> Result<()> {
+        self.require_read()?;
         if self.is_descriptor_only() {
             return Err(Error::NoData {
                 tensor: self.name().to_owned(),

@@ -6,7 +6,6 @@
 //! Hurray files; the index records each one's size and CRC-32C.
 
 mod index;
-mod member;
 mod reader;
 mod replace;
 mod writer;

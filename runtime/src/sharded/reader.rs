@@ -1,14 +1,13 @@
 //! [`ShardedFile`]: an index file and its members as one logical mapping.
 
 use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
-use super::member::Member;
 use crate::atomic::parent_dir;
 use crate::checksum::ChecksumAlgorithm;
+use crate::checksum::Running;
 use crate::error::{Error, Result};
-use crate::ranged::RangedFile;
 use crate::reader::{File, MapMode, TensorRef};
 use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
-use crate::source::Source;
+use crate::source::{ReadRequest, Source};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -67,7 +66,7 @@ pub struct ShardedFile {
     metadata: BTreeMap<String, String>,
     /// Shared, so that a whole tensor can outlive this borrow (a DLPack
     /// export, a Python tensor) without a copy.
-    opened: Vec<OnceLock<Member>>,
+    opened: Vec<OnceLock<Arc<File>>>,
     /// How members are mapped.
     mode: MapMode,
 }
@@ -182,9 +181,9 @@ impl ShardedFile {
     /// through the sources `open_member` gives for their paths (objects next
     /// to the index in an object store). A member is opened (its header
     /// read, its length checked against the index) the first time one of
-    /// its tensors is needed, and each of its tensors is fetched when a
-    /// piece of it is first read, then kept; [`member`](Self::member) and
-    /// [`verify_members`](Self::verify_members) read a member whole.
+    /// its tensors is needed, and each of its tensors is read when a piece
+    /// of it is first read, then kept ([`File::tensor`]);
+    /// [`verify_members`](Self::verify_members) streams each member whole.
     pub fn from_index_with_sources(
         index: &File,
         open_member: impl Fn(&str) -> Result<Arc<dyn Source>> + Send + Sync + 'static,
@@ -220,26 +219,21 @@ impl ShardedFile {
             })
     }
 
-    /// Member `i`, mapped and verified on first use (a member read by
-    /// ranges is read whole, once); its length must be the index's
+    /// Member `i`, opened (mapped, or its header read through its source)
+    /// and verified on first use; its length must be the index's
     /// ([`Error::MemberMismatch`] otherwise: replaced or truncated).
     pub fn member(&self, i: usize) -> Result<&File> {
-        self.member_cell(i).map(|f| &**f)
+        self.opened_member(i).map(|f| &**f)
     }
 
-    /// [`member`](Self::member), shared: the mapped member outlives this
+    /// [`member`](Self::member), shared: the member outlives this
     /// `ShardedFile` (a front door's tensor handle holds it).
     pub fn member_shared(&self, i: usize) -> Result<Arc<File>> {
-        self.member_cell(i).map(Arc::clone)
-    }
-
-    /// Member `i` as a whole file (a member read by ranges is read whole).
-    fn member_cell(&self, i: usize) -> Result<&Arc<File>> {
-        self.opened_member(i)?.whole()
+        self.opened_member(i).map(Arc::clone)
     }
 
     /// Member `i`, opened and checked on first use.
-    fn opened_member(&self, i: usize) -> Result<&Member> {
+    fn opened_member(&self, i: usize) -> Result<&Arc<File>> {
         let (Some(cell), Some(m)) = (self.opened.get(i), self.index.members.get(i)) else {
             return Err(Error::NotFound {
                 name: format!("member #{i}"),
@@ -261,7 +255,7 @@ impl ShardedFile {
                 // contract for every member (`open` and `from_index` map
                 // read-only).
                 let file = unsafe { File::open_with(&path, self.mode)? };
-                let len = file.bytes().len() as u64;
+                let len = file.file_len();
                 if len != m.size {
                     return Err(size_mismatch(m, len));
                 }
@@ -278,14 +272,14 @@ impl ShardedFile {
                         found: "another file there: the checkpoint was replaced since it was opened; open it again".into(),
                     });
                 }
-                Member::Mapped(Arc::new(file))
+                file
             }
             MembersAt::Sources(open_member) => {
-                let ranged = RangedFile::open(open_member(&m.path)?)?;
-                if ranged.file_len() != m.size {
-                    return Err(size_mismatch(m, ranged.file_len()));
+                let file = File::open_source(open_member(&m.path)?)?;
+                if file.file_len() != m.size {
+                    return Err(size_mismatch(m, file.file_len()));
                 }
-                Member::ranged(ranged)
+                file
             }
         };
         if member.is_shard_index() {
@@ -297,7 +291,7 @@ impl ShardedFile {
                 found: "a sharded checkpoint's index".into(),
             });
         }
-        Ok(cell.get_or_init(|| member))
+        Ok(cell.get_or_init(|| Arc::new(member)))
     }
 
     /// The member tensor holding `piece` of `t`, checked against the index:
@@ -309,15 +303,15 @@ impl ShardedFile {
 
     /// The file holding `piece` of `t` (checked against the index as
     /// [`piece`](Self::piece) checks), shared, for an export that outlives
-    /// this borrow: a mapped member, or for a member read by ranges the
-    /// piece's tensor fetched as a file of its own (never the whole member).
+    /// this borrow: the member, mapped, or with the piece's tensor read
+    /// (never the whole member).
     pub fn piece_file(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<Arc<File>> {
         self.piece_holder(t, piece).map(Arc::clone)
     }
 
     fn piece_holder(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<&Arc<File>> {
         let m = &self.index.members[piece.member];
-        let file = self.opened_member(piece.member)?.file_of(&piece.tensor)?;
+        let file = self.opened_member(piece.member)?;
         let tensor = file.tensor(&piece.tensor)?;
         let shape = tensor.shape().to_wire();
         if tensor.element_type() != t.element_type || shape != piece.shape {
@@ -358,8 +352,8 @@ impl ShardedFile {
     }
 
     /// `name[ranges]`, reading only the pieces the slice touches and, in
-    /// each, only the bytes it covers (of a member read by ranges, the
-    /// piece's whole tensor, fetched once).
+    /// each, only the bytes it covers (of a member read through a source,
+    /// the piece's whole tensor, read once).
     pub fn slice(&self, name: &str, ranges: &[SliceRange]) -> Result<SliceData> {
         let t = self.tensor(name)?;
         let shape = check_ranges(name, ranges, &t.shape)?;
@@ -388,7 +382,7 @@ impl ShardedFile {
     /// index's: [`Error::MemberMismatch`] naming the first that differs.
     pub fn verify_members(&self) -> Result<()> {
         for (i, m) in self.index.members.iter().enumerate() {
-            let found = ChecksumAlgorithm::Crc32c.of(self.member(i)?.bytes());
+            let found = whole_crc32c(self.member(i)?)?;
             if found != m.crc32c {
                 return Err(Error::MemberMismatch {
                     member: m.path.clone(),
@@ -400,4 +394,29 @@ impl ShardedFile {
         }
         Ok(())
     }
+}
+
+/// The CRC-32C of the whole of `file`: of its bytes in place, or streamed
+/// through its source in pieces (memory stays one piece).
+pub(super) fn whole_crc32c(file: &File) -> Result<u64> {
+    if let Some(bytes) = file.bytes() {
+        return Ok(ChecksumAlgorithm::Crc32c.of(bytes));
+    }
+    let source = file.source();
+    let mut running = Running::new(ChecksumAlgorithm::Crc32c);
+    let mut buf = vec![0u8; crate::source::PIECE.min(file.file_len() as usize)];
+    let mut at = 0u64;
+    while at < file.file_len() {
+        let n = (file.file_len() - at).min(buf.len() as u64) as usize;
+        let mut request = [ReadRequest {
+            offset: at,
+            buf: &mut buf[..n],
+        }];
+        source
+            .read_many(&mut request)
+            .map_err(|e| Error::io("reading", source.location(), e))?;
+        running.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(running.finish())
 }

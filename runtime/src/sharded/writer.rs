@@ -271,8 +271,8 @@ impl ShardedWriter {
         self.placed.insert(path.to_owned());
         self.members.push(ShardMember {
             path: path.to_owned(),
-            size: file.bytes().len() as u64,
-            crc32c: ChecksumAlgorithm::Crc32c.of(file.bytes()),
+            size: file.file_len(),
+            crc32c: super::reader::whole_crc32c(&file)?,
         });
         Ok(())
     }

@@ -1,23 +1,23 @@
-//! Positioned reads from wherever a file's bytes live: the storage layer
-//! under [`RangedFile`](crate::RangedFile).
+//! Positioned reads from wherever a file's bytes live: the one storage
+//! layer under [`File`](crate::File).
 //!
 //! A [`Source`] answers two questions: the two ends of the object (what
 //! opening needs, in one round trip) and a batch of positioned reads (what
 //! reading tensors needs, coalesced and concurrent as the back end likes).
-//! Two back ends live here: [`PreadSource`] (`pread` on a local file, on
-//! several threads) and, for tests and bytes already in memory,
-//! [`MemorySource`]. Object stores (S3, GCS, Azure, HTTP) are a third, in
-//! the `hurray-object-store` crate, so that this crate stays free of an
-//! async runtime. The memory map stays [`File`](crate::File)'s: it is the
-//! one back end that needs no copy.
+//! The back ends: a local file's memory map (inside [`File`](crate::File),
+//! the one back end whose bytes are also addressable in place, so views
+//! borrow them), [`PreadSource`] (`pread` on a local file, on several
+//! threads), [`MemorySource`] (bytes in memory), and object stores (S3,
+//! GCS, Azure, HTTP) in the `hurray-object-store` crate, so that this crate
+//! stays free of an async runtime.
 
-use crate::error::{Error, Result};
 use std::ops::Range;
-use std::path::Path;
 
 mod plan;
+mod pread;
 
 pub use plan::{Coalesced, coalesce};
+pub use pread::{PIECE, PreadSource, default_threads};
 
 /// Reads at most this far apart are fetched by one request, the gap read
 /// and dropped: a request to an object store costs about as much time as
@@ -38,6 +38,13 @@ pub trait Source: Send + Sync + std::fmt::Debug {
     /// Back ends may coalesce neighbours and run reads concurrently; a read
     /// past the end is [`std::io::ErrorKind::UnexpectedEof`].
     fn read_many(&self, requests: &mut [ReadRequest<'_>]) -> std::io::Result<()>;
+
+    /// The object's length now, which may differ from what opening saw if
+    /// another process changed it since: asked only to explain a read that
+    /// ended early.
+    fn current_len(&self) -> std::io::Result<u64> {
+        self.read_ends(0, 0).map(|ends| ends.len)
+    }
 }
 
 /// The two ends of an object and its length ([`Source::read_ends`]).
@@ -75,73 +82,6 @@ impl ReadRequest<'_> {
     }
 }
 
-/// `pread` on a local file: owned, aligned memory instead of a map, so a
-/// file truncated under the reader is an error rather than a fault, and a
-/// network file system is read at its bandwidth rather than page by page.
-#[derive(Debug)]
-pub struct PreadSource {
-    file: std::fs::File,
-    location: String,
-    threads: usize,
-}
-
-impl PreadSource {
-    /// Opens `path` for positioned reads; a batch is read on up to
-    /// [`crate::load::default_threads`] threads.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            let e = std::io::Error::from(std::io::ErrorKind::IsADirectory);
-            return Err(Error::io("opening", path, e));
-        }
-        Ok(PreadSource {
-            file,
-            location: path.display().to_string(),
-            threads: crate::load::default_threads(),
-        })
-    }
-}
-
-impl Source for PreadSource {
-    fn location(&self) -> &str {
-        &self.location
-    }
-
-    fn read_ends(&self, prefix: u64, suffix: u64) -> std::io::Result<Ends> {
-        let len = self.file.metadata()?.len();
-        let mut head = vec![0; prefix.min(len) as usize];
-        let mut tail = vec![0; suffix.min(len) as usize];
-        crate::load::pread(&self.file, &mut head, 0)?;
-        let tail_at = len - tail.len() as u64;
-        crate::load::pread(&self.file, &mut tail, tail_at)?;
-        Ok(Ends {
-            len,
-            prefix: head,
-            suffix: tail,
-        })
-    }
-
-    fn read_many(&self, requests: &mut [ReadRequest<'_>]) -> std::io::Result<()> {
-        let pieces = requests
-            .iter_mut()
-            .flat_map(|r| {
-                let offset = r.offset;
-                r.buf
-                    .chunks_mut(crate::load::PIECE)
-                    .scan(offset, |at, buf| {
-                        let piece = ReadRequest { offset: *at, buf };
-                        *at += piece.buf.len() as u64;
-                        Some(piece)
-                    })
-            })
-            .collect();
-        crate::load::on_threads(pieces, self.threads, |p| {
-            crate::load::pread(&self.file, p.buf, p.offset)
-        })
-    }
-}
-
 /// Bytes in memory as a source (tests, and files already fetched whole).
 #[derive(Debug, Clone)]
 pub struct MemorySource {
@@ -157,16 +97,6 @@ impl MemorySource {
             location: location.into(),
         }
     }
-
-    fn read(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        let src = start
-            .checked_add(buf.len())
-            .and_then(|end| self.bytes.get(start..end))
-            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
 }
 
 impl Source for MemorySource {
@@ -175,19 +105,35 @@ impl Source for MemorySource {
     }
 
     fn read_ends(&self, prefix: u64, suffix: u64) -> std::io::Result<Ends> {
-        let len = self.bytes.len();
-        let head = prefix.min(len as u64) as usize;
-        let tail = suffix.min(len as u64) as usize;
-        Ok(Ends {
-            len: len as u64,
-            prefix: self.bytes[..head].to_vec(),
-            suffix: self.bytes[len - tail..].to_vec(),
-        })
+        Ok(ends_of(&self.bytes, prefix, suffix))
     }
 
     fn read_many(&self, requests: &mut [ReadRequest<'_>]) -> std::io::Result<()> {
-        requests
-            .iter_mut()
-            .try_for_each(|r| self.read(r.offset, r.buf))
+        copy_many(&self.bytes, requests)
     }
+}
+
+/// [`Source::read_ends`] of bytes in memory.
+pub(crate) fn ends_of(bytes: &[u8], prefix: u64, suffix: u64) -> Ends {
+    let len = bytes.len();
+    let head = prefix.min(len as u64) as usize;
+    let tail = suffix.min(len as u64) as usize;
+    Ends {
+        len: len as u64,
+        prefix: bytes[..head].to_vec(),
+        suffix: bytes[len - tail..].to_vec(),
+    }
+}
+
+/// [`Source::read_many`] of bytes in memory: copies.
+pub(crate) fn copy_many(bytes: &[u8], requests: &mut [ReadRequest<'_>]) -> std::io::Result<()> {
+    requests.iter_mut().try_for_each(|r| {
+        let start = usize::try_from(r.offset).unwrap_or(usize::MAX);
+        let src = start
+            .checked_add(r.buf.len())
+            .and_then(|end| bytes.get(start..end))
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        r.buf.copy_from_slice(src);
+        Ok(())
+    })
 }

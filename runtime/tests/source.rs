@@ -1,9 +1,10 @@
-//! `RangedFile` (positioned reads through a `Source`) against `File` (the
-//! memory map) on every compliance vector and golden file: the same
-//! verdict, the same descriptors, the same bytes; and what opening costs.
+//! A `File` read through a `Source` (positioned reads: `pread`, memory, a
+//! counting source) against a `File` over the memory map, on every
+//! compliance vector and golden file: the same verdict, the same
+//! descriptors, the same bytes; and what opening and reading cost.
 
-use hurray::source::{Ends, MemorySource, ReadRequest, Source};
-use hurray::{ElementType, File, RangedFile, TensorDescriptor, Writer, shape};
+use hurray::source::{Ends, MemorySource, PreadSource, ReadRequest, Source};
+use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +33,11 @@ fn every_file() -> Vec<PathBuf> {
     files.sort();
     assert!(files.len() > 100, "{}", files.len());
     files
+}
+
+/// The file at `path` read by `pread` rather than mapped.
+fn open_pread(path: &Path) -> hurray::Result<File> {
+    File::open_source(Arc::new(PreadSource::open(path)?))
 }
 
 /// A source that counts what it is asked.
@@ -70,7 +76,7 @@ impl Source for Counting {
 fn every_file_reads_as_the_map_reads_it() {
     for path in every_file() {
         let mapped = File::open(&path);
-        let ranged = RangedFile::open_path(&path);
+        let ranged = open_pread(&path);
         let (mapped, ranged) = match (mapped, ranged) {
             (Ok(m), Ok(r)) => (m, r),
             (Err(m), Err(r)) => {
@@ -83,13 +89,15 @@ fn every_file_reads_as_the_map_reads_it() {
         let reader = mapped.reader();
         assert_eq!(ranged.version(), reader.version());
         assert_eq!(ranged.is_shard_index(), reader.is_shard_index());
-        assert_eq!(ranged.file_len(), mapped.bytes().len() as u64);
+        assert_eq!(ranged.file_len(), mapped.bytes().unwrap().len() as u64);
+        assert_eq!(ranged.bytes(), None);
         assert_eq!(
             ranged.metadata().collect::<Vec<_>>(),
             reader.metadata().collect::<Vec<_>>()
         );
         let descriptors: Vec<_> = mapped.tensors().map(|t| t.descriptor()).collect();
-        assert_eq!(ranged.descriptors(), descriptors, "{}", path.display());
+        let from_header: Vec<_> = ranged.tensors().map(|t| t.descriptor()).collect();
+        assert_eq!(from_header, descriptors, "{}", path.display());
         let fetched = ranged.fetch_all().unwrap();
         for (f, t) in fetched.iter().zip(mapped.tensors()) {
             let got = f.tensor();
@@ -141,7 +149,7 @@ fn sample(tensors: usize, len: usize) -> Vec<u8> {
 #[test]
 fn opening_asks_for_the_two_ends_once_and_a_large_header_once_more() {
     let small = Counting::new(sample(10, 100_000));
-    let file = RangedFile::open(small.clone()).unwrap();
+    let file = File::open_source(small.clone()).unwrap();
     assert_eq!(
         (
             small.ends.load(Ordering::SeqCst),
@@ -162,7 +170,7 @@ fn opening_asks_for_the_two_ends_once_and_a_large_header_once_more() {
 
     // 5000 tensors: a header larger than the suffix opening reads.
     let large = Counting::new(sample(5000, 1));
-    let file = RangedFile::open(large.clone()).unwrap();
+    let file = File::open_source(large.clone()).unwrap();
     assert_eq!(file.len(), 5000);
     assert_eq!(
         (
@@ -201,7 +209,7 @@ fn hostile_ends_are_errors_before_any_read_of_data() {
     ];
     for (bytes, kind) in cases {
         let source = Counting::new(bytes.clone());
-        let e = RangedFile::open(source.clone()).unwrap_err();
+        let e = File::open_source(source.clone()).unwrap_err();
         assert_eq!(e.kind(), kind, "{e}");
         assert_eq!(source.batches.load(Ordering::SeqCst), 0);
         assert_eq!(File::from_bytes(&bytes).unwrap_err().kind(), kind);
@@ -209,57 +217,80 @@ fn hostile_ends_are_errors_before_any_read_of_data() {
 }
 
 #[test]
-fn an_object_that_shrank_since_opening_is_an_error() {
+fn an_object_that_shrank_since_opening_is_an_error_naming_the_tensor() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.hurray");
     std::fs::write(&path, sample(3, 1 << 16)).unwrap();
-    let file = RangedFile::open_path(&path).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_len(1000)
-        .unwrap();
-    let e = file.fetch_all().unwrap_err();
-    assert_eq!(e.kind(), "Io", "{e}");
-    assert!(e.to_string().contains("a.hurray"), "{e}");
+    for file in [open_pread(&path).unwrap(), File::open(&path).unwrap()] {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1000)
+            .unwrap();
+        // Owned reads go through the file, not a map: an error, not SIGBUS.
+        match file.fetch_all().unwrap_err() {
+            hurray::Error::Truncated {
+                tensor, file_len, ..
+            } => {
+                assert_eq!(file_len, 1000);
+                assert!(tensor.starts_with("layer.00000"), "{tensor}");
+            }
+            e => panic!("{e}"),
+        }
+        std::fs::write(&path, sample(3, 1 << 16)).unwrap();
+    }
 }
 
 #[test]
-fn a_fetched_tensor_stands_as_a_file_of_its_own_after_its_checksums_pass() {
-    for path in every_file() {
-        let Ok(ranged) = RangedFile::open_path(&path) else {
-            continue;
-        };
-        if ranged.is_shard_index() {
-            continue;
-        }
-        let mapped = File::open(&path).unwrap();
-        for f in ranged.fetch_all().unwrap() {
-            let name = f.tensor().name().to_owned();
-            let expected = mapped.tensor(&name).unwrap();
-            match f.into_file() {
-                Ok(alone) => {
-                    let got = alone.tensor(&name).unwrap();
-                    assert_eq!(got.descriptor(), expected.descriptor());
-                    assert_eq!(got.buffers(), expected.buffers());
-                }
-                // Only what the map would refuse too.
-                Err(e) => assert_eq!(
-                    e.to_string(),
-                    expected.verify_checksum().unwrap_err().to_string()
-                ),
-            }
-        }
+fn a_tensor_is_read_once_on_first_use_and_kept() {
+    let bytes = sample(4, 1000);
+    let source = Counting::new(bytes.clone());
+    let file = File::open_source(source.clone()).unwrap();
+    let mapped = File::from_bytes(&bytes).unwrap();
+    let name = "layer.00002.weight.with.a.long.name.as.models.have";
+    // Before any read: the header's facts, and no data.
+    let unread = file.get(name).unwrap();
+    assert!(!unread.is_read());
+    assert_eq!(
+        unread.descriptor(),
+        mapped.tensor(name).unwrap().descriptor()
+    );
+    assert_eq!(unread.data().unwrap_err().kind(), "NotRead");
+    assert_eq!(unread.verify_checksum().unwrap_err().kind(), "NotRead");
+    assert_eq!(source.batches.load(Ordering::SeqCst), 0);
+    // The first use reads it; the second reads nothing.
+    for _ in 0..2 {
+        let t = file.tensor(name).unwrap();
+        assert_eq!(
+            t.data().unwrap(),
+            mapped.tensor(name).unwrap().data().unwrap()
+        );
+        assert!(t.verify_checksum().unwrap());
+        assert_eq!(t.data().unwrap().as_ptr() as usize % 64, 0);
     }
-    // A corrupt byte is caught before it gets a fresh checksum.
+    assert_eq!(source.batches.load(Ordering::SeqCst), 1);
+    assert!(file.get(name).unwrap().is_read());
+    // The rest in one batch, then every tensor has data without reading.
+    file.read_all().unwrap();
+    assert_eq!(source.batches.load(Ordering::SeqCst), 2);
+    for (t, m) in file.tensors().zip(mapped.tensors()) {
+        assert_eq!(t.buffers(), m.buffers());
+    }
+    file.read_all().unwrap();
+    assert_eq!(source.batches.load(Ordering::SeqCst), 2);
+    assert_eq!(file.tensor("absent").unwrap_err().kind(), "NotFound");
+}
+
+#[test]
+fn a_corrupt_byte_read_through_a_source_fails_its_checksum() {
     let mut bytes = sample(2, 64);
     bytes[100] ^= 1;
-    let ranged = RangedFile::open(Counting::new(bytes)).unwrap();
-    let all = ranged.fetch_all().unwrap();
-    let errors: Vec<_> = all
-        .into_iter()
-        .filter_map(|f| f.into_file().err())
+    let file = File::open_source(Counting::new(bytes)).unwrap();
+    file.read_all().unwrap();
+    let errors: Vec<_> = file
+        .tensors()
+        .filter_map(|t| t.verify_checksum().err())
         .collect();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].kind(), "ChecksumMismatch");
@@ -313,7 +344,7 @@ fn a_source_whose_ends_do_not_add_up_is_an_error_not_a_panic() {
         },
     ];
     for ends in cases {
-        let e = RangedFile::open(Arc::new(Lying(ends.clone()))).unwrap_err();
+        let e = File::open_source(Arc::new(Lying(ends.clone()))).unwrap_err();
         assert!(
             ["TooShort", "BadFooterMagic", "BadFooter", "Io"].contains(&e.kind()),
             "{e}"

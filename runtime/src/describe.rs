@@ -1,0 +1,84 @@
+//! What the front doors report about a file, computed once here: the
+//! checks opening leaves for later (sparse indices, per-buffer checksums),
+//! streamed tensor by tensor on any source.
+
+use crate::error::{Error, Result};
+use crate::reader::{File, TensorRef};
+
+/// What [`File::validate`] found.
+#[derive(Debug, Default)]
+pub struct Validation {
+    /// Every problem, in file order (tensors sorted by name).
+    pub problems: Vec<Error>,
+    /// How many tensors matched the checksums the header records, when
+    /// checksums were asked for; `Some(0)` for a file that records none.
+    pub checksummed: Option<usize>,
+}
+
+impl Validation {
+    /// Whether nothing was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl File {
+    /// Checks what opening leaves for later, tensor by tensor: the index
+    /// contents of every sparse tensor (ADR-0003) and, with `checksums`,
+    /// every buffer against the checksum the header records (ADR-0009).
+    /// A tensor of a file read through a source that is not read yet is
+    /// fetched for the check and dropped after it, so memory stays one
+    /// tensor's bytes: `hurray validate` of a URL streams.
+    pub fn validate(&self, checksums: bool) -> Validation {
+        let mut report = Validation {
+            problems: Vec::new(),
+            checksummed: checksums.then_some(0),
+        };
+        for t in self.tensors() {
+            let checked = if t.is_read() {
+                check(t, checksums)
+            } else {
+                self.fetch(t.name())
+                    .and_then(|fetched| check(fetched.tensor(), checksums))
+            };
+            match checked {
+                Ok(true) => {
+                    if let Some(n) = report.checksummed.as_mut() {
+                        *n += 1;
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => report.problems.push(e),
+            }
+        }
+        report
+    }
+}
+
+impl File {
+    /// Verifies every tensor's buffers against the checksums the header
+    /// records: `true` when at least one tensor records checksums and every
+    /// recorded one matches, `false` when the file records none; the first
+    /// mismatch is [`Error::ChecksumMismatch`]. Streams as
+    /// [`validate`](Self::validate) does.
+    pub fn verify_checksums(&self) -> Result<bool> {
+        let mut verified = false;
+        for t in self.tensors() {
+            verified |= if t.is_read() {
+                t.verify_checksum()?
+            } else {
+                self.fetch(t.name())?.tensor().verify_checksum()?
+            };
+        }
+        Ok(verified)
+    }
+}
+
+/// One tensor's checks; whether its checksums were verified.
+fn check(t: TensorRef<'_>, checksums: bool) -> Result<bool> {
+    t.check_sparse_index()?;
+    if checksums {
+        return t.verify_checksum();
+    }
+    Ok(false)
+}

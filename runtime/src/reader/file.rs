@@ -1,0 +1,431 @@
+//! [`File`]: a verified header over one [`Source`] of the file's bytes.
+//!
+//! Opening reads the prefix, the footer and the header, and verifies the
+//! header once; its cost does not depend on the size of the data. Where the
+//! bytes are decides only how a tensor's data is reached: a memory map or
+//! bytes in memory are addressable, so views borrow them; any other source
+//! (`pread`, an object store) is read one tensor at a time, each into
+//! 64-byte aligned memory of its own, once, and views borrow that. Every
+//! view, slice, checksum and export then works the same on every source.
+
+use super::fetch::{Fetched, ReadCells, fetch_into, fetch_range};
+use super::names::NameTable;
+use super::storage::{MapMode, Storage};
+use super::tensor::FileData;
+use super::{Metadata, Reader, TensorRef, Tensors, locate, locate_parts};
+use crate::aligned::AlignedBytes;
+use crate::buffer::BufferRole;
+use crate::error::{Error, Result};
+use crate::format::{FOOTER_LEN, PREFIX_LEN};
+use crate::source::{ReadRequest, Source};
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+/// How many bytes from the end opening a file through a [`Source`] reads
+/// with the footer, hoping the header is among them (a header of 1000
+/// tensors is about 150 KiB): for an object store, the prefix and this
+/// suffix are two range GETs in one round trip.
+pub const OPEN_SUFFIX: u64 = 256 << 10;
+
+/// A verified Hurray file and the source of its bytes.
+#[derive(Debug)]
+pub struct File {
+    data: Data,
+    /// A copy of the header, so that metadata (names, shapes, descriptors)
+    /// never reads the data: it survives another process truncating a
+    /// mapped file, and costs no request to an object store.
+    header: AlignedBytes,
+    version: (u16, u16),
+    /// The index of tensor names built while verifying.
+    names: Option<NameTable>,
+    /// The file's length when it was opened.
+    len: u64,
+}
+
+/// Where a file's bytes are.
+#[derive(Debug)]
+enum Data {
+    /// Addressable in place: a memory map or memory.
+    Resident(Storage),
+    /// Behind positioned reads: each tensor's buffers once read, by the
+    /// tensor's place in the file.
+    Read {
+        /// Asserted unwind safe so that a `File` is, as a resident one is
+        /// (Arrow asks it of a buffer's owner): a `File` never writes
+        /// through its source, and its cells are set whole or not at all.
+        source: AssertUnwindSafe<Arc<dyn Source>>,
+        read: ReadCells,
+    },
+}
+
+impl File {
+    /// Memory-maps and verifies the file at `path`.
+    ///
+    /// The header is copied out of the map (it is small), so names, shapes,
+    /// descriptors and metadata never read the map and survive another
+    /// process truncating the file. Data views do read the map: as with
+    /// every memory-mapped reader, touching data that a truncation removed
+    /// raises SIGBUS, which Rust cannot turn into an error. Where the file
+    /// may change underneath, read data with [`File::fetch`] (`pread`),
+    /// which reports [`Error::Truncated`] instead. Hurray writers replace
+    /// files by rename, never in place.
+    ///
+    /// The map is shared and read-only; see [`File::open_with`] for a
+    /// copy-on-write map whose exports consumers may write to.
+    pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        // SAFETY: a read-only map: no export lets a consumer write to it.
+        unsafe { File::open_with(path, MapMode::ReadOnly) }
+    }
+
+    /// Memory-maps and verifies the file at `path` as `mode` says: shared and
+    /// read-only (as [`File::open`]), or private and copy-on-write, so that
+    /// consumers of [`dlpack`](crate::dlpack) exports may write to what they
+    /// imported without changing the file.
+    ///
+    /// # Safety
+    /// With [`MapMode::CopyOnWrite`], exports tell their consumers they may
+    /// write to this file's bytes. While a consumer writes to a tensor's
+    /// bytes, nothing may use a reference to those bytes obtained from this
+    /// `File` (`bytes`, `TensorRef::data`, typed views, derived structs):
+    /// Rust assumes the memory behind a `&[u8]` does not change. The caller
+    /// keeps the two apart (the Python package reads tensor bytes only on an
+    /// explicit request, such as `tobytes`, while exports are for the
+    /// consumers' own use). [`MapMode::ReadOnly`] asks nothing.
+    pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<File> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io("reading metadata of", path, e))?;
+        if meta.is_dir() {
+            // Mapping it would fail with the puzzling "No such device".
+            let e = std::io::Error::from(std::io::ErrorKind::IsADirectory);
+            return Err(Error::io("opening", path, e));
+        }
+        let len = meta.len();
+        if len < PREFIX_LEN + FOOTER_LEN {
+            return Err(Error::TooShort {
+                len,
+                min: PREFIX_LEN + FOOTER_LEN,
+            });
+        }
+        File::from_storage(Storage::map(path, file, mode)?)
+    }
+
+    /// Verifies an in-memory file, copying it into 64-byte aligned storage.
+    pub fn from_bytes(bytes: &[u8]) -> Result<File> {
+        File::from_storage(Storage::Owned(AlignedBytes::copy_from(bytes)))
+    }
+
+    /// Verifies an in-memory file already in aligned storage, without a copy.
+    pub fn from_aligned(bytes: AlignedBytes) -> Result<File> {
+        File::from_storage(Storage::Owned(bytes))
+    }
+
+    fn from_storage(storage: Storage) -> Result<File> {
+        let bytes = storage.bytes();
+        let (range, version, flags) = locate(bytes)?;
+        let header = AlignedBytes::copy_from(&bytes[range.clone()]);
+        let names = Reader::verify(bytes, header.as_slice(), range.start as u64, version, flags)?
+            .into_names();
+        Ok(File {
+            len: bytes.len() as u64,
+            data: Data::Resident(storage),
+            header,
+            version,
+            names,
+        })
+    }
+
+    /// Opens and verifies the file `source` reads, reading only its two
+    /// ends: the 64-byte prefix and the last [`OPEN_SUFFIX`] bytes, which
+    /// hold the footer and (up to `OPEN_SUFFIX - 32` bytes) the header. Only
+    /// a larger header costs one more read. The header is verified as
+    /// [`File::open`] verifies it (every check that needs no data), so
+    /// nothing is read later that the header does not place inside the file.
+    pub fn open_source(source: Arc<dyn Source>) -> Result<File> {
+        let io = |e| Error::io("reading", source.location(), e);
+        let ends = source.read_ends(PREFIX_LEN, OPEN_SUFFIX).map_err(io)?;
+        let min = PREFIX_LEN + FOOTER_LEN;
+        let footer = match ends.suffix_range(ends.len.saturating_sub(FOOTER_LEN)..ends.len) {
+            Some(footer) if ends.len >= min => footer,
+            _ => return Err(Error::TooShort { len: ends.len, min }),
+        };
+        let (range, version, flags) = locate_parts(&ends.prefix, footer, ends.len)?;
+        let header = match ends.suffix_range(range.clone()) {
+            Some(header) => AlignedBytes::copy_from(header),
+            None => {
+                // A header longer than the suffix read: its start is read
+                // now, its end is the suffix. Its bytes are in the object
+                // (the footer places it inside the length the source gave).
+                let length = range.end - range.start;
+                let mut header = AlignedBytes::for_buffer(length, "", "header")?;
+                let suffix_start = ends.len - ends.suffix.len() as u64;
+                let (start, end) = header
+                    .as_mut_slice()
+                    .split_at_mut((suffix_start - range.start) as usize);
+                // The footer is in the suffix, so the header's end is too.
+                match ends.suffix_range(suffix_start..range.end) {
+                    Some(known) if known.len() == end.len() => end.copy_from_slice(known),
+                    _ => {
+                        let e =
+                            std::io::Error::other("the source's suffix does not end the object");
+                        return Err(io(e));
+                    }
+                }
+                let mut request = [ReadRequest {
+                    offset: range.start,
+                    buf: start,
+                }];
+                source.read_many(&mut request).map_err(io)?;
+                header
+            }
+        };
+        // No file bytes: the checks need only where the data region ends.
+        let verified = Reader::verify(&[], header.as_slice(), range.start, version, flags)?;
+        let read = (0..verified.len()).map(|_| OnceLock::new()).collect();
+        let names = verified.into_names();
+        Ok(File {
+            data: Data::Read {
+                source: AssertUnwindSafe(source),
+                read,
+            },
+            header,
+            version,
+            names,
+            len: ends.len,
+        })
+    }
+
+    /// The source of the file's bytes: the map or memory it is in, or the
+    /// source it was opened from.
+    pub fn source(&self) -> &dyn Source {
+        match &self.data {
+            Data::Resident(storage) => storage,
+            Data::Read { source, .. } => source.0.as_ref(),
+        }
+    }
+
+    /// Where the file is (a path, a URL, or "memory").
+    pub fn location(&self) -> &str {
+        self.source().location()
+    }
+
+    /// The file's length in bytes when it was opened.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    /// The whole file, when it is addressable in place (mapped or in
+    /// memory); `None` for a file read through a source.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match &self.data {
+            Data::Resident(storage) => Some(storage.bytes()),
+            Data::Read { .. } => None,
+        }
+    }
+
+    /// Whether consumers of an export may write to this file's bytes: true
+    /// for a copy-on-write map ([`MapMode::CopyOnWrite`]), where writes stay
+    /// in this process.
+    pub fn is_writable(&self) -> bool {
+        matches!(&self.data, Data::Resident(Storage::CopyOnWrite(..)))
+    }
+
+    /// A pointer to `data` (bytes of this file) that a consumer may write
+    /// through, where [`is_writable`](Self::is_writable).
+    pub(crate) fn writable_ptr(&self, data: &[u8]) -> Option<std::ptr::NonNull<u8>> {
+        match &self.data {
+            Data::Resident(storage) => storage.writable_ptr(data),
+            Data::Read { .. } => None,
+        }
+    }
+
+    /// The verified reader over this file. Over a file read through a
+    /// source, its tensors have data once read ([`File::tensor`],
+    /// [`File::read`]); before, their data accessors are
+    /// [`Error::NotRead`].
+    pub fn reader(&self) -> Reader<'_> {
+        let data = match &self.data {
+            Data::Resident(storage) => FileData::Resident(storage.bytes()),
+            Data::Read { read, .. } => FileData::Read(read),
+        };
+        // SAFETY: opening ran `Reader::verify` (the full verifier) on this
+        // header copy with these same file bytes (none, for a file read
+        // through a source, whose reads `fetch` bounds by the verified
+        // ranges), and this version; none changes for the life of `self`.
+        let reader = unsafe { Reader::new_unchecked(data, self.header.as_slice(), self.version) };
+        reader.with_names(self.names.as_ref())
+    }
+
+    /// A second handle to the open file this one maps (`None` for a file
+    /// in memory or read through a source): it pins the file, so its
+    /// identity (device and inode) can be compared with what a path names
+    /// later.
+    pub(crate) fn handle(&self) -> Option<std::fs::File> {
+        match &self.data {
+            Data::Resident(storage) => storage.file().and_then(|fs| fs.try_clone().ok()),
+            Data::Read { .. } => None,
+        }
+    }
+
+    /// The tensor named `name` without reading anything: O(1) expected
+    /// through the name index, O(log n) at worst. Of a file read through a
+    /// source, a tensor not read yet has no data ([`Error::NotRead`]);
+    /// [`tensor`](Self::tensor) reads it.
+    pub fn get(&self, name: &str) -> Option<TensorRef<'_>> {
+        self.reader().get(name)
+    }
+
+    /// The tensor named `name` with its data, or [`Error::NotFound`]. Of a
+    /// file read through a source, the first call reads the tensor's
+    /// buffers (one request when they are neighbours) and keeps them.
+    pub fn tensor(&self, name: &str) -> Result<TensorRef<'_>> {
+        if let Data::Read { read, .. } = &self.data {
+            let reader = self.reader();
+            let i = reader.position(name).ok_or_else(|| Error::NotFound {
+                name: name.to_owned(),
+            })?;
+            if read[i].get().is_none() {
+                self.read(&[name])?;
+            }
+        }
+        self.reader().tensor(name)
+    }
+
+    /// All tensors in file order (sorted by name), without reading: of a
+    /// file read through a source, those not read yet have no data
+    /// ([`File::read`] reads many in one batch).
+    pub fn tensors(&self) -> Tensors<'_> {
+        self.reader().tensors()
+    }
+
+    /// Reads every tensor named in `names` that is not read yet, in one
+    /// batch the source coalesces and runs concurrently, and keeps them;
+    /// a no-op for a file mapped or in memory.
+    pub fn read(&self, names: &[&str]) -> Result<()> {
+        let Data::Read { source, read } = &self.data else {
+            return Ok(());
+        };
+        let reader = self.reader();
+        let mut wanted = Vec::new();
+        for name in names {
+            let i = reader.position(name).ok_or_else(|| Error::NotFound {
+                name: (*name).to_owned(),
+            })?;
+            if read[i].get().is_none() && !wanted.iter().any(|(j, _)| *j == i) {
+                wanted.push((i, reader.header_tensor(i)));
+            }
+        }
+        let tensors: Vec<TensorRef<'_>> = wanted.iter().map(|(_, t)| *t).collect();
+        let fetched = fetch_into(source.0.as_ref(), &tensors)?;
+        for ((i, _), buffers) in wanted.iter().zip(fetched) {
+            // Another thread may have read it meanwhile: same bytes.
+            let _ = read[*i].set(buffers.into_boxed_slice());
+        }
+        Ok(())
+    }
+
+    /// Reads every tensor not read yet ([`read`](Self::read) of all names).
+    pub fn read_all(&self) -> Result<()> {
+        let names: Vec<&str> = self.tensors().map(|t| t.name()).collect();
+        self.read(&names)
+    }
+
+    /// Reads tensor `name` into memory of its own (64-byte aligned, one
+    /// allocation per buffer) through the file's source, kept by nobody
+    /// but the caller: positioned reads (`pread`) for a mapped file, so a
+    /// file truncated since it was opened is [`Error::Truncated`], never a
+    /// fault; range requests for an object.
+    pub fn fetch(&self, name: &str) -> Result<Fetched<'_>> {
+        let mut fetched = self.fetch_many(&[name])?;
+        Ok(fetched.remove(0))
+    }
+
+    /// [`fetch`](Self::fetch) of every tensor named in `names`, in one
+    /// batch the source coalesces and runs concurrently (on several threads
+    /// for a local file).
+    pub fn fetch_many(&self, names: &[&str]) -> Result<Vec<Fetched<'_>>> {
+        let header = self.header_reader();
+        let tensors = names
+            .iter()
+            .map(|name| header.tensor(name))
+            .collect::<Result<Vec<_>>>()?;
+        let buffers = fetch_into(self.source(), &tensors)?;
+        Ok(tensors
+            .into_iter()
+            .zip(buffers)
+            .map(|(t, b)| Fetched::new(t, b))
+            .collect())
+    }
+
+    /// [`fetch`](Self::fetch) of every tensor, in one batch.
+    pub fn fetch_all(&self) -> Result<Vec<Fetched<'_>>> {
+        let names: Vec<&str> = self.tensors().map(|t| t.name()).collect();
+        self.fetch_many(&names)
+    }
+
+    /// A copy of the buffer of `role` of tensor `name`, read through the
+    /// file's source as [`fetch`](Self::fetch) reads.
+    pub fn read_buffer(&self, name: &str, role: BufferRole) -> Result<Vec<u8>> {
+        let fetched = self.fetch(name)?;
+        match fetched.tensor().buffer(role) {
+            Some(bytes) if fetched.tensor().buffer_range(role).is_some() => Ok(bytes.to_vec()),
+            _ => Err(Error::NoBuffer {
+                tensor: name.to_owned(),
+                buffer: role.name(),
+            }),
+        }
+    }
+
+    /// `length` bytes at `offset`, inside buffer `role` of tensor `name` as
+    /// its verified header places them, read through the source.
+    pub(crate) fn read_range(
+        &self,
+        name: &str,
+        role: BufferRole,
+        offset: u64,
+        length: u64,
+    ) -> Result<AlignedBytes> {
+        fetch_range(self.source(), name, role.name(), offset, length)
+    }
+
+    /// The header alone, whatever the source: tensors whose data is never
+    /// at hand, for reads that go through the source.
+    fn header_reader(&self) -> Reader<'_> {
+        // SAFETY: as in `reader`: this header was verified at open. No data
+        // is claimed: `FileData::Read` over no cells gives every tensor
+        // `Unread`, which every data accessor refuses.
+        let reader = unsafe {
+            Reader::new_unchecked(FileData::Read(&[]), self.header.as_slice(), self.version)
+        };
+        reader.with_names(self.names.as_ref())
+    }
+
+    /// The format version (major, minor).
+    pub fn version(&self) -> (u16, u16) {
+        self.version
+    }
+
+    /// File-wide metadata, sorted by key.
+    pub fn metadata(&self) -> Metadata<'_> {
+        self.reader().metadata()
+    }
+
+    /// Whether the file is the index of a sharded checkpoint (format 1.3),
+    /// to open with [`ShardedFile`](crate::ShardedFile).
+    pub fn is_shard_index(&self) -> bool {
+        self.reader().is_shard_index()
+    }
+
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.reader().len()
+    }
+
+    /// Whether the file holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

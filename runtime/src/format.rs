@@ -80,6 +80,32 @@ impl Footer {
         f[24..32].copy_from_slice(&FOOTER_MAGIC);
         f
     }
+
+    /// The footer in `f` (its 32 bytes), or the end magic found instead of
+    /// [`FOOTER_MAGIC`]. The fields are not checked: `locate_parts` does.
+    pub(crate) fn decode(f: &[u8; FOOTER_LEN as usize]) -> Result<Footer, [u8; 8]> {
+        let mut end_magic = [0u8; 8];
+        end_magic.copy_from_slice(&f[24..32]);
+        if end_magic != FOOTER_MAGIC {
+            return Err(end_magic);
+        }
+        Ok(Footer {
+            header_offset: read_u64(f, 0),
+            header_length: read_u64(f, 8),
+            flags: read_u64(f, 16),
+        })
+    }
+}
+
+/// The format version (major, minor) in the prefix's first 12 bytes, or the
+/// magic found instead of [`MAGIC`].
+pub(crate) fn decode_prefix(p: &[u8; 12]) -> Result<(u16, u16), [u8; 8]> {
+    let mut magic = [0u8; 8];
+    magic.copy_from_slice(&p[..8]);
+    if magic != MAGIC {
+        return Err(magic);
+    }
+    Ok((read_u16(p, 8), read_u16(p, 10)))
 }
 
 #[inline]

@@ -8,9 +8,8 @@
 //! killed writer never leaves a partial destination file.
 
 use crate::atomic::{AtomicFile, Durability};
-use crate::buffer::BufferRole;
-use crate::checksum::{ChecksumAlgorithm, Running};
-use crate::descriptor::{Layout, Quantization, QuantizationScheme, TensorDescriptor};
+use crate::checksum::ChecksumAlgorithm;
+use crate::descriptor::TensorDescriptor;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
 use crate::generated::fb;
@@ -18,9 +17,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
+mod header;
 mod staging;
+mod tensor;
 
+use header::{build_metadata, build_tensor};
 use staging::{STAGING_CAPACITY, Staging};
+pub use tensor::TensorWriter;
 
 const ZEROS: [u8; 4096] = [0; 4096];
 /// Bytes copied before they are checksummed: small enough to stay in the
@@ -241,6 +244,15 @@ impl<W: Write> Writer<W> {
     /// and zero points); see [`TensorDescriptor::buffer_plan`]. Nothing is
     /// written when the descriptor is invalid, and the writer stays usable.
     pub fn begin_tensor(&mut self, desc: &TensorDescriptor) -> Result<TensorWriter<'_, W>> {
+        self.check_start(desc)?;
+        let plan = desc.buffer_plan()?.buffers();
+        Ok(self.start_planned(desc, plan))
+    }
+
+    /// What the writer checks of a tensor beyond its descriptor's plan:
+    /// the writer still usable, a name that is not empty and not taken,
+    /// and a valid alignment.
+    fn check_start(&self, desc: &TensorDescriptor) -> Result<()> {
         self.check_alive()?;
         if desc.name.is_empty() {
             return Err(Error::EmptyName {
@@ -260,9 +272,19 @@ impl<W: Write> Writer<W> {
                 value: a,
             });
         }
-        let (roles, lengths) = desc.buffer_plan()?.buffers().into_iter().unzip();
+        Ok(())
+    }
+
+    /// Starts a tensor [`check_start`](Self::check_start) accepted, whose
+    /// buffers (role and length, in wire order) are `plan`.
+    fn start_planned(
+        &mut self,
+        desc: &TensorDescriptor,
+        plan: Vec<(crate::BufferRole, u64)>,
+    ) -> TensorWriter<'_, W> {
+        let (roles, lengths) = plan.into_iter().unzip();
         self.names.insert(desc.name.clone());
-        Ok(TensorWriter {
+        TensorWriter {
             alignment: desc.alignment.unwrap_or(0).max(self.alignment),
             checksum: self.checksum,
             writer: self,
@@ -273,7 +295,7 @@ impl<W: Write> Writer<W> {
             remaining: None,
             running: None,
             checksums: Vec::new(),
-        })
+        }
     }
 
     /// Writes a whole tensor: `buffers` holds the bytes of every buffer the
@@ -310,7 +332,8 @@ impl<W: Write> Writer<W> {
                 });
             }
         }
-        let mut t = self.begin_tensor(desc)?;
+        self.check_start(desc)?;
+        let mut t = self.start_planned(desc, expected);
         for b in buffers {
             t.write_all(b)?;
         }
@@ -415,371 +438,6 @@ impl<W: Write> Writer<W> {
         );
         fb::finish_header_buffer(&mut fbb, root);
         fbb.finished_data().to_vec()
-    }
-}
-
-fn build_metadata<'b>(
-    fbb: &mut flatbuffers::FlatBufferBuilder<'b>,
-    m: &BTreeMap<String, String>,
-) -> Option<
-    flatbuffers::WIPOffset<flatbuffers::Vector<'b, flatbuffers::ForwardsUOffset<fb::KeyValue<'b>>>>,
-> {
-    if m.is_empty() {
-        return None;
-    }
-    let entries: Vec<_> = m
-        .iter()
-        .map(|(k, v)| {
-            let key = fbb.create_string(k);
-            let value = fbb.create_string(v);
-            fb::KeyValue::create(
-                fbb,
-                &fb::KeyValueArgs {
-                    key: Some(key),
-                    value: Some(value),
-                },
-            )
-        })
-        .collect();
-    Some(fbb.create_vector(&entries))
-}
-
-fn build_tensor<'b>(
-    fbb: &mut flatbuffers::FlatBufferBuilder<'b>,
-    w: &Written,
-) -> flatbuffers::WIPOffset<fb::Tensor<'b>> {
-    let d = &w.desc;
-    let name = fbb.create_string(&d.name);
-    let shape = fbb.create_vector(&d.wire_shape());
-    let (layout_type, layout) = match &d.layout {
-        Layout::Dense => (fb::Layout::NONE, None),
-        Layout::Strided(s) => {
-            let strides = fbb.create_vector(s);
-            let t = fb::Dense::create(
-                fbb,
-                &fb::DenseArgs {
-                    strides: Some(strides),
-                },
-            );
-            (fb::Layout::Dense, Some(t.as_union_value()))
-        }
-        Layout::Coo {
-            nnz,
-            index_type,
-            canonical,
-        } => {
-            let t = fb::Coo::create(
-                fbb,
-                &fb::CooArgs {
-                    nnz: *nnz,
-                    index_type: fb::ElementType(index_type.to_wire()),
-                    canonical: *canonical,
-                },
-            );
-            (fb::Layout::Coo, Some(t.as_union_value()))
-        }
-        Layout::Csr { nnz, index_type } => {
-            let t = fb::Csr::create(
-                fbb,
-                &fb::CsrArgs {
-                    nnz: *nnz,
-                    index_type: fb::ElementType(index_type.to_wire()),
-                },
-            );
-            (fb::Layout::Csr, Some(t.as_union_value()))
-        }
-        Layout::Csc { nnz, index_type } => {
-            let t = fb::Csc::create(
-                fbb,
-                &fb::CscArgs {
-                    nnz: *nnz,
-                    index_type: fb::ElementType(index_type.to_wire()),
-                },
-            );
-            (fb::Layout::Csc, Some(t.as_union_value()))
-        }
-    };
-    // Layout buffers come first, then scales, zero points and (when the
-    // quantization has them) offsets; a descriptor-only tensor has none at all.
-    let quantization_buffers = d
-        .quantization
-        .as_ref()
-        .map_or(0, Quantization::buffer_count);
-    let n_layout = w.buffers.len().saturating_sub(quantization_buffers);
-    let buffers: Vec<fb::Buffer> = w.buffers[..n_layout]
-        .iter()
-        .map(|&(o, l)| fb::Buffer::new(o, l))
-        .collect();
-    let buffers = fbb.create_vector(&buffers);
-    let quantization = d.quantization.as_ref().map(|q| {
-        let (scheme, axis, block_size) = match q.scheme {
-            QuantizationScheme::PerTensor => (fb::QuantizationScheme::PerTensor, 0, 0),
-            QuantizationScheme::PerAxis { axis } => (fb::QuantizationScheme::PerAxis, axis, 0),
-            QuantizationScheme::PerBlock { axis, block_size } => {
-                (fb::QuantizationScheme::PerBlock, axis, block_size)
-            }
-        };
-        let at = |i: usize| {
-            w.buffers
-                .get(n_layout + i)
-                .map(|&(o, l)| fb::Buffer::new(o, l))
-        };
-        let (scales, zero_points) = (at(0), at(1));
-        let offsets = q.offset_type.and_then(|_| at(2));
-        fb::Quantization::create(
-            fbb,
-            &fb::QuantizationArgs {
-                scheme,
-                expressed_type: fb::ElementType(q.expressed_type.to_wire()),
-                scale_type: fb::ElementType(q.scale_type.to_wire()),
-                zero_point_type: fb::ElementType(q.zero_point_type.map_or(0, |t| t.to_wire())),
-                axis,
-                block_size,
-                scales: scales.as_ref(),
-                zero_points: zero_points.as_ref(),
-                storage_min: q.storage_min,
-                storage_max: q.storage_max,
-                tensor_scale: q.tensor_scale,
-                offset_type: fb::ElementType(q.offset_type.map_or(0, |t| t.to_wire())),
-                offsets: offsets.as_ref(),
-            },
-        )
-    });
-    let metadata = build_metadata(fbb, &d.metadata);
-    // A descriptor-only tensor has no buffers, so no checksums either.
-    let checksums = (!w.checksums.is_empty()).then(|| fbb.create_vector(&w.checksums));
-    fb::Tensor::create(
-        fbb,
-        &fb::TensorArgs {
-            name: Some(name),
-            element_type: fb::ElementType(d.element_type.to_wire()),
-            shape: Some(shape),
-            layout_type,
-            layout,
-            buffers: (!d.descriptor_only).then_some(buffers),
-            descriptor_only: d.descriptor_only,
-            alignment: d.alignment.unwrap_or(0),
-            quantization,
-            metadata,
-            checksums,
-        },
-    )
-}
-
-/// Streams the bytes of one tensor. Buffers are filled in order; when one is
-/// complete the next one starts at its alignment. [`TensorWriter::finish`]
-/// checks every byte the descriptor needs arrived.
-#[derive(Debug)]
-pub struct TensorWriter<'w, W: Write> {
-    writer: &'w mut Writer<W>,
-    desc: TensorDescriptor,
-    alignment: u64,
-    lengths: Vec<u64>,
-    roles: Vec<BufferRole>,
-    buffers: Vec<(u64, u64)>,
-    /// Bytes still owed to the current buffer; `None` before the first byte.
-    remaining: Option<u64>,
-    checksum: Option<ChecksumAlgorithm>,
-    /// The checksum of the current buffer so far.
-    running: Option<Running>,
-    /// The checksums of the buffers completed so far.
-    checksums: Vec<u64>,
-}
-
-impl<W: Write> TensorWriter<'_, W> {
-    fn mismatch(&mut self, reason: String) -> Error {
-        self.writer.poisoned = Some(format!("tensor {:?} was left incomplete", self.desc.name));
-        Error::WriteMismatch {
-            tensor: self.desc.name.clone(),
-            reason,
-        }
-    }
-
-    /// Records a zero-length buffer, and its checksum (that of no bytes).
-    fn push_empty(&mut self) {
-        self.buffers.push((0, 0));
-        if let Some(c) = self.checksum {
-            self.checksums.push(c.of(&[]));
-        }
-    }
-
-    /// Starts the next buffer: empty ones are recorded with no padding.
-    fn open_next(&mut self) -> Result<()> {
-        while self.buffers.len() < self.lengths.len() {
-            let len = self.lengths[self.buffers.len()];
-            if len == 0 {
-                // ADR-007: a zero-length buffer takes no space and no alignment.
-                self.push_empty();
-                continue;
-            }
-            self.writer.pad_to(self.alignment)?;
-            self.buffers.push((self.writer.pos, len));
-            self.remaining = Some(len);
-            self.running = self.checksum.map(Running::new);
-            return Ok(());
-        }
-        self.remaining = Some(0);
-        Ok(())
-    }
-
-    /// The bytes the current buffer still takes, after opening the next
-    /// buffer if the current one is full; an error past the last buffer.
-    fn room(&mut self) -> Result<u64> {
-        loop {
-            if let Some(r) = self.remaining.filter(|&r| r > 0) {
-                return Ok(r);
-            }
-            if self.buffers.len() == self.lengths.len() {
-                let total: u64 = self.lengths.iter().sum();
-                let reason = format!("more than the {total} byte(s) the descriptor implies");
-                return Err(self.mismatch(reason));
-            }
-            self.open_next()?;
-        }
-    }
-
-    /// Appends `bytes` to the tensor's data.
-    pub fn write_all(&mut self, mut bytes: &[u8]) -> Result<()> {
-        if self.desc.descriptor_only && !bytes.is_empty() {
-            let reason = "a descriptor-only tensor carries no data".to_owned();
-            return Err(self.mismatch(reason));
-        }
-        while !bytes.is_empty() {
-            let r = self.room()?;
-            let mut n = (r.min(bytes.len() as u64)) as usize;
-            if let Some(running) = &mut self.running {
-                // The same pass computes the checksum (ADR-0009): a piece at
-                // a time, so the checksum reads what the copy just brought
-                // into the cache instead of reading memory a second time.
-                n = n.min(CHECKSUM_PIECE);
-                self.writer.raw_write(&bytes[..n])?;
-                running.update(&bytes[..n]);
-            } else {
-                self.writer.raw_write(&bytes[..n])?;
-            }
-            self.advance(n as u64);
-            bytes = &bytes[n..];
-        }
-        Ok(())
-    }
-
-    /// Appends `codes` (one per byte, each in its low `bits` bits; 1, 2, 4,
-    /// 6 or 8) packed LSB-first as [`crate::pack`] defines, straight into
-    /// the output: no packed copy is made first. The codes must end on a
-    /// byte boundary unless they are the last of their buffer, and must not
-    /// run past it.
-    pub fn write_packed(&mut self, codes: &[u8], bits: u32) -> Result<()> {
-        if bits == 8 {
-            return self.write_all(codes);
-        }
-        if !matches!(bits, 1 | 2 | 4 | 6) {
-            let reason = format!("{bits}-bit codes: packed widths are 1, 2, 4, 6 or 8");
-            return Err(self.mismatch(reason));
-        }
-        if codes.is_empty() {
-            return Ok(());
-        }
-        if self.desc.descriptor_only {
-            let reason = "a descriptor-only tensor carries no data".to_owned();
-            return Err(self.mismatch(reason));
-        }
-        let packed = crate::packed_len(codes.len() as u64, bits).unwrap_or(u64::MAX);
-        let room = self.room()?;
-        let role = self.roles[self.buffers.len() - 1];
-        let ends_inside_a_byte = !(codes.len() as u64 * u64::from(bits)).is_multiple_of(8);
-        if packed > room || (ends_inside_a_byte && packed != room) {
-            let reason = format!(
-                "{} {bits}-bit code(s) pack into {packed} byte(s), buffer {role} has {room} left{}",
-                codes.len(),
-                if packed > room {
-                    ""
-                } else {
-                    " (codes may end inside a byte only at the end of their buffer)"
-                }
-            );
-            return Err(self.mismatch(reason));
-        }
-        // Pieces of whole bytes (a multiple of 8 codes) small enough that the
-        // checksum reads what the packer just wrote while it is in the cache.
-        let piece = PACK_PIECE * 8 / bits as usize;
-        for codes in codes.chunks(piece) {
-            let out = self.writer.appender(PACK_PIECE)?;
-            let start = out.len();
-            let mut packer = crate::pack::Packer::new(bits);
-            packer.push(codes, out);
-            packer.finish(out);
-            if let Some(running) = &mut self.running {
-                running.update(&out[start..]);
-            }
-            let n = (out.len() - start) as u64;
-            self.writer.pos += n;
-            self.advance(n);
-        }
-        Ok(())
-    }
-
-    /// Counts `n` bytes written into the current buffer (which had room for
-    /// them); its checksum is complete when the buffer is.
-    fn advance(&mut self, n: u64) {
-        let left = self.remaining.unwrap_or(0) - n;
-        self.remaining = Some(left);
-        if left == 0
-            && let Some(running) = self.running.take()
-        {
-            self.checksums.push(running.finish());
-        }
-    }
-
-    /// Completes the tensor; fails if a buffer is short.
-    pub fn finish(mut self) -> Result<()> {
-        if self.remaining.is_none_or(|r| r == 0) && !self.desc.descriptor_only {
-            // Record trailing empty buffers (or all of them, for an empty tensor).
-            while self.buffers.len() < self.lengths.len() && self.lengths[self.buffers.len()] == 0 {
-                self.push_empty();
-            }
-        }
-        let complete = self.desc.descriptor_only
-            || (self.buffers.len() == self.lengths.len() && self.remaining.is_none_or(|r| r == 0));
-        if !complete {
-            let role = self
-                .roles
-                .get(self.buffers.len().saturating_sub(1))
-                .copied()
-                .unwrap_or(BufferRole::Values);
-            let reason = format!("buffer {role} is short of bytes");
-            return Err(self.mismatch(reason));
-        }
-        let (buffers, checksums) = if self.desc.descriptor_only {
-            (Vec::new(), Vec::new())
-        } else {
-            (
-                std::mem::take(&mut self.buffers),
-                std::mem::take(&mut self.checksums),
-            )
-        };
-        debug_assert!(self.checksum.is_none() || checksums.len() == buffers.len());
-        self.writer.written.push(Written {
-            desc: self.desc.clone(),
-            buffers,
-            checksums,
-        });
-        Ok(())
-    }
-}
-
-impl<W: Write> Drop for TensorWriter<'_, W> {
-    fn drop(&mut self) {
-        let done = self
-            .writer
-            .written
-            .last()
-            .is_some_and(|w| w.desc.name == self.desc.name);
-        if !done && self.writer.poisoned.is_none() {
-            self.writer.poisoned = Some(format!(
-                "tensor {:?} was dropped before finish()",
-                self.desc.name
-            ));
-        }
     }
 }
 

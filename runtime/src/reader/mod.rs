@@ -7,12 +7,13 @@
 //! its cost does not depend on the size of the data.
 
 use crate::error::{Error, Result};
-use crate::format::{self, FOOTER_LEN, MAGIC, PREFIX_LEN, VERSION_MAJOR};
+use crate::format::{self, FOOTER_LEN, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
 use names::NameTable;
 
 mod fetch;
 mod file;
+mod iter;
 pub(crate) mod names;
 mod semantics;
 mod storage;
@@ -25,8 +26,9 @@ pub use fetch::Fetched;
 pub use file::{File, OPEN_SUFFIX};
 pub use storage::MapMode;
 
+pub use iter::{Metadata, Shape, Tensors};
 use tensor::FileData;
-pub use tensor::{Metadata, Shape, TensorRef, Tensors};
+pub use tensor::TensorRef;
 
 /// Why one of the two verifiers refused a header.
 #[derive(Debug)]
@@ -122,15 +124,14 @@ pub(super) fn locate(bytes: &[u8]) -> Result<(std::ops::Range<usize>, (u16, u16)
 /// 32 (the footer) and its length: what a positioned reader fetches first.
 pub(crate) fn locate_parts(prefix: &[u8], footer: &[u8], len: u64) -> Result<Located> {
     let min = PREFIX_LEN + FOOTER_LEN;
-    if len < min || prefix.len() < 12 || footer.len() != FOOTER_LEN as usize {
+    let (Some(prefix), Ok(footer)) = (prefix.first_chunk::<12>(), <&[u8; 32]>::try_from(footer))
+    else {
+        return Err(Error::TooShort { len, min });
+    };
+    if len < min {
         return Err(Error::TooShort { len, min });
     }
-    let mut magic = [0u8; 8];
-    magic.copy_from_slice(&prefix[..8]);
-    if magic != MAGIC {
-        return Err(Error::BadMagic { found: magic });
-    }
-    let version = (format::read_u16(prefix, 8), format::read_u16(prefix, 10));
+    let version = format::decode_prefix(prefix).map_err(|found| Error::BadMagic { found })?;
     if version.0 != VERSION_MAJOR {
         return Err(Error::UnsupportedVersion {
             major: version.0,
@@ -138,13 +139,11 @@ pub(crate) fn locate_parts(prefix: &[u8], footer: &[u8], len: u64) -> Result<Loc
         });
     }
     let footer_at = len - FOOTER_LEN;
-    let mut end_magic = [0u8; 8];
-    end_magic.copy_from_slice(&footer[24..]);
-    if end_magic != format::FOOTER_MAGIC {
-        return Err(Error::BadFooterMagic { found: end_magic });
-    }
-    let header_offset = format::read_u64(footer, 0);
-    let header_length = format::read_u64(footer, 8);
+    let format::Footer {
+        header_offset,
+        header_length,
+        flags,
+    } = format::Footer::decode(footer).map_err(|found| Error::BadFooterMagic { found })?;
     let bad = |field, value, reason| Error::BadFooter {
         field,
         value,
@@ -165,7 +164,6 @@ pub(crate) fn locate_parts(prefix: &[u8], footer: &[u8], len: u64) -> Result<Loc
             "shorter than a FlatBuffer's 8-byte start",
         ));
     }
-    let flags = format::read_u64(footer, 16);
     if flags & !format::KNOWN_FLAGS != 0 {
         // Flags are for features a reader must understand (1.2 defines one).
         return Err(bad(

@@ -3,8 +3,7 @@
 //! data region, alignment and the other buffers, names, metadata and the
 //! name index. Nothing here allocates in proportion to what a header claims.
 
-use super::Reader;
-use super::names::{Entry, NameTable};
+use super::names::Entry;
 use super::structure::LeVector;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
@@ -13,7 +12,12 @@ use crate::generated::fb;
 use crate::generated::verifier::{HeaderFields, LayoutRef, TensorFields};
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 
+mod file;
 mod overlap;
+mod passes;
+
+use file::{check_file, check_metadata, check_name_index};
+pub(super) use passes::Fused;
 
 /// One buffer's byte range.
 type Range = (u64, u64);
@@ -458,165 +462,6 @@ fn before(a: &[u8], b: &[u8]) -> bool {
     a.len() < b.len()
 }
 
-/// The file-wide checks: the file's alignment, its metadata, the shard
-/// index flag.
-fn check_file(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
-    let file_alignment = header.alignment;
-    if !format::valid_alignment(file_alignment) {
-        return Err(Error::InvalidAlignment {
-            owner: "file".into(),
-            value: file_alignment,
-        });
-    }
-    check_metadata("file", header.metadata)?;
-    check_shard_index_flag(header, flags)
-}
-
-impl Reader<'_> {
-    /// The reference semantic pass, after the generic FlatBuffers verifier:
-    /// the file-wide checks, every tensor in order, the name index, overlaps.
-    pub(super) fn check_semantics(&self, data_end: u64, flags: u64) -> Result<()> {
-        let header = HeaderFields::of(self.header);
-        check_file(&header, flags)?;
-        let tensors = header.tensors;
-        let mut checks = Checks::new(
-            data_end,
-            flags,
-            header.alignment,
-            fb::ChecksumAlgorithm(header.checksum_algorithm),
-            tensors.map_or(0, |t| t.len()),
-            false,
-        );
-        for t in tensors.iter().flatten() {
-            checks.tensor(&TensorFields::of(t))?;
-        }
-        checks.finish(&header)
-    }
-}
-
-/// The semantic checks as hooks of the generated verifier: each tensor is
-/// checked as soon as it passed the structural checks. The first failure is
-/// kept and the structural walk goes on, so that a structural failure
-/// anywhere still wins, as in the reference path (structure first).
-pub(super) struct Fused<'a> {
-    checks: Checks<'a>,
-    /// Boxed: the walk carries this state, and failures are rare.
-    failure: Option<Box<Error>>,
-    /// The header's fields, once the walk verified them.
-    header: Option<HeaderFields<'a>>,
-}
-
-impl<'a> Fused<'a> {
-    /// The fused pass over the header `header`.
-    pub(super) fn new(mut checks: Checks<'a>, header: &'a [u8]) -> Self {
-        checks.header = header;
-        Fused {
-            checks,
-            failure: None,
-            header: None,
-        }
-    }
-
-    /// The verified header's fields (after a walk that passed).
-    pub(super) fn header(&self) -> Option<&HeaderFields<'a>> {
-        self.header.as_ref()
-    }
-
-    /// After the structural walk passed: the checks in the reference's
-    /// order (file-wide, the first tensor that failed, the name index,
-    /// overlaps). Gives the index of names.
-    pub(super) fn finish(&mut self, header: &HeaderFields<'a>, flags: u64) -> Result<NameTable> {
-        check_file(header, flags)?;
-        if let Some(e) = self.failure.take() {
-            return Err(*e);
-        }
-        self.checks.finish_with(header)?;
-        let entries = std::mem::take(&mut self.checks.entries);
-        let bytes = self.checks.header;
-        Ok(NameTable::build(
-            entries,
-            bytes,
-            super::names::hashes_for(bytes.len()),
-        ))
-    }
-}
-
-impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
-    #[inline(always)]
-    fn header(&mut self, h: &HeaderFields<'a>) {
-        self.header = Some(*h);
-    }
-
-    #[inline(always)]
-    fn tensor(&mut self, t: &TensorFields<'a>) {
-        if self.failure.is_none()
-            && let Err(e) = self.checks.tensor(t)
-        {
-            self.failure = Some(Box::new(e));
-        }
-    }
-}
-
-/// The name index is only a hint (a miss falls back to binary search), but
-/// its shape must be sound: a power-of-two length and entries that name tensors.
-fn check_name_index(header: &HeaderFields<'_>, tensors: usize) -> Result<()> {
-    let Some(index) = header.name_index else {
-        return Ok(());
-    };
-    let bad = |value: String, reason: &str| Error::InvalidField {
-        tensor: String::new(),
-        field: "name_index".into(),
-        value,
-        reason: reason.into(),
-    };
-    if index.len() == 0 && tensors == 0 {
-        return Ok(());
-    }
-    if !index.len().is_power_of_two() || index.len() < tensors {
-        return Err(bad(
-            format!("{} slots", index.len()),
-            "the length must be a power of two of at least the tensor count",
-        ));
-    }
-    // The largest entry first (one pass, no branch per slot); which
-    // slot is bad only when one is.
-    if index.iter().fold(0, u32::max) as usize <= tensors {
-        return Ok(());
-    }
-    if let Some((slot, e)) = index
-        .iter()
-        .enumerate()
-        .find(|&(_, e)| e as usize > tensors)
-    {
-        return Err(bad(
-            format!("slot {slot} = {e}"),
-            "an entry names a tensor that does not exist",
-        ));
-    }
-    Ok(())
-}
-
-fn check_metadata(
-    owner: &str,
-    kv: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::KeyValue<'_>>>>,
-) -> Result<()> {
-    let Some(kv) = kv else { return Ok(()) };
-    let mut previous: Option<&str> = None;
-    for entry in kv.iter() {
-        if let Some(p) = previous
-            && p >= entry.key()
-        {
-            return Err(Error::MetadataNotSorted {
-                owner: owner.to_owned(),
-                previous: p.to_owned(),
-                key: entry.key().to_owned(),
-            });
-        }
-        previous = Some(entry.key());
-    }
-    Ok(())
-}
-
 /// The layout fields of a verified tensor's `layout` union.
 fn layout_params_of(layout: Option<LayoutRef<'_>>) -> LayoutParams<flatbuffers::Vector<'_, i64>> {
     match layout {
@@ -699,36 +544,6 @@ pub(super) fn plan_of(t: &fb::Tensor<'_>) -> Result<Plan> {
         t.descriptor_only(),
         t.quantization().as_ref().map(quant_params),
     )
-}
-
-/// Format 1.3: footer flag bit 1 is set exactly when the header holds a shard
-/// index, and an index file holds no tensors of its own (ADR-0010). What the
-/// index says is checked by `ShardedFile::open`, which is what reads it.
-fn check_shard_index_flag(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
-    let flagged = flags & format::FLAG_SHARD_INDEX != 0;
-    let bad = |value: &str, reason: &str| {
-        Err(Error::InvalidField {
-            tensor: String::new(),
-            field: "shard_index".into(),
-            value: value.into(),
-            reason: reason.into(),
-        })
-    };
-    match (header.shard_index.is_some(), flagged) {
-        (true, false) => bad(
-            "present",
-            "an index file sets footer flag bit 1, so that a 1.2 reader refuses it",
-        ),
-        (false, true) => bad(
-            "absent",
-            "footer flag bit 1 marks an index file, which has one",
-        ),
-        (true, true) if header.tensors.is_some_and(|t| !t.is_empty()) => bad(
-            "present",
-            "an index file holds no tensors of its own; they live in its members",
-        ),
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod cat;
 pub mod convert;
 pub mod input;
 pub mod inspect;
+pub mod limits;
 #[cfg(feature = "mlir")]
 pub mod mlir_cmd;
 pub mod output;

@@ -172,7 +172,7 @@ fn a_safetensors_header_over_its_limit_is_refused_before_writing() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("meta.hurray");
     let mut w = Writer::create(&input).unwrap();
-    let value = "x".repeat(hurray::limits::SAFETENSORS_MAX_HEADER as usize);
+    let value = "x".repeat(hurray_cli::limits::SAFETENSORS_MAX_HEADER as usize);
     w.set_metadata("note", value);
     w.add_tensor(
         &TensorDescriptor::new("w", ElementType::Float32, shape(&[1])),

@@ -8,6 +8,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong loading the dialect, parsing, lowering or
 /// importing. Every variant about IR names the operation (`op`, with its
 /// location) and, where one is at fault, the MLIR type or attribute.
+/// The bytecode versions MLIR 22's reader accepts (`bytecode::Version`:
+/// `kMinSupportedVersion` ..= `kVersion`).
+pub(crate) const BYTECODE_VERSIONS: std::ops::RangeInclusive<u64> = 0..=6;
+
+/// How to get the generic op form out of the common producers; quoted by
+/// both errors.
+pub(crate) const GENERIC_FORM_REMEDY: &str = "print the IR in the generic op form, which any MLIR \
+     reads: from Python `module.operation.get_asm(print_generic_op_form=True)` (JAX: \
+     `jax.jit(f).lower(x).compiler_ir('stablehlo').operation.get_asm(print_generic_op_form=True)`; \
+     torch-mlir: the module `torch_mlir.fx.export_and_import` returns), or \
+     `--mlir-print-op-generic` with the producer's own tool (`stablehlo-opt`, `torch-mlir-opt`, \
+     `iree-opt`, `mlir-opt-22 --allow-unregistered-dialect` for IR it reads)";
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -23,7 +36,7 @@ pub enum Error {
     #[error(
         "{source_name}: `{dialect}` is not a dialect of MLIR 22, so its custom (pretty) syntax \
          cannot be read; {remedy}\n{diagnostics}",
-        remedy = crate::refusal::GENERIC_FORM_REMEDY
+        remedy = GENERIC_FORM_REMEDY
     )]
     ForeignSyntax {
         source_name: String,
@@ -37,9 +50,9 @@ pub enum Error {
          read by MLIR 22 (it reads bytecode versions {min}..={max}, and a dialect it does not \
          have only where the producer used builtin encodings). Bytecode is tied to its \
          producer's MLIR; text is the portable form: {remedy}\n{diagnostics}",
-        min = crate::refusal::BYTECODE_VERSIONS.start(),
-        max = crate::refusal::BYTECODE_VERSIONS.end(),
-        remedy = crate::refusal::GENERIC_FORM_REMEDY
+        min = BYTECODE_VERSIONS.start(),
+        max = BYTECODE_VERSIONS.end(),
+        remedy = GENERIC_FORM_REMEDY
     )]
     Bytecode {
         source_name: String,

@@ -37,6 +37,7 @@ mod ffi;
 mod import;
 mod lower;
 pub mod passes;
+mod reference;
 mod refusal;
 mod typed;
 mod types;

@@ -10,23 +10,10 @@
 //! - bytecode from a newer MLIR, or whose dialects wrote their own encodings:
 //!   the header names the producer and the bytecode version.
 
-use crate::error::Error;
+use crate::error::{BYTECODE_VERSIONS, Error};
 
 /// The magic number that opens MLIR bytecode.
 pub(crate) const BYTECODE_MAGIC: &[u8] = b"ML\xefR";
-
-/// The bytecode versions MLIR 22's reader accepts (`bytecode::Version`:
-/// `kMinSupportedVersion` ..= `kVersion`).
-pub(crate) const BYTECODE_VERSIONS: std::ops::RangeInclusive<u64> = 0..=6;
-
-/// How to get the generic op form out of the common producers; quoted by
-/// both errors.
-pub(crate) const GENERIC_FORM_REMEDY: &str = "print the IR in the generic op form, which any MLIR \
-     reads: from Python `module.operation.get_asm(print_generic_op_form=True)` (JAX: \
-     `jax.jit(f).lower(x).compiler_ir('stablehlo').operation.get_asm(print_generic_op_form=True)`; \
-     torch-mlir: the module `torch_mlir.fx.export_and_import` returns), or \
-     `--mlir-print-op-generic` with the producer's own tool (`stablehlo-opt`, `torch-mlir-opt`, \
-     `iree-opt`, `mlir-opt-22 --allow-unregistered-dialect` for IR it reads)";
 
 /// The header of an MLIR bytecode file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -39,7 +39,7 @@ pub(crate) fn open(
                 "{url}: read_only=False asks for a writable map, which a URL has not"
             )));
         }
-        let file = crate::remote::open_url(py, url, storage_options)?;
+        let file = crate::url::open_url(py, url, storage_options)?;
         return Ok(PyFile::from_file(file, url.to_owned()));
     }
     if storage_options.is_some() {

@@ -12,10 +12,8 @@
 //!   NumPy) to write its tensor without a copy.
 //! - [`write`]: `write(path | None, items, metadata)`, the one writer behind
 //!   every `save`/`save_file`.
-//! - [`slice`]: `Tensor.read_slice` / `ShardedTensor.read_slice` results as
-//!   tensors of a file in memory.
-//! - [`remote`]: `open(url)` of a file in an object store, read tensor by
-//!   tensor with range GETs; `open_sharded_remote`.
+//! - [`url`]: a file in an object store opened for `open(url)`, read
+//!   tensor by tensor with range GETs; [`remote`]: `open_sharded_remote`.
 //! - [`sharded`]: `open_sharded(path)` → `ShardedFile`, a sharded
 //!   checkpoint's index as a mapping of names to `ShardedTensor`s.
 //! - [`sharded_writer`]: `ShardedWriter`, member files then the index.
@@ -29,8 +27,8 @@ mod import;
 mod remote;
 mod sharded;
 mod sharded_writer;
-mod slice;
 mod tensor;
+mod url;
 mod write;
 
 use pyo3::prelude::*;
@@ -40,7 +38,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::open_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(sharded::open_sharded, m)?)?;
-    m.add_function(wrap_pyfunction!(remote::is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(url::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_sharded_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::element_types, m)?)?;

@@ -2,7 +2,6 @@
 //! (format 1.3) as a mapping of names to logical tensors.
 
 use crate::error::err;
-use crate::slice;
 use crate::tensor::PyTensor;
 use hurray::{ShardedFile, ShardedTensor};
 use pyo3::prelude::*;
@@ -204,11 +203,11 @@ impl PyShardedTensor {
     /// only the members whose pieces the slice meets are opened, and of
     /// each only the bytes it covers are read.
     fn read_slice(&self, py: Python<'_>, ranges: Vec<(u64, u64, u64)>) -> PyResult<PyTensor> {
-        let ranges = slice::ranges(ranges);
+        let ranges = crate::tensor::slice_ranges(ranges);
         let data = py
             .detach(|| self.file.slice(&self.name, &ranges))
             .map_err(err)?;
-        slice::into_tensor(&self.name, data)
+        PyTensor::of_slice(&self.name, data)
     }
 
     /// The tensor in place, without a copy, when one piece holds all of it
@@ -227,7 +226,7 @@ impl PyShardedTensor {
     /// The whole tensor, copied out of its pieces, as a tensor in memory.
     fn assemble(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let data = py.detach(|| self.file.assemble(&self.name)).map_err(err)?;
-        slice::into_tensor(&self.name, data)
+        PyTensor::of_slice(&self.name, data)
     }
 
     /// Reads every piece and compares each buffer with the checksum its

@@ -2,7 +2,6 @@
 
 use crate::error::err;
 use crate::export::{self, StoredBits};
-use crate::slice;
 use hurray::dlpack::KDL_CPU;
 use hurray::{Dim, File, Layout, TensorRef};
 use pyo3::exceptions::PyValueError;
@@ -20,6 +19,14 @@ pub(crate) struct PyTensor {
 impl PyTensor {
     pub(crate) fn new(file: Arc<File>, name: String) -> Self {
         PyTensor { file, name }
+    }
+
+    /// A slice as tensor `name` of a file in memory of its own (exported
+    /// read-only, as `open_bytes` tensors are), so that every road into a
+    /// framework (`hurray._convert`) takes a slice as it takes a tensor.
+    pub(crate) fn of_slice(name: &str, data: hurray::SliceData) -> PyResult<PyTensor> {
+        let file = data.into_file(name).map_err(err)?;
+        Ok(PyTensor::new(Arc::new(file), name.to_owned()))
     }
 
     /// The tensor with its data (of a file read from a URL, read now, once).
@@ -190,11 +197,11 @@ impl PyTensor {
     /// slice's first element; bad ranges raise `IndexError` naming the
     /// dimension.
     fn read_slice(&self, py: Python<'_>, ranges: Vec<(u64, u64, u64)>) -> PyResult<PyTensor> {
-        let ranges = slice::ranges(ranges);
+        let ranges = slice_ranges(ranges);
         let data = py
             .detach(|| self.file.read_slice(&self.name, &ranges))
             .map_err(err)?;
-        slice::into_tensor(&self.name, data)
+        PyTensor::of_slice(&self.name, data)
     }
 
     /// This tensor exported as the unsigned integers of its width, bits
@@ -272,4 +279,13 @@ impl PyTensor {
             facts.join(", ")
         ))
     }
+}
+
+/// `(start, stop, step)` per dimension, as Python's `slice.indices` gives
+/// them for steps >= 1; whether they fit is the runtime's to say.
+pub(crate) fn slice_ranges(ranges: Vec<(u64, u64, u64)>) -> Vec<hurray::SliceRange> {
+    ranges
+        .into_iter()
+        .map(|(start, stop, step)| hurray::SliceRange::new(start, stop, step))
+        .collect()
 }

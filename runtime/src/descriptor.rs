@@ -5,7 +5,7 @@ use crate::ElementType;
 use crate::count;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-use crate::generated::fb;
+pub use crate::scheme::QuantizationKind;
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -160,62 +160,6 @@ impl QuantizationScheme {
             QuantizationKind::PerAxis => QuantizationScheme::PerAxis { axis },
             QuantizationKind::PerBlock => QuantizationScheme::PerBlock { axis, block_size },
         }
-    }
-}
-
-/// The kind of a quantization scheme: the schema's `QuantizationScheme`
-/// enum, and the one spelling of its names (JSON, derive attributes, the
-/// CLI, the C API).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum QuantizationKind {
-    PerTensor,
-    PerAxis,
-    PerBlock,
-}
-
-impl QuantizationKind {
-    /// Every kind.
-    pub const ALL: [QuantizationKind; 3] = [
-        QuantizationKind::PerTensor,
-        QuantizationKind::PerAxis,
-        QuantizationKind::PerBlock,
-    ];
-
-    /// `per_tensor`, `per_axis` or `per_block`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            QuantizationKind::PerTensor => "per_tensor",
-            QuantizationKind::PerAxis => "per_axis",
-            QuantizationKind::PerBlock => "per_block",
-        }
-    }
-
-    /// The kind called `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        QuantizationKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// The schema's value.
-    pub const fn to_wire(self) -> u8 {
-        match self {
-            QuantizationKind::PerTensor => fb::QuantizationScheme::PerTensor.0,
-            QuantizationKind::PerAxis => fb::QuantizationScheme::PerAxis.0,
-            QuantizationKind::PerBlock => fb::QuantizationScheme::PerBlock.0,
-        }
-    }
-
-    /// The kind of a schema value; `None` for `Invalid` (0) and values this
-    /// build does not know.
-    pub fn from_wire(value: u8) -> Option<Self> {
-        QuantizationKind::ALL
-            .into_iter()
-            .find(|k| k.to_wire() == value)
-    }
-}
-
-impl fmt::Display for QuantizationKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -285,19 +285,22 @@ pub enum Error {
     #[error("tensor {tensor:?}: {reason}")]
     WriteMismatch { tensor: String, reason: String },
     /// An output would be far larger than the input bytes it is made from
-    /// (see [`crate::limits`]); writing it needs an explicit opt-in.
+    /// (`limits::check_expansion`); writing it needs an explicit opt-in.
     #[error(
         "tensor {tensor:?}: would expand {stored} stored bytes to {output} bytes, over the \
-         {limit}-byte limit ({}x the stored bytes, or {} MiB); expanding it needs an explicit opt-in \
+         {limit}-byte limit ({ratio}x the stored bytes, or {} MiB); expanding it needs an explicit opt-in \
          (`--allow-expansion` on the command line)",
-        crate::limits::EXPANSION_RATIO,
-        crate::limits::EXPANSION_ALLOWANCE >> 20
+        allowance >> 20
     )]
     Expansion {
         tensor: String,
         stored: u64,
         output: u64,
         limit: u64,
+        /// The limit's rule: this many times the stored bytes, or the
+        /// allowance, whichever is larger.
+        ratio: u64,
+        allowance: u64,
     },
     /// Memory for a buffer the file describes could not be allocated (the
     /// size was verified against the file; the machine has less).

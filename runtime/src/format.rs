@@ -43,7 +43,9 @@ pub(crate) fn prefix() -> [u8; PREFIX_LEN as usize] {
 /// A whole file around a finished FlatBuffer `header`: the prefix, then
 /// `data` as the data region, zero padding to a multiple of 8, the header,
 /// and the footer locating it with `flags`. For tests, fuzz targets and
-/// tools that build headers by hand; nothing is checked.
+/// tools that build headers by hand; nothing is checked. A test hook, not
+/// part of the documented API.
+#[doc(hidden)]
 pub fn frame(data: &[u8], header: &[u8], flags: u64) -> Vec<u8> {
     let mut out = prefix().to_vec();
     out.extend_from_slice(data);

@@ -45,6 +45,8 @@ mod error;
 pub mod limits;
 pub mod minifloat;
 pub mod pack;
+mod scheme;
+mod shard_index;
 mod validate;
 
 // Reading: verify once, then zero-copy views.
@@ -96,8 +98,10 @@ pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatS
 /// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
+#[doc(hidden)]
+pub use reader::verifiers;
 pub use reader::{
-    Fetched, File, MapMode, Metadata, OPEN_SUFFIX, Reader, Shape, TensorRef, Tensors, verifiers,
+    Fetched, File, MapMode, Metadata, OPEN_SUFFIX, Reader, Shape, TensorRef, Tensors,
 };
 pub use sharded::{
     AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor,

@@ -50,20 +50,6 @@ pub const EXPANSION_RATIO: u64 = 16;
 /// (Unpacking 1-bit bools is 8x, so it never needs one.)
 pub const EXPANSION_ALLOWANCE: u64 = 64 << 20;
 
-/// The safetensors crate's cap on a file's JSON header (its
-/// `MAX_HEADER_SIZE`): a longer header is refused when written, because no
-/// safetensors reader would read it back.
-pub const SAFETENSORS_MAX_HEADER: u64 = 100_000_000;
-
-/// The largest sharded-checkpoint index in JSON (transformers'
-/// `model.safetensors.index.json`) read: it is read whole. A model of a
-/// million tensors has an index of about 100 MB.
-pub const MAX_INDEX_JSON: u64 = 100_000_000;
-
-/// The longest `.npy` header read (NumPy writes a few hundred bytes; its own
-/// reader's default cap is 10 000): a header is read whole before parsing.
-pub const NPY_MAX_HEADER: u64 = 1 << 20;
-
 /// The most bytes an output made from `stored` input bytes may take without
 /// an explicit opt-in.
 pub fn expansion_limit(stored: u64) -> u64 {
@@ -83,6 +69,8 @@ pub fn check_expansion(tensor: &str, stored: u64, output: u64) -> Result<()> {
             stored,
             output,
             limit,
+            ratio: EXPANSION_RATIO,
+            allowance: EXPANSION_ALLOWANCE,
         });
     }
     Ok(())

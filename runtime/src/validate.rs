@@ -8,9 +8,9 @@
 
 use crate::buffer::BufferRole;
 use crate::count::{self, ElementCount};
-use crate::descriptor::QuantizationKind;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
+use crate::scheme::QuantizationKind;
 use crate::{ElementClass, ElementType};
 
 /// A random-access sequence: a slice, or a FlatBuffers vector read in place.

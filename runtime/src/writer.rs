@@ -83,7 +83,7 @@ pub struct Writer<W: Write> {
     /// Per-buffer checksums (format 1.2); CRC-32C unless turned off.
     checksum: Option<ChecksumAlgorithm>,
     /// The index of a sharded checkpoint, for an index file (format 1.3).
-    shard_index: Option<crate::sharded::ShardIndex>,
+    shard_index: Option<crate::shard_index::ShardIndex>,
 }
 
 impl Writer<std::fs::File> {
@@ -347,7 +347,7 @@ impl<W: Write> Writer<W> {
 
     /// Makes this file the index of a sharded checkpoint (format 1.3): its
     /// header carries `index` and it holds no tensors of its own.
-    pub(crate) fn set_shard_index(&mut self, index: crate::sharded::ShardIndex) {
+    pub(crate) fn set_shard_index(&mut self, index: crate::shard_index::ShardIndex) {
         self.shard_index = Some(index);
     }
 
@@ -422,7 +422,7 @@ impl<W: Write> Writer<W> {
         let shard_index = self
             .shard_index
             .as_ref()
-            .map(|index| crate::sharded::index_to_wire(&mut fbb, index));
+            .map(|index| crate::shard_index::to_wire(&mut fbb, index));
         let root = fb::Header::create(
             &mut fbb,
             &fb::HeaderArgs {

@@ -17,7 +17,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// Largest `.npy` header accepted.
-const MAX_NPY_HEADER: usize = hurray::limits::NPY_MAX_HEADER as usize;
+const MAX_NPY_HEADER: usize = crate::limits::NPY_MAX_HEADER as usize;
 const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 /// What an `.npy` header says.

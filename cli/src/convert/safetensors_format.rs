@@ -16,7 +16,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The safetensors crate's cap on the JSON header (its `MAX_HEADER_SIZE`).
-const MAX_HEADER: usize = hurray::limits::SAFETENSORS_MAX_HEADER as usize;
+const MAX_HEADER: usize = crate::limits::SAFETENSORS_MAX_HEADER as usize;
 /// The 8-byte little-endian header length in front of the header.
 const PREFIX: usize = 8;
 

@@ -103,11 +103,11 @@ fn read_index(path: &Path) -> Result<SafetensorsIndex> {
     let len = std::fs::metadata(path)
         .with_context(|| format!("reading {}", path.display()))?
         .len();
-    if len > hurray::limits::MAX_INDEX_JSON {
+    if len > crate::limits::MAX_INDEX_JSON {
         bail!(
             "{}: {len} bytes, over the {}-byte limit of an index read whole",
             path.display(),
-            hurray::limits::MAX_INDEX_JSON
+            crate::limits::MAX_INDEX_JSON
         );
     }
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;

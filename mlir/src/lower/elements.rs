@@ -168,7 +168,7 @@ impl<'c> Collector<'c> {
         if ffi::is_dense_resource(value) {
             return match ffi::resource_blob(value) {
                 Blob::Data(key, bytes) => blob_buf(bytes, storage, count, desc, name, &key),
-                Blob::Missing(key) => match crate::passes::reference_target(&key) {
+                Blob::Missing(key) => match crate::reference::target(&key) {
                     // Not elided data: a reference hurray-export-constants left.
                     Some(tensor) => Err(Error::Unsupported {
                         op: desc.to_owned(),

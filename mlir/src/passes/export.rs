@@ -1,11 +1,11 @@
 //! `hurray-export-constants`: the module's tensor constants to a Hurray
 //! file, references in their place.
 
-use super::reference::{self, FILE_ATTR, Form};
 use super::resource;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::{self, Collected, Entry, LowerOptions, Lowered, Origin};
+use crate::reference::{self, FILE_ATTR, Form};
 use crate::typed;
 use hurray::Writer;
 use melior::ir::Attribute;

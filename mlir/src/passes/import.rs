@@ -1,11 +1,11 @@
 //! `hurray-import-constants`: the references `hurray-export-constants` left,
 //! resolved back to constants from the Hurray file.
 
-use super::reference::{self, FILE_ATTR, Form};
 use super::resource::{self, Fill};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Blob};
 use crate::lower::{Slot, all_attributes, describe_op, dims, for_each_child};
+use crate::reference::{self, FILE_ATTR, Form};
 use crate::typed;
 use crate::types::{self, Storage};
 use hurray::{BufferRole, File, Layout, TensorRef};

@@ -31,14 +31,13 @@ mod entry;
 mod export;
 mod import;
 mod pipeline;
-mod reference;
 mod resource;
 
+pub use crate::reference::{FILE_ATTR, Form};
 pub use compare::canonical_resource_names;
 pub use export::{ExportOptions, Exported, export_constants, export_constants_into};
 pub use import::{ImportOptions, Imported, import_constants};
 pub use pipeline::run_pipeline;
-pub use reference::{FILE_ATTR, Form};
 
 use melior::pass::Pass;
 use mlir_sys::{MlirPass, MlirStringRef};
@@ -52,12 +51,6 @@ unsafe extern "C" {
         checksums: bool,
     ) -> MlirPass;
     fn hurray_mlir_create_import_constants(file: MlirStringRef) -> MlirPass;
-}
-
-/// The tensor a resource key refers to, if it is a reference
-/// `hurray-export-constants` left.
-pub(crate) fn reference_target(key: &str) -> Option<&str> {
-    reference::parse_key(key).map(|(_, tensor)| tensor)
 }
 
 /// Registers `hurray-export-constants` and `hurray-import-constants` in

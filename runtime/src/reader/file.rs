@@ -80,7 +80,7 @@ impl File {
 
     /// Memory-maps and verifies the file at `path` as `mode` says: shared and
     /// read-only (as [`File::open`]), or private and copy-on-write, so that
-    /// consumers of [`dlpack`](crate::dlpack) exports may write to what they
+    /// consumers of DLPack exports may write to what they
     /// imported without changing the file.
     ///
     /// # Safety

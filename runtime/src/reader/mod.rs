@@ -18,6 +18,9 @@ pub(crate) mod names;
 mod semantics;
 mod storage;
 pub(crate) mod structure;
+// The two verifiers side by side, for differential tests and fuzz targets:
+// a test hook, not part of the documented API.
+#[doc(hidden)]
 pub mod verifiers;
 use structure::Structural;
 mod tensor;

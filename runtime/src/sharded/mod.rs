@@ -5,12 +5,10 @@
 //! tensor-parallel ranks is one logical tensor). Members are ordinary
 //! Hurray files; the index records each one's size and CRC-32C.
 
-mod index;
 mod reader;
 mod replace;
 mod writer;
 
-pub(crate) use index::{ShardIndex, to_wire as index_to_wire};
-pub use index::{ShardMember, ShardPiece, ShardedTensor};
+pub use crate::shard_index::{ShardMember, ShardPiece, ShardedTensor};
 pub use reader::ShardedFile;
 pub use writer::{AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardedWriter};

@@ -1,11 +1,11 @@
 //! [`ShardedFile`]: an index file and its members as one logical mapping.
 
-use super::index::{self, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
 use crate::atomic::parent_dir;
 use crate::checksum::ChecksumAlgorithm;
 use crate::checksum::Running;
 use crate::error::{Error, Result};
 use crate::reader::{File, MapMode, TensorRef};
+use crate::shard_index::{self as index, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
 use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
 use crate::source::{ReadRequest, Source};
 use std::collections::BTreeMap;

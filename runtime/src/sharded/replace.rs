@@ -10,8 +10,8 @@
 //! untouched members, or the new index over its complete ones
 //! (ADR-0010, "Replacing a checkpoint").
 
-use super::index::{self, ShardMember};
 use crate::reader::File;
+use crate::shard_index::{self as index, ShardMember};
 use std::collections::BTreeSet;
 use std::path::Path;
 

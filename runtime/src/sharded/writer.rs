@@ -1,13 +1,13 @@
 //! [`ShardedWriter`]: writes member files as tensors arrive, rolling to a new
 //! member past a size, and the index last.
 
-use super::index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
 use super::replace::Replaced;
 use crate::ElementType;
 use crate::atomic::{AtomicFile, CommitFailed, Durability, parent_dir};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::{Layout, TensorDescriptor};
 use crate::error::{Error, Result};
+use crate::shard_index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
 use crate::writer::Writer;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;

@@ -39,6 +39,12 @@ pub(crate) fn parse_key(key: &str) -> Option<(Form, &str)> {
         .find_map(|form| key.strip_prefix(form.prefix()).map(|name| (form, name)))
 }
 
+/// The tensor a resource key refers to, if it is a reference
+/// `hurray-export-constants` left.
+pub(crate) fn target(key: &str) -> Option<&str> {
+    parse_key(key).map(|(_, tensor)| tensor)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,17 @@
+//! The limits only the command line's readers of other formats need
+//! (`docs/spec/resource-limits.md`); the format's own, and those every
+//! front door shares, are `hurray::limits`.
+
+/// The safetensors crate's cap on a file's JSON header (its
+/// `MAX_HEADER_SIZE`): a longer header is refused when written, because no
+/// safetensors reader would read it back.
+pub const SAFETENSORS_MAX_HEADER: u64 = 100_000_000;
+
+/// The largest sharded-checkpoint index in JSON (transformers'
+/// `model.safetensors.index.json`) read: it is read whole. A model of a
+/// million tensors has an index of about 100 MB.
+pub const MAX_INDEX_JSON: u64 = 100_000_000;
+
+/// The longest `.npy` header read (NumPy writes a few hundred bytes; its own
+/// reader's default cap is 10 000): a header is read whole before parsing.
+pub const NPY_MAX_HEADER: u64 = 1 << 20;

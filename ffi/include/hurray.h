@@ -115,7 +115,7 @@ typedef struct HurraySharded HurraySharded;
 // checkpoint it came from, which may be closed first. Thread-safe to read.
 typedef struct HurraySlice HurraySlice;
 
-// One tensor of an open file (opaque), borrowed from its [`HurrayFile`]:
+// One tensor of an open file (opaque), borrowed from its `HurrayFile`:
 // valid until that file is closed. Thread-safe.
 typedef struct HurrayTensor HurrayTensor;
 
@@ -255,8 +255,8 @@ enum HurrayStatus hurray_file_open(const char *path, struct HurrayFile **out);
 // Opens and verifies the Hurray file at `url`, an object in S3, GCS, Azure
 // or behind HTTP(S) (`s3://bucket/key`, `gs://`, `az://`, `https://`), or
 // a local `file://` URL or path. The header is read with two range GETs
-// and verified; the data is then read into memory by concurrent range GETs
-// (the handle works as one from [`hurray_file_open_bytes`]). Credentials
+// and verified; a tensor's data is read when first asked for (its buffers
+// in one range GET when they are neighbours) and kept until close. Credentials
 // and endpoints come from the environment (`AWS_*`, `GOOGLE_*`,
 // `AZURE_*`). Built without the crate's `remote` feature, a URL is
 // `HURRAY_ERR_UNSUPPORTED`.
@@ -707,7 +707,7 @@ enum HurrayStatus hurray_tensor_checksum_at(const struct HurrayTensor *tensor,
 // `tensor` is a live handle; `out` is writable.
 enum HurrayStatus hurray_tensor_metadata_count(const struct HurrayTensor *tensor, size_t *out);
 
-// Tensor metadata entry `index` (sorted by key); as [`hurray_file_metadata_at`].
+// Tensor metadata entry `index` (sorted by key); as `hurray_file_metadata_at`.
 //
 // # Safety
 // `tensor` is a live handle; the four out pointers are writable.

@@ -73,3 +73,36 @@ pub(crate) unsafe fn free_handle<T>(p: *mut T) {
         }));
     }
 }
+
+/// Writes metadata entry `entry` (number `index`, for the error when it
+/// is absent) to the out pointers.
+///
+/// # Safety
+/// The out pointers are NULL or writable.
+pub(crate) unsafe fn metadata_out(
+    entry: Option<(&str, &str)>,
+    index: usize,
+    key: *mut *const c_char,
+    key_len: *mut usize,
+    value: *mut *const c_char,
+    value_len: *mut usize,
+) -> Result<(), Failure> {
+    check_out(key, "key")?;
+    check_out(key_len, "key_len")?;
+    check_out(value, "value")?;
+    check_out(value_len, "value_len")?;
+    let (k, v) = entry.ok_or_else(|| {
+        Failure::new(
+            HURRAY_ERR_OUT_OF_RANGE,
+            format!("metadata index {index} out of range"),
+        )
+    })?;
+    // SAFETY: checked non-null; the caller promises these are writable.
+    unsafe { put(key, "key", k.as_ptr().cast()) }?;
+    // SAFETY: as above.
+    unsafe { put(key_len, "key_len", k.len()) }?;
+    // SAFETY: as above.
+    unsafe { put(value, "value", v.as_ptr().cast()) }?;
+    // SAFETY: as above.
+    unsafe { put(value_len, "value_len", v.len()) }
+}

@@ -1,6 +1,5 @@
 //! Open files: `hurray_file_*`.
 
-use crate::HurrayStatus::*;
 use crate::args::*;
 use crate::status::*;
 use crate::tensor::*;
@@ -103,7 +102,7 @@ fn read_url(url: &str) -> Result<Result<File, Error>, Failure> {
 #[cfg(not(feature = "remote"))]
 fn read_url(url: &str) -> Result<Result<File, Error>, Failure> {
     Err(Failure::new(
-        HURRAY_ERR_UNSUPPORTED,
+        crate::HurrayStatus::HURRAY_ERR_UNSUPPORTED,
         format!("{url}: this library was built without the `remote` feature (local files only)"),
     ))
 }
@@ -281,34 +280,4 @@ pub unsafe extern "C" fn hurray_file_metadata_at(
         // SAFETY: caller contract for the out pointers.
         unsafe { metadata_out(entry, index, key, key_len, value, value_len) }
     })
-}
-
-/// # Safety
-/// The out pointers are NULL or writable.
-pub(crate) unsafe fn metadata_out(
-    entry: Option<(&str, &str)>,
-    index: usize,
-    key: *mut *const c_char,
-    key_len: *mut usize,
-    value: *mut *const c_char,
-    value_len: *mut usize,
-) -> Result<(), Failure> {
-    check_out(key, "key")?;
-    check_out(key_len, "key_len")?;
-    check_out(value, "value")?;
-    check_out(value_len, "value_len")?;
-    let (k, v) = entry.ok_or_else(|| {
-        Failure::new(
-            HURRAY_ERR_OUT_OF_RANGE,
-            format!("metadata index {index} out of range"),
-        )
-    })?;
-    // SAFETY: checked non-null; the caller promises these are writable.
-    unsafe { put(key, "key", k.as_ptr().cast()) }?;
-    // SAFETY: as above.
-    unsafe { put(key_len, "key_len", k.len()) }?;
-    // SAFETY: as above.
-    unsafe { put(value, "value", v.as_ptr().cast()) }?;
-    // SAFETY: as above.
-    unsafe { put(value_len, "value_len", v.len()) }
 }

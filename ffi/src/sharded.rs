@@ -1,7 +1,7 @@
 //! Sharded checkpoints (format 1.3): `hurray_sharded_*`.
 
 use crate::args::*;
-use crate::file::{HurrayFile, metadata_out};
+use crate::file::HurrayFile;
 use crate::slice::*;
 use crate::status::*;
 use crate::tensor::HurrayTensor;

@@ -7,6 +7,16 @@ use hurray::{
 };
 use std::borrow::Cow;
 
+// Groups of tests with the structs they declare sit in `roundtrip/`: a test
+// target's root finds `mod x;` next to itself, where Cargo would take `x.rs`
+// for a test target of its own, hence the paths.
+#[path = "roundtrip/mismatch.rs"]
+mod mismatch;
+#[path = "roundtrip/more.rs"]
+mod more;
+#[path = "roundtrip/nd.rs"]
+mod nd;
+
 #[derive(Tensors, Debug, PartialEq)]
 struct Encoder<'a> {
     #[hurray(shape = [2, 3])]
@@ -161,95 +171,6 @@ fn optional_tensor_absent_and_present() {
     assert_eq!(back.counts, Some(vec![1, 2, 3]));
 }
 
-/// The same tensors seen through differently declared structs.
-mod mismatch {
-    use super::*;
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct WrongType<'a> {
-        #[hurray(rename = "encoder.bias")]
-        pub(super) bias: &'a [f64],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct WrongRank<'a> {
-        #[hurray(rename = "encoder.weight")]
-        pub(super) weight: &'a [f32],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct WrongDim<'a> {
-        #[hurray(rename = "encoder.weight", shape = [3, 2])]
-        pub(super) weight: &'a [f32],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct DynamicDim<'a> {
-        #[hurray(rename = "encoder.weight", shape = [?, 3])]
-        pub(super) weight: &'a [f32],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct Missing<'a> {
-        pub(super) nowhere: &'a [f32],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct WrongLayout<'a> {
-        #[hurray(rename = "sparse", layout = "csc")]
-        pub(super) sparse: Compressed<'a, f32>,
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct NotQuantized<'a> {
-        #[hurray(rename = "quant", shape = [2, 2])]
-        pub(super) quant: &'a [i8],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct OtherScheme<'a> {
-        #[hurray(rename = "quant", shape = [2, 2], quantization = "per_tensor")]
-        pub(super) quant: Quantized<'a, i8>,
-    }
-}
-
-#[test]
-fn mismatches_are_errors_naming_the_field() {
-    let m = model(&W, &B, None);
-    let mut bytes = Vec::new();
-    m.write_to(&mut bytes).unwrap();
-    let file = File::from_bytes(&bytes).unwrap();
-    let msg = |e: hurray::Error| e.to_string();
-
-    let e = msg(mismatch::WrongType::load(&file).unwrap_err());
-    assert!(
-        e.contains("\"encoder.bias\"") && e.contains("Float32"),
-        "{e}"
-    );
-    let e = msg(mismatch::WrongRank::load(&file).unwrap_err());
-    assert!(
-        e.contains("\"encoder.weight\"") && e.contains("rank"),
-        "{e}"
-    );
-    let e = msg(mismatch::WrongDim::load(&file).unwrap_err());
-    assert!(
-        e.contains("\"encoder.weight\"") && e.contains("shape[0]"),
-        "{e}"
-    );
-    let e = msg(mismatch::Missing::load(&file).unwrap_err());
-    assert!(e.contains("\"nowhere\""), "{e}");
-    let e = msg(mismatch::WrongLayout::load(&file).unwrap_err());
-    assert!(e.contains("\"sparse\"") && e.contains("csc"), "{e}");
-    let e = msg(mismatch::NotQuantized::load(&file).unwrap_err());
-    assert!(e.contains("\"quant\"") && e.contains("quantization"), "{e}");
-    let e = msg(mismatch::OtherScheme::load(&file).unwrap_err());
-    assert!(e.contains("\"quant\"") && e.contains("PerAxis"), "{e}");
-
-    // A declared `?` accepts the stored size; fixed dims still count.
-    let ok = mismatch::DynamicDim::load(&file).unwrap();
-    assert_eq!(ok.weight, &W);
-}
-
 #[test]
 fn save_checks_the_declared_shape() {
     let short = [1.0f32; 5];
@@ -382,129 +303,6 @@ fn static_descriptors() {
     assert_eq!(file.tensor("EmptyQuant").unwrap().descriptor(), d);
 }
 
-mod more {
-    use super::*;
-
-    #[derive(Tensors, Debug, PartialEq)]
-    pub(super) struct Deep<'a> {
-        #[hurray(rename = "enc")]
-        pub(super) encoder: Encoder<'a>,
-        pub(super) outer: Outer<'a>,
-    }
-
-    #[derive(Tensors, Debug, PartialEq)]
-    pub(super) struct Outer<'a> {
-        pub(super) inner: Encoder<'a>,
-        #[hurray(shape = [?, 4])]
-        pub(super) rows: Vec<f32>,
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct Shapes<'a> {
-        #[hurray(shape = [?, ?])]
-        pub(super) two_dynamic: &'a [f32],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct DynamicBesideEmpty<'a> {
-        #[hurray(shape = [?, 0])]
-        pub(super) w: &'a [f32],
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct Narrow<'a> {
-        #[hurray(rename = "sparse")]
-        pub(super) sparse: Compressed<'a, f32, i32>,
-        #[hurray(rename = "nibbles", shape = [2, 3])]
-        pub(super) nibbles: Packed<'a, hurray::UInt4>,
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct HalfScales<'a> {
-        #[hurray(shape = [2, 2], quantization = "per_axis", axis = 0)]
-        pub(super) quant: Quantized<'a, i8, half::f16>,
-    }
-}
-
-#[test]
-fn nested_prefixes_compose() {
-    let d = more::Deep {
-        encoder: Encoder {
-            weight: &W,
-            bias: &B,
-        },
-        outer: more::Outer {
-            inner: Encoder {
-                weight: &W,
-                bias: &[],
-            },
-            // `[?, 4]` with no element: an empty [0, 4] tensor.
-            rows: vec![],
-        },
-    };
-    let names: Vec<String> = d
-        .descriptors()
-        .unwrap()
-        .into_iter()
-        .map(|d| d.name)
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "enc.weight",
-            "enc.bias",
-            "outer.inner.weight",
-            "outer.inner.bias",
-            "outer.rows"
-        ]
-    );
-    let mut bytes = Vec::new();
-    d.write_to(&mut bytes).unwrap();
-    let file = File::from_bytes(&bytes).unwrap();
-    assert_eq!(file.tensor("outer.rows").unwrap().dims(), shape(&[0, 4]));
-    assert_eq!(more::Deep::load(&file).unwrap(), d);
-}
-
-#[test]
-fn uninferable_shapes_are_refused_on_save() {
-    let e = more::Shapes {
-        two_dynamic: &[1.0; 4],
-    }
-    .descriptors()
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("\"two_dynamic\"") && e.contains("one dynamic"),
-        "{e}"
-    );
-    let e = more::DynamicBesideEmpty { w: &[] }
-        .descriptors()
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("\"w\"") && e.contains("cannot be inferred"),
-        "{e}"
-    );
-}
-
-#[test]
-fn index_packed_and_scale_types_are_checked_on_load() {
-    let m = model(&W, &B, None);
-    let mut bytes = Vec::new();
-    m.write_to(&mut bytes).unwrap();
-    let file = File::from_bytes(&bytes).unwrap();
-    let e = more::Narrow::load(&file).unwrap_err();
-    assert!(
-        matches!(&e, hurray::Error::TypeMismatch { tensor, requested: ElementType::Int32, found: ElementType::Int64 } if tensor == "sparse"),
-        "{e:?}"
-    );
-    let e = more::HalfScales::load(&file).unwrap_err();
-    assert!(
-        matches!(&e, hurray::Error::TypeMismatch { tensor, requested: ElementType::Float16, .. } if tensor == "quant"),
-        "{e:?}"
-    );
-}
-
 #[test]
 fn packed_from_values_checks_the_range() {
     assert!(Packed::<Int4>::from_values([8]).is_none());
@@ -520,78 +318,6 @@ fn packed_from_values_checks_the_range() {
             .collect::<Vec<_>>(),
         [1, 2]
     );
-}
-
-mod nd {
-    use super::*;
-    use ndarray::{Array, ArrayView2, ArrayViewD, IxDyn};
-
-    #[derive(Tensors, Debug, PartialEq)]
-    pub(super) struct Arrays<'a> {
-        #[hurray(shape = [?, 3])]
-        pub(super) view: ArrayView2<'a, f32>,
-        pub(super) any_rank: ArrayViewD<'a, i16>,
-        pub(super) owned: Array<f64, IxDyn>,
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct WrongRank<'a> {
-        #[hurray(rename = "view")]
-        pub(super) view: ndarray::ArrayView3<'a, f32>,
-    }
-
-    #[derive(Tensors, Debug)]
-    pub(super) struct Fixed<'a> {
-        #[hurray(shape = [2, 4])]
-        pub(super) view: ArrayView2<'a, f32>,
-    }
-}
-
-#[test]
-fn ndarray_fields_round_trip_and_borrow() {
-    use ndarray::{Array, ArrayView2, ArrayViewD, IxDyn};
-    let grid = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
-    let cube = [1i16, 2, 3, 4, 5, 6, 7, 8];
-    let a = nd::Arrays {
-        view: ArrayView2::from_shape((2, 3), &grid).unwrap(),
-        any_rank: ArrayViewD::from_shape(IxDyn(&[2, 2, 2]), &cube).unwrap(),
-        owned: Array::zeros(IxDyn(&[3, 0, 5])),
-    };
-    let (_dir, path) = {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("arrays.hurray");
-        a.save(&path).unwrap();
-        (dir, path)
-    };
-    let file = File::open(&path).unwrap();
-    assert_eq!(file.tensor("any_rank").unwrap().dims(), shape(&[2, 2, 2]));
-    assert_eq!(file.tensor("owned").unwrap().dims(), shape(&[3, 0, 5]));
-    let back = nd::Arrays::load(&file).unwrap();
-    assert_eq!(back, a);
-    assert!(inside(&file, back.view.as_ptr().cast(), 24));
-    assert!(inside(&file, back.any_rank.as_ptr().cast(), 16));
-
-    let e = nd::WrongRank::load(&file).unwrap_err().to_string();
-    assert!(e.contains("\"view\"") && e.contains("rank"), "{e}");
-    let e = nd::Fixed::load(&file).unwrap_err().to_string();
-    assert!(e.contains("\"view\"") && e.contains("shape[1]"), "{e}");
-    // Writing checks the declared shape against the array's.
-    let e = nd::Fixed {
-        view: ArrayView2::from_shape((2, 3), &grid).unwrap(),
-    }
-    .descriptors()
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("shape[1]"), "{e}");
-    // A transposed (non-standard) view is refused rather than silently copied.
-    let transposed = ArrayView2::from_shape((3, 2), &grid)
-        .unwrap()
-        .reversed_axes();
-    let e = nd::Fixed { view: transposed }
-        .descriptors()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("standard"), "{e}");
 }
 
 #[derive(Tensors, Debug, PartialEq)]

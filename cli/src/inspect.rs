@@ -329,7 +329,7 @@ pub fn example(output: &Path) -> Result<()> {
         &TensorDescriptor::new("empty.slice", ElementType::Float32, shape(&[3, 0, 5])),
         &[&[]],
     )?;
-    let int4 = hurray::pack_codes([1u8, 2, 3, 0xf, 0x8], 4);
+    let int4 = hurray::pack::pack_codes([1u8, 2, 3, 0xf, 0x8], 4);
     w.add_tensor(
         &TensorDescriptor::new("packed.int4", ElementType::Int4, shape(&[5])),
         &[&int4],

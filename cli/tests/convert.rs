@@ -2,9 +2,10 @@
 //! the errors, and files written by the real `safetensors` and NumPy Python
 //! packages (the venv at `.tools/py`, set up by `cargo xtask setup`).
 
+use hurray::elements::Complex128;
+use hurray::pack::pack_codes;
 use hurray::{
-    Complex128, ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor,
-    Writer, pack_codes, shape,
+    ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer, shape,
 };
 use std::path::Path;
 

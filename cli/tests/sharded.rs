@@ -148,7 +148,7 @@ fn cat_prints_slices_of_one_file() {
     let mut w = hurray::Writer::create(&path).unwrap();
     w.add_tensor(
         &TensorDescriptor::new("q", ElementType::Int4, shape(&[2, 3])),
-        &[&hurray::pack_codes([1, 2, 3, 0xf, 0x8, 7], 4)],
+        &[&hurray::pack::pack_codes([1, 2, 3, 0xf, 0x8, 7], 4)],
     )
     .unwrap();
     let h: Vec<u16> = [1.5f32, -0.25, 65504.0]

@@ -5,7 +5,8 @@ use crate::file::HurrayFile;
 use crate::slice::*;
 use crate::status::*;
 use crate::tensor::HurrayTensor;
-use hurray::{ShardedFile, ShardedTensor};
+use hurray::ShardedFile;
+use hurray::sharded::ShardedTensor;
 use std::ffi::c_char;
 
 /// A sharded checkpoint opened through its index file (opaque): every

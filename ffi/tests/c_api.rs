@@ -100,7 +100,8 @@ fn c_program_writes_and_reads() {
 /// The sharded checkpoint `test_slices.c` reads, in `dir/ckpt/` (the C
 /// program documents the formulas and checks every value against them).
 fn write_checkpoint(dir: &Path) {
-    use hurray::{ElementType, ShardedWriter, TensorDescriptor, pack_codes, shape};
+    use hurray::pack::pack_codes;
+    use hurray::{ElementType, ShardedWriter, TensorDescriptor, shape};
     let ckpt = dir.join("ckpt");
     std::fs::create_dir(&ckpt).unwrap();
     let w: Vec<u8> = (0..70)

@@ -271,7 +271,7 @@ const NOT_TENSORS: &[&str] = &[
     "PhantomData",
 ];
 
-const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::Packed<'a, P>`, `hurray::Compressed<'a, T>`, `hurray::Coo<'a, T>`, `hurray::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
+const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::fields::Packed<'a, P>`, `hurray::fields::Compressed<'a, T>`, `hurray::fields::Coo<'a, T>`, `hurray::fields::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
 
 fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
     match ty {

@@ -1,7 +1,8 @@
 //! COO fields: any rank, sorted or not, i32 or i64 coordinates, nnz = 0,
 //! loaded zero-copy with the canonical flag checked.
 
-use hurray::{Coo, Error, File, Layout, Tensors};
+use hurray::fields::Coo;
+use hurray::{Error, File, Layout, Tensors};
 use proptest::prelude::*;
 
 #[derive(Tensors, Debug, PartialEq)]

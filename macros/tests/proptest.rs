@@ -2,7 +2,9 @@
 //! empty tensors, odd sub-byte lengths, empty sparse matrices, absent
 //! optional structs and any metadata included.
 
-use hurray::{Compressed, Coo, File, Int4, Packed, Tensors, UInt2};
+use hurray::elements::{Int4, UInt2};
+use hurray::fields::{Compressed, Coo, Packed};
+use hurray::{File, Tensors};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 

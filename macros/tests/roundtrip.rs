@@ -1,9 +1,11 @@
 //! Round trips through `#[derive(Tensors)]`: save, mmap, load borrowing,
 //! and the checks that name the field at fault.
 
+use hurray::elements::{Int4, UInt2};
+use hurray::fields::{Compressed, Packed, Quantized};
 use hurray::{
-    Compressed, Descriptor, Dim, Element, ElementType, File, Int4, Layout, Packed,
-    QuantizationScheme, Quantized, StaticDescriptor, TensorSet, Tensors, UInt2, shape,
+    Descriptor, Dim, Element, ElementType, File, Layout, QuantizationScheme, StaticDescriptor,
+    TensorSet, Tensors, shape,
 };
 use std::borrow::Cow;
 
@@ -324,14 +326,14 @@ fn packed_from_values_checks_the_range() {
 struct Int4Weights<'a> {
     /// int4 weights, one f16 scale and one int4 zero point per block of 2 along axis 1.
     #[hurray(shape = [2, 4], quantization = "per_block", axis = 1, block_size = 2)]
-    w: hurray::PackedQuantized<'a, Int4, half::f16>,
+    w: hurray::fields::PackedQuantized<'a, Int4, half::f16>,
 }
 
 #[test]
 fn packed_quantized_round_trip() {
     let f = half::f16::from_f32;
     let q = Int4Weights {
-        w: hurray::PackedQuantized::new(
+        w: hurray::fields::PackedQuantized::new(
             Packed::from_values([1, 2, 3, 4, -1, -2, -3, -4]).unwrap(),
             vec![f(1.0), f(0.5), f(2.0), f(0.25)],
             Some(Packed::from_values([0, 1, -1, 0]).unwrap()),
@@ -356,7 +358,11 @@ fn packed_quantized_round_trip() {
 #[derive(Tensors, Debug, PartialEq)]
 struct Mxfp4Weights<'a> {
     #[hurray(shape = [2, 32], quantization = "per_block", axis = 1, block_size = 32)]
-    w: hurray::PackedQuantized<'a, hurray::Float4E2M1FN, hurray::Float8E8M0FNU>,
+    w: hurray::fields::PackedQuantized<
+        'a,
+        hurray::elements::Float4E2M1FN,
+        hurray::elements::Float8E8M0FNU,
+    >,
 }
 
 #[test]
@@ -364,9 +370,12 @@ fn mxfp4_field_round_trip() {
     // FP4 codes 0..15 twice; E8M0 scales 2^0 and 2^-2.
     let codes: Vec<u8> = (0..64u8).map(|i| i % 16).collect();
     let q = Mxfp4Weights {
-        w: hurray::PackedQuantized::new(
+        w: hurray::fields::PackedQuantized::new(
             Packed::from_codes(codes.iter().copied()),
-            vec![hurray::Float8E8M0FNU(127), hurray::Float8E8M0FNU(125)],
+            vec![
+                hurray::elements::Float8E8M0FNU(127),
+                hurray::elements::Float8E8M0FNU(125),
+            ],
             None,
         ),
     };

@@ -133,7 +133,7 @@ pub(crate) fn import<'py>(name: &str, obj: &Bound<'py, PyAny>) -> PyResult<Impor
     if !t.strides.is_null() && count > 0 {
         // SAFETY: DLPack: non-null `strides` points at `ndim` strides.
         let strides = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
-        let row_major = hurray::row_major_strides(&shape);
+        let row_major = hurray::views::row_major_strides(&shape);
         let contiguous = dims
             .iter()
             .zip(strides.iter().zip(&row_major))

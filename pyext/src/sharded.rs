@@ -3,7 +3,8 @@
 
 use crate::error::err;
 use crate::tensor::PyTensor;
-use hurray::{ShardedFile, ShardedTensor};
+use hurray::ShardedFile;
+use hurray::sharded::ShardedTensor;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::sync::Arc;

@@ -4,7 +4,9 @@
 
 use crate::error::{HurrayError, err};
 use crate::write::{codes_of, with_source};
-use hurray::{AdoptedChunk, Durability, ElementType, ShardedWriter, TensorDescriptor, pack_codes};
+use hurray::pack::pack_codes;
+use hurray::sharded::AdoptedChunk;
+use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;

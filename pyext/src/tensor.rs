@@ -87,7 +87,7 @@ impl PyTensor {
         let t = self.header()?;
         Ok(match t.layout() {
             Layout::Strided(s) => Some(s),
-            Layout::Dense => Some(hurray::row_major_strides(&t.shape().to_wire())),
+            Layout::Dense => Some(hurray::views::row_major_strides(&t.shape().to_wire())),
             _ => None,
         })
     }

@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &[hurray::as_bytes(&values)],
         )?;
         if rank == 0 {
-            let codes = hurray::pack_codes((0..24u8).map(|i| i % 16), 4);
+            let codes = hurray::pack::pack_codes((0..24u8).map(|i| i % 16), 4);
             w.add_tensor(
                 &TensorDescriptor::new("proj.int4", ElementType::Int4, shape(&[4, 6])),
                 &[&codes],

@@ -6,7 +6,7 @@ use crate::ElementType;
 ///
 /// Implementations must have `size_of::<Self>() * 8 == Self::TYPE.bits()`;
 /// views check it and refuse a type that lies. Packed sub-byte types have no
-/// `Element`: read them through [`PackedView`](crate::PackedView).
+/// `Element`: read them through [`PackedView`](crate::views::PackedView).
 pub trait Element: bytemuck::Pod {
     /// The stored element type this Rust type reads.
     const TYPE: ElementType;

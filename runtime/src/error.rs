@@ -285,22 +285,20 @@ pub enum Error {
     #[error("tensor {tensor:?}: {reason}")]
     WriteMismatch { tensor: String, reason: String },
     /// An output would be far larger than the input bytes it is made from
-    /// (`limits::check_expansion`); writing it needs an explicit opt-in.
+    /// (`limits::check_expansion`); writing it needs an explicit opt-in. The
+    /// message spells the limit's rule, which a test in `limits` holds to
+    /// `EXPANSION_RATIO` and `EXPANSION_ALLOWANCE` (the numbers are not read
+    /// from there: an error carries no more than it needs).
     #[error(
         "tensor {tensor:?}: would expand {stored} stored bytes to {output} bytes, over the \
-         {limit}-byte limit ({ratio}x the stored bytes, or {} MiB); expanding it needs an explicit opt-in \
-         (`--allow-expansion` on the command line)",
-        allowance >> 20
+         {limit}-byte limit (16x the stored bytes, or 64 MiB); expanding it needs an explicit opt-in \
+         (`--allow-expansion` on the command line)"
     )]
     Expansion {
         tensor: String,
         stored: u64,
         output: u64,
         limit: u64,
-        /// The limit's rule: this many times the stored bytes, or the
-        /// allowance, whichever is larger.
-        ratio: u64,
-        allowance: u64,
     },
     /// Memory for a buffer the file describes could not be allocated (the
     /// size was verified against the file; the machine has less).

@@ -49,23 +49,21 @@ mod scheme;
 mod shard_index;
 mod validate;
 
-// Reading: verify once, then zero-copy views.
+// Reading: verify once, then zero-copy views, over one source of bytes.
 mod aligned;
 mod describe;
 pub mod dlpack;
 mod reader;
 mod slice;
-mod views;
-
-// Where a file's bytes are: a map, memory, pread, an object store.
 pub mod source;
+pub mod views;
 
 // Writing: streaming, atomic.
 mod atomic;
 mod writer;
 
 // Beyond one file: a sharded checkpoint's index and members.
-mod sharded;
+pub mod sharded;
 
 // What the derive macros stand on.
 mod derive_support;
@@ -73,46 +71,63 @@ mod derive_support;
 #[cfg(test)]
 mod tests;
 
+/// Element types held in memory beyond Rust's primitives: minifloats and
+/// complex numbers, packed sub-byte codes, and the schema's float formats.
+pub mod elements {
+    pub use crate::count::ElementCount;
+    pub use crate::derive_support::{
+        Bool, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Int2, Int4, PackedElement, UInt2, UInt4,
+    };
+    pub use crate::element::{
+        Complex64, Complex128, Float8E3M4, Float8E4M3, Float8E4M3B11FNUZ, Float8E4M3FN,
+        Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0FNU,
+    };
+    pub use crate::generated::element_type::{FloatFormat, FloatSpecials};
+}
+
+/// The field types of structs that derive [`Tensors`](macro@crate::Tensors)
+/// beyond slices, vectors and arrays: packed, sparse and quantized tensors.
+pub mod fields {
+    pub use crate::derive_support::{
+        Compressed, Coo, Packed, PackedQuantized, Quantized, SparseIndex,
+    };
+}
+
+// Opening and reading.
 pub use aligned::AlignedBytes;
-pub use atomic::{AtomicFile, Durability};
+pub use describe::Validation;
+pub use reader::{Fetched, File, MapMode, Reader, TensorRef};
+pub use slice::{SliceData, SliceRange, parse_slice};
+
+// Describing tensors.
 pub use buffer::{BufferRole, UnknownBufferRole};
 pub use checksum::ChecksumAlgorithm;
-pub use count::{ElementCount, element_count, packed_len};
-#[doc(hidden)]
-pub use derive_support::private as __private;
-pub use derive_support::{
-    Bool, Compressed, Coo, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Int2, Int4, Packed,
-    PackedElement, PackedQuantized, Quantized, SparseIndex, StaticDescriptor, TensorSet,
-    TensorSink, UInt2, UInt4,
-};
-pub use describe::Validation;
+pub use count::{element_count, packed_len};
 pub use descriptor::{
     Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,
 };
-pub use element::{
-    Complex64, Complex128, Element, Float8E3M4, Float8E4M3, Float8E4M3B11FNUZ, Float8E4M3FN,
-    Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0FNU,
-};
-pub use error::{Error, Result};
-pub use generated::element_type::{ElementClass, ElementType, FloatFormat, FloatSpecials};
-/// Derive macros (the `derive` feature, on by default); see `docs/impl/derive.md`.
-#[cfg(feature = "derive")]
-pub use hurray_derive::{Descriptor, Element, Tensors};
-#[doc(hidden)]
-pub use reader::verifiers;
-pub use reader::{
-    Fetched, File, MapMode, Metadata, OPEN_SUFFIX, Reader, Shape, TensorRef, Tensors,
-};
-pub use sharded::{
-    AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardMember, ShardPiece, ShardedFile, ShardedTensor,
-    ShardedWriter,
-};
-pub use slice::{SliceData, SliceRange, parse_slice};
+pub use element::Element;
+pub use generated::element_type::{ElementClass, ElementType};
 pub use validate::Plan;
-pub use views::{CompressedView, CooView, Indices, PackedView, QuantizedView, row_major_strides};
+
+// Writing.
+pub use atomic::{AtomicFile, Durability};
+pub use sharded::{ShardedFile, ShardedWriter};
 pub use writer::{TensorWriter, Writer};
 
-pub use pack::pack_codes;
+pub use error::{Error, Result};
+
+// Deriving: the macros (the `derive` feature, on by default; see
+// `docs/impl/derive.md`) and the traits they implement.
+#[doc(hidden)]
+pub use derive_support::private as __private;
+pub use derive_support::{StaticDescriptor, TensorSet, TensorSink};
+#[cfg(feature = "derive")]
+pub use hurray_derive::{Descriptor, Element, Tensors};
+
+// A test hook, not part of the documented API.
+#[doc(hidden)]
+pub use reader::verifiers;
 
 /// The stored bytes of a slice of elements (little-endian hosts store elements as they are in memory).
 pub fn as_bytes<T: Element>(values: &[T]) -> &[u8] {

@@ -14,7 +14,8 @@
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::reader::{File, TensorRef};
-use crate::{ElementType, Layout, pack, row_major_strides};
+use crate::views::row_major_strides;
+use crate::{ElementType, Layout, pack};
 
 /// One dimension of a slice: the indices `start, start + step, ...` below
 /// `stop`. `step` is at least 1; `start == stop` selects nothing.
@@ -295,6 +296,7 @@ pub(crate) fn gather(
 /// [`gather`] from `values`, the part of `src`'s values buffer that starts
 /// at element `base` (a byte boundary): what a slice read through a source
 /// fetched.
+#[inline]
 fn gather_in(
     src: &TensorRef<'_>,
     values: &[u8],

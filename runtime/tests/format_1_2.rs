@@ -5,9 +5,10 @@
 //! naming the tensor and field. The dequantized values are checked against a
 //! reference written here from the OCP MX and NVFP4 definitions.
 
+use hurray::pack::pack_codes;
 use hurray::{
     BufferRole, ElementType, Error, File, Quantization, QuantizationScheme, TensorDescriptor,
-    Writer, format, pack_codes,
+    Writer, format,
 };
 
 fn flags(bytes: &[u8]) -> u64 {

@@ -5,9 +5,8 @@
 //! place (`Writer::in_memory`), however the codes are split across calls;
 //! and codes that do not fit their buffer are a typed error.
 
-use hurray::{
-    BufferRole, Dim, ElementType, Error, File, TensorDescriptor, Writer, pack_codes, packed_len,
-};
+use hurray::pack::pack_codes;
+use hurray::{BufferRole, Dim, ElementType, Error, File, TensorDescriptor, Writer, packed_len};
 use proptest::prelude::*;
 
 fn element(bits: u32) -> ElementType {

@@ -101,11 +101,11 @@ fn typed_views_borrow_and_match() {
 fn packed_sub_byte_bit_order() {
     // int4 values -1, 2, -8, 7, 0: codes 0xf, 0x2, 0x8, 0x7, 0x0 packed LSB-first.
     let codes = [0xfu8, 0x2, 0x8, 0x7, 0x0];
-    let packed = hurray::pack_codes(codes, 4);
+    let packed = hurray::pack::pack_codes(codes, 4);
     assert_eq!(packed, vec![0x2f, 0x78, 0x00]);
-    let bools = hurray::pack_codes([1, 0, 1, 1, 0, 0, 0, 0, 1], 1);
+    let bools = hurray::pack::pack_codes([1, 0, 1, 1, 0, 0, 0, 0, 1], 1);
     assert_eq!(bools, vec![0b0000_1101, 0b1]);
-    let u2 = hurray::pack_codes([3, 0, 1, 2, 1], 2);
+    let u2 = hurray::pack::pack_codes([3, 0, 1, 2, 1], 2);
     assert_eq!(u2, vec![0b1001_0011, 0b01]);
     let file = roundtrip(&[
         (
@@ -400,7 +400,7 @@ fn quantization_schemes_dequantize() {
         (
             per_block,
             vec![
-                hurray::pack_codes([1, 2, 3, 4, 5, 0xf, 0xe, 0xd, 0xc, 0xb], 4),
+                hurray::pack::pack_codes([1, 2, 3, 4, 5, 0xf, 0xe, 0xd, 0xc, 0xb], 4),
                 f32s(&[1., 2., 3., 4., 5., 6.]),
                 vec![],
             ],

@@ -1,9 +1,11 @@
 //! Slices of one tensor and of a sharded checkpoint's tensors, against a
 //! reference that indexes the whole array element by element.
 
+use hurray::pack::pack_codes;
+use hurray::sharded::AdoptedChunk;
 use hurray::{
-    AdoptedChunk, ElementType, Error, File, Layout, ShardedFile, ShardedWriter, SliceRange,
-    TensorDescriptor, Writer, pack_codes, parse_slice, shape,
+    ElementType, Error, File, Layout, ShardedFile, ShardedWriter, SliceRange, TensorDescriptor,
+    Writer, parse_slice, shape,
 };
 
 /// `full[ranges]` by plain index arithmetic over a row-major array.

@@ -9,7 +9,8 @@
 //! generates is checked by xtask's own tests (`cargo test -p xtask`), where
 //! the generator lives.
 
-use hurray::{ElementClass, ElementType, Error, File, Indices, Layout, minifloat, pack};
+use hurray::views::Indices;
+use hurray::{ElementClass, ElementType, Error, File, Layout, minifloat, pack};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -379,10 +380,10 @@ fn check_typed_views(t: &hurray::TensorRef<'_>, ctx: &str, e: &Value) {
         ElementType::UInt64 => same!(u64),
         ElementType::Float32 => same!(f32),
         ElementType::Float64 => same!(f64),
-        ElementType::Float8E4M3FN => same!(hurray::Float8E4M3FN),
-        ElementType::Float8E5M2 => same!(hurray::Float8E5M2),
-        ElementType::Complex64 => same!(hurray::Complex64),
-        ElementType::Complex128 => same!(hurray::Complex128),
+        ElementType::Float8E4M3FN => same!(hurray::elements::Float8E4M3FN),
+        ElementType::Float8E5M2 => same!(hurray::elements::Float8E5M2),
+        ElementType::Complex64 => same!(hurray::elements::Complex64),
+        ElementType::Complex128 => same!(hurray::elements::Complex128),
         et if et.bits() < 8 && et.class() != ElementClass::Float => {
             let p = t.packed().expect(ctx);
             let got: Vec<Value> = p

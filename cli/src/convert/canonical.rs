@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn packed_bools_unpack_to_one_byte_each() {
         let bools: Vec<u8> = (0..19).map(|i| u8::from(i % 3 == 0)).collect();
-        let packed = hurray::pack_codes(bools.iter().copied(), 1);
+        let packed = hurray::pack::pack_codes(bools.iter().copied(), 1);
         assert_eq!(gathered(ElementType::Bool, &[19], None, &packed), bools);
         assert_eq!(gathered(ElementType::Bool, &[3, 0, 5], None, &[]), b"");
     }

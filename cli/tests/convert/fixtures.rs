@@ -1,7 +1,8 @@
 //! The sample file every round trip starts from, and the tensors of a
 //! .hurray or .safetensors file read back for comparison.
 
-use hurray::{ElementType, File, Layout, TensorDescriptor, Writer, pack_codes, shape};
+use hurray::pack::pack_codes;
+use hurray::{ElementType, File, Layout, TensorDescriptor, Writer, shape};
 use std::path::{Path, PathBuf};
 
 fn le<T: Copy, const N: usize>(values: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {

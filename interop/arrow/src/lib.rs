@@ -129,7 +129,7 @@ pub fn export_batch(file: &Arc<File>, name: &str) -> Result<Exported> {
 fn physical_order(dims: &[u64], strides: &[i64]) -> Option<Vec<usize>> {
     let mut order: Vec<usize> = (0..dims.len()).collect();
     // Row-major already (a size-1 dimension's stride is irrelevant): no permutation.
-    let row_major = hurray::row_major_strides(dims);
+    let row_major = hurray::views::row_major_strides(dims);
     if (0..dims.len()).all(|d| dims[d] == 1 || strides[d] == row_major[d]) {
         return Some(order);
     }

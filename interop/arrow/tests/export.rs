@@ -6,9 +6,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int16Type, UInt8Type};
 use arrow_array::{Array, FixedSizeListArray};
 use arrow_schema::DataType;
+use hurray::pack::pack_codes;
 use hurray::{
-    ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer,
-    pack_codes, shape,
+    ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer, shape,
 };
 use hurray_arrow::{EXTENSION_NAME, Error, export, export_batch};
 use std::sync::Arc;

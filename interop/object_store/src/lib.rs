@@ -4,7 +4,7 @@
 //!
 //! [`ObjectSource`] is a [`hurray::source::Source`]: [`hurray::File::open_source`]
 //! opens a file from it with two range GETs issued together (the 64-byte
-//! prefix and the last [`hurray::OPEN_SUFFIX`] bytes, which hold the footer
+//! prefix and the last [`hurray::source::OPEN_SUFFIX`] bytes, which hold the footer
 //! and the header), and reads tensors with range GETs that
 //! [`hurray::source::coalesce`] plans, at most
 //! [`hurray::limits::REQUESTS_IN_FLIGHT`] at a time. Every read after the

@@ -71,7 +71,7 @@ fn every_golden_file_reads_from_s3_as_from_disk_and_opening_is_two_gets() {
         let ranges: Vec<_> = requests.iter().filter_map(|r| r.range.clone()).collect();
         assert!(ranges.contains(&"bytes=0-63".to_owned()), "{ranges:?}");
         assert!(
-            ranges.contains(&format!("bytes=-{}", hurray::OPEN_SUFFIX)),
+            ranges.contains(&format!("bytes=-{}", hurray::source::OPEN_SUFFIX)),
             "{ranges:?}"
         );
         assert_eq!(remote.location(), url);

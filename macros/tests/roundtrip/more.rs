@@ -34,7 +34,7 @@ pub(super) struct Narrow<'a> {
     #[hurray(rename = "sparse")]
     pub(super) sparse: Compressed<'a, f32, i32>,
     #[hurray(rename = "nibbles", shape = [2, 3])]
-    pub(super) nibbles: Packed<'a, hurray::UInt4>,
+    pub(super) nibbles: Packed<'a, hurray::elements::UInt4>,
 }
 
 #[derive(Tensors, Debug)]

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::ffi::{self, Blob, SparseLevel};
 use crate::typed;
 use crate::types::{self, Storage};
-use hurray::{ElementCount, TensorDescriptor};
+use hurray::TensorDescriptor;
+use hurray::elements::ElementCount;
 use melior::ir::{Attribute, Type};
 
 impl<'c> Collector<'c> {

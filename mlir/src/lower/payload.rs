@@ -159,7 +159,7 @@ fn write_splat<W: Write>(
             // so the pattern repeats byte-aligned.
             let codes = 8 / gcd(bits, 8);
             (
-                hurray::pack_codes(std::iter::repeat_n(code, codes as usize), bits),
+                hurray::pack::pack_codes(std::iter::repeat_n(code, codes as usize), bits),
                 hurray::packed_len(count, bits).unwrap_or(0),
                 bits,
             )
@@ -330,7 +330,7 @@ pub(crate) fn blob_buf<'c>(
                 if bits == 1 {
                     // Bools one per byte: any non-zero byte is true.
                     let b: Vec<u8> = bytes.iter().map(|&b| u8::from(b != 0)).collect();
-                    Ok(Buf::Owned(hurray::pack_codes(b, 1)))
+                    Ok(Buf::Owned(hurray::pack::pack_codes(b, 1)))
                 } else {
                     Ok(Buf::Unpacked { data: bytes, bits })
                 }
@@ -389,7 +389,7 @@ mod tests {
         let a = file.tensor("a").unwrap();
         assert_eq!(
             a.buffer(BufferRole::Values).unwrap(),
-            hurray::pack_codes(codes.iter().copied(), 4)
+            hurray::pack::pack_codes(codes.iter().copied(), 4)
         );
         let b = file.tensor("b").unwrap();
         assert_eq!(b.buffer(BufferRole::Values).unwrap(), [0xFF, 0x07]);
@@ -441,12 +441,12 @@ mod tests {
         let a = file.tensor("a").unwrap();
         assert_eq!(
             a.buffer(BufferRole::Values).unwrap(),
-            hurray::pack_codes(codes.iter().copied(), 6)
+            hurray::pack::pack_codes(codes.iter().copied(), 6)
         );
         for count in splats {
             let s = file.tensor(&format!("s{count}")).unwrap();
             let bytes = s.buffer(BufferRole::Values).unwrap();
-            let want = hurray::pack_codes(std::iter::repeat_n(0x2A, count as usize), 6);
+            let want = hurray::pack::pack_codes(std::iter::repeat_n(0x2A, count as usize), 6);
             assert!(bytes == want.as_slice(), "splat of {count}");
         }
     }

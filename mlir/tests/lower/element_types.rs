@@ -174,7 +174,7 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
                     "f6E3M2FN" => 0x0C, // 0 011 00
                     _ => 1,
                 };
-                let expect = hurray::pack_codes(std::iter::repeat_n(code, 15), et.bits());
+                let expect = hurray::pack::pack_codes(std::iter::repeat_n(code, 15), et.bits());
                 assert_eq!(bytes, expect, "{}", et.mlir_name());
             }
             b => {

@@ -70,7 +70,8 @@ impl<P: PackedElement> Packed<'static, P> {
     /// Packs `codes`, each in its low bits (higher bits are ignored).
     pub fn from_codes(codes: impl IntoIterator<Item = u8>) -> Self {
         let mut len = 0u64;
-        let bytes = crate::pack_codes(codes.into_iter().inspect(|_| len += 1), P::TYPE.bits());
+        let bytes =
+            crate::pack::pack_codes(codes.into_iter().inspect(|_| len += 1), P::TYPE.bits());
         Packed {
             bytes: Cow::Owned(bytes),
             len,

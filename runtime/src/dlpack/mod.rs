@@ -224,7 +224,7 @@ fn parts(file: &File, t: &TensorRef<'_>, options: ExportOptions) -> Result<Parts
         .collect::<Result<Vec<i64>>>()?;
     let strides = match t.layout() {
         Layout::Strided(s) => s,
-        _ => crate::row_major_strides(&t.shape().to_wire()),
+        _ => crate::views::row_major_strides(&t.shape().to_wire()),
     };
     if i32::try_from(shape.len()).is_err() {
         return Err(Error::SizeOverflow {

@@ -3,7 +3,7 @@
 //! data region, alignment and the other buffers, names, metadata and the
 //! name index. Nothing here allocates in proportion to what a header claims.
 
-use super::names::Entry;
+use super::names::{Entry, NameTable};
 use super::structure::LeVector;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
@@ -12,12 +12,13 @@ use crate::generated::fb;
 use crate::generated::verifier::{HeaderFields, LayoutRef, TensorFields};
 use crate::validate::{self, LayoutParams, Plan, QuantParams};
 
+mod errors;
 mod file;
 mod overlap;
 mod passes;
 
+use errors::{buffer_count, checksums_error, invalid_alignment, names_not_sorted};
 use file::{check_file, check_metadata, check_name_index};
-pub(super) use passes::Fused;
 
 /// One buffer's byte range.
 type Range = (u64, u64);
@@ -396,37 +397,6 @@ fn aligned(offset: u64, alignment: u64) -> bool {
     }
 }
 
-/// [`Checks::tensor`]'s errors of names and alignment, out of line (see
-/// [`checksums_error`]).
-#[cold]
-#[inline(never)]
-fn names_not_sorted(previous: &str, name: &str) -> Error {
-    Error::NamesNotSorted {
-        previous: previous.to_owned(),
-        name: name.to_owned(),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn buffer_count(name: &str, layout: &'static str, expected: usize, found: usize) -> Error {
-    Error::BufferCount {
-        tensor: name.to_owned(),
-        layout,
-        expected,
-        found,
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn invalid_alignment(name: &str, value: u64) -> Error {
-    Error::InvalidAlignment {
-        owner: format!("tensor {name:?}"),
-        value,
-    }
-}
-
 /// Whether `a` sorts before `b`, byte-wise (as `str`'s order): eight
 /// bytes at a time, big-endian, so the first differing byte decides.
 #[inline]
@@ -505,23 +475,6 @@ fn check_checksums(
     }
 }
 
-/// [`check_checksums`]' error, out of line: building it inline made every
-/// tensor's checks save and restore registers for it.
-#[cold]
-#[inline(never)]
-fn checksums_error(name: &str, found: usize, buffers: usize, in_file: bool) -> Error {
-    Error::InvalidField {
-        tensor: name.to_owned(),
-        field: "checksums".into(),
-        value: found.to_string(),
-        reason: if in_file {
-            format!("one checksum per buffer: the tensor has {buffers}")
-        } else {
-            "the header names no checksum algorithm".into()
-        },
-    }
-}
-
 fn quant_params(q: &fb::Quantization<'_>) -> QuantParams {
     QuantParams {
         scheme: q.scheme().0,
@@ -546,53 +499,72 @@ pub(super) fn plan_of(t: &fb::Tensor<'_>) -> Result<Plan> {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::before;
+/// The semantic checks as hooks of the generated verifier: each tensor is
+/// checked as soon as it passed the structural checks. The first failure is
+/// kept and the structural walk goes on, so that a structural failure
+/// anywhere still wins, as in the reference path (structure first).
+pub(super) struct Fused<'a> {
+    checks: Checks<'a>,
+    /// Boxed: the walk carries this state, and failures are rare.
+    failure: Option<Box<Error>>,
+    /// The header's fields, once the walk verified them.
+    header: Option<HeaderFields<'a>>,
+}
 
-    #[test]
-    fn before_is_the_byte_order_of_str() {
-        let words = [
-            "",
-            "a",
-            "b",
-            "ab",
-            "aa",
-            "model.layers.1.weight",
-            "model.layers.10.weight",
-            "model.layers.2.weight",
-            "model.layers.1.weighu",
-            "é",
-            "e",
-            "model.layers.1.weight.",
-            "abcdefgh",
-            "abcdefgi",
-            "abcdefgh0",
-            "abcdefg",
-        ];
-        for a in words {
-            for b in words {
-                assert_eq!(before(a.as_bytes(), b.as_bytes()), a < b, "{a:?} {b:?}");
-            }
+impl<'a> Fused<'a> {
+    /// The fused pass over the header `header`.
+    pub(in crate::reader) fn new(mut checks: Checks<'a>, header: &'a [u8]) -> Self {
+        checks.header = header;
+        Fused {
+            checks,
+            failure: None,
+            header: None,
         }
-        // Every length to 20, one byte lower or higher at every position,
-        // against each other: the words and the overlapping last one.
-        let mut many: Vec<Vec<u8>> = Vec::new();
-        // Fewer under Miri, which runs each comparison a thousand times slower.
-        for n in 0..if cfg!(miri) { 10 } else { 20 } {
-            many.push(vec![b'm'; n]);
-            for at in 0..n {
-                for c in [b'a', b'z'] {
-                    let mut v = vec![b'm'; n];
-                    v[at] = c;
-                    many.push(v);
-                }
-            }
+    }
+
+    /// The verified header's fields (after a walk that passed).
+    pub(in crate::reader) fn header(&self) -> Option<&HeaderFields<'a>> {
+        self.header.as_ref()
+    }
+
+    /// After the structural walk passed: the checks in the reference's
+    /// order (file-wide, the first tensor that failed, the name index,
+    /// overlaps). Gives the index of names.
+    pub(in crate::reader) fn finish(
+        &mut self,
+        header: &HeaderFields<'a>,
+        flags: u64,
+    ) -> Result<NameTable> {
+        check_file(header, flags)?;
+        if let Some(e) = self.failure.take() {
+            return Err(*e);
         }
-        for a in &many {
-            for b in &many {
-                assert_eq!(before(a, b), a < b, "{a:?} {b:?}");
-            }
+        self.checks.finish_with(header)?;
+        let entries = std::mem::take(&mut self.checks.entries);
+        let bytes = self.checks.header;
+        Ok(NameTable::build(
+            entries,
+            bytes,
+            crate::reader::names::hashes_for(bytes.len()),
+        ))
+    }
+}
+
+impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
+    #[inline(always)]
+    fn header(&mut self, h: &HeaderFields<'a>) {
+        self.header = Some(*h);
+    }
+
+    #[inline(always)]
+    fn tensor(&mut self, t: &TensorFields<'a>) {
+        if self.failure.is_none()
+            && let Err(e) = self.checks.tensor(t)
+        {
+            self.failure = Some(Box::new(e));
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

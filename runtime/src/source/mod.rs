@@ -16,6 +16,7 @@ use std::ops::Range;
 mod plan;
 mod pread;
 
+pub use crate::reader::OPEN_SUFFIX;
 pub use plan::{Coalesced, coalesce};
 pub use pread::{PIECE, PreadSource, default_threads};
 

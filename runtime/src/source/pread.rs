@@ -138,7 +138,10 @@ fn on_threads<E: Send>(
 /// The threads a batch of positioned reads uses unless told otherwise: one
 /// per core, at most 8 (more only queue at the device).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    // Asked once: the answer reads the cgroup's CPU quota from /sys, which
+    // costs more than opening a mapped file does.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 /// Fills `buf` with the bytes of `f` at `offset` (`pread`, retried until

@@ -10,6 +10,7 @@ use crate::{ElementType, Layout};
 
 mod quantized;
 
+pub use crate::reader::{Metadata, Shape, Tensors};
 pub use quantized::QuantizedView;
 
 impl<'a> TensorRef<'a> {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 pub(super) fn encode(et: ElementType, codes: &[u128]) -> Vec<u8> {
     let bits = et.bits();
     if bits < 8 {
-        hurray::pack_codes(codes.iter().map(|&c| c as u8), bits)
+        hurray::pack::pack_codes(codes.iter().map(|&c| c as u8), bits)
     } else {
         let n = (bits / 8) as usize;
         codes

@@ -175,7 +175,7 @@ fn values_and_block_fields_match_the_reference_bit_for_bit() {
             assert_eq!(s.codes.len() * 2, want.len());
             let got: Vec<u8> = hurray::pack::unpack_codes(&s.codes, 4, want.len() as u64).collect();
             assert_eq!(&got, want, "{}: codes", t.name);
-            assert_eq!(s.codes, hurray::pack_codes(want.iter().copied(), 4));
+            assert_eq!(s.codes, hurray::pack::pack_codes(want.iter().copied(), 4));
         }
     }
 }
@@ -230,7 +230,7 @@ fn split_reorders_the_nibbles_of_a_block() {
     assert_eq!(s.mins, None);
     // Elements 0..16 are 0..15, elements 16..32 are 15..0.
     let codes: Vec<u8> = (0..16).chain((0..16).rev()).collect();
-    assert_eq!(s.codes, hurray::pack_codes(codes, 4));
+    assert_eq!(s.codes, hurray::pack::pack_codes(codes, 4));
     assert_eq!(s.codes[0], 0x10);
     assert_eq!(s.codes[8], 0xef);
 }

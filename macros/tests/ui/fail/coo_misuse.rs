@@ -1,4 +1,5 @@
-use hurray::{Compressed, Coo, Tensors};
+use hurray::{Tensors};
+use hurray::fields::{Compressed, Coo};
 
 #[derive(Tensors)]
 struct Sparse<'a> {

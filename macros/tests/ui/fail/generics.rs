@@ -1,4 +1,6 @@
-use hurray::{Packed, Int4, Tensors};
+use hurray::{Tensors};
+use hurray::elements::Int4;
+use hurray::fields::Packed;
 
 // A borrowed field needs the struct's lifetime.
 #[derive(Tensors)]

@@ -1,4 +1,5 @@
-use hurray::{Compressed, Tensors};
+use hurray::{Tensors};
+use hurray::fields::Compressed;
 
 #[derive(Tensors)]
 struct Weights<'a> {

@@ -1,4 +1,5 @@
-use hurray::{Quantized, Tensors};
+use hurray::{Tensors};
+use hurray::fields::Quantized;
 
 #[derive(Tensors)]
 struct Q<'a> {

@@ -1,4 +1,5 @@
-use hurray::{Compressed, Quantized, Tensors};
+use hurray::{Tensors};
+use hurray::fields::{Compressed, Quantized};
 
 #[derive(Tensors)]
 struct Sparse<'a> {

@@ -1,5 +1,7 @@
 // Every field kind, with each attribute, through a full save/load.
-use hurray::{Compressed, Descriptor, Element, File, Int4, Packed, Quantized, StaticDescriptor, Tensors};
+use hurray::{Descriptor, Element, File, StaticDescriptor, Tensors};
+use hurray::elements::Int4;
+use hurray::fields::{Compressed, Packed, Quantized};
 
 #[derive(Tensors)]
 struct Head<'a> {

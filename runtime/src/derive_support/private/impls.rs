@@ -224,7 +224,7 @@ fn quantized_view<'a>(
     spec: &FieldSpec,
     storage: ElementType,
     scale: ElementType,
-) -> Result<crate::QuantizedView<'a>> {
+) -> Result<crate::views::QuantizedView<'a>> {
     check(t, spec, storage, 1)?;
     contiguous_layout(t, "loading a quantized field")?;
     let view = t.quantized()?;

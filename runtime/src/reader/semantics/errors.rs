@@ -1,0 +1,57 @@
+//! The per-tensor checks' errors, built out of line and marked cold: built
+//! inline they made every tensor's checks save and restore registers for
+//! them.
+
+use crate::error::Error;
+
+/// `Checks::tensor`'s errors of names and alignment.
+#[cold]
+#[inline(never)]
+pub(super) fn names_not_sorted(previous: &str, name: &str) -> Error {
+    Error::NamesNotSorted {
+        previous: previous.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn buffer_count(
+    name: &str,
+    layout: &'static str,
+    expected: usize,
+    found: usize,
+) -> Error {
+    Error::BufferCount {
+        tensor: name.to_owned(),
+        layout,
+        expected,
+        found,
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn invalid_alignment(name: &str, value: u64) -> Error {
+    Error::InvalidAlignment {
+        owner: format!("tensor {name:?}"),
+        value,
+    }
+}
+
+/// `check_checksums`' error, out of line: building it inline made every
+/// tensor's checks save and restore registers for it.
+#[cold]
+#[inline(never)]
+pub(super) fn checksums_error(name: &str, found: usize, buffers: usize, in_file: bool) -> Error {
+    Error::InvalidField {
+        tensor: name.to_owned(),
+        field: "checksums".into(),
+        value: found.to_string(),
+        reason: if in_file {
+            format!("one checksum per buffer: the tensor has {buffers}")
+        } else {
+            "the header names no checksum algorithm".into()
+        },
+    }
+}

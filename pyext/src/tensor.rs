@@ -248,14 +248,8 @@ impl PyTensor {
 
     fn __repr__(&self) -> PyResult<String> {
         let t = self.header()?;
-        let dims: Vec<String> = t
-            .shape()
-            .iter()
-            .map(|d| match d {
-                Dim::Fixed(n) => n.to_string(),
-                Dim::Dynamic => "?".to_owned(),
-            })
-            .collect();
+        // The runtime's spelling of a dimension (`?` when dynamic).
+        let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
         let mut facts = vec![
             format!("dtype={}", t.element_type().name()),
             format!(

@@ -16,7 +16,9 @@ pub const PIECE: usize = 8 << 20;
 pub struct PreadSource {
     file: std::fs::File,
     location: String,
-    threads: usize,
+    /// `None`: [`default_threads`], asked when a batch is read (not when
+    /// a mapped file is opened).
+    threads: Option<usize>,
 }
 
 impl PreadSource {
@@ -37,14 +39,14 @@ impl PreadSource {
         PreadSource {
             file,
             location: path.display().to_string(),
-            threads: default_threads(),
+            threads: None,
         }
     }
 
     /// This source reading a batch on `threads` threads (at least 1).
     pub fn with_threads(self, threads: usize) -> Self {
         PreadSource {
-            threads: threads.max(1),
+            threads: Some(threads.max(1)),
             ..self
         }
     }
@@ -86,7 +88,8 @@ impl Source for PreadSource {
                 })
             })
             .collect();
-        on_threads(pieces, self.threads, |p| pread(&self.file, p.buf, p.offset))
+        let threads = self.threads.unwrap_or_else(default_threads);
+        on_threads(pieces, threads, |p| pread(&self.file, p.buf, p.offset))
     }
 
     fn current_len(&self) -> std::io::Result<u64> {

@@ -296,7 +296,6 @@ pub(crate) fn gather(
 /// [`gather`] from `values`, the part of `src`'s values buffer that starts
 /// at element `base` (a byte boundary): what a slice read through a source
 /// fetched.
-#[inline]
 fn gather_in(
     src: &TensorRef<'_>,
     values: &[u8],

@@ -311,10 +311,7 @@ fn gather_in(
     if counts.contains(&0) {
         return Ok(());
     }
-    let src_strides = match src.layout() {
-        Layout::Strided(s) => s,
-        _ => row_major_strides(&src.shape().to_wire()),
-    };
+    let src_strides = src.element_strides();
     let stored = base + values.len() as u64 * 8 / u64::from(bits);
     let out_of_bounds = || Error::InvalidField {
         tensor: name.to_owned(),
@@ -422,12 +419,8 @@ fn copy_element(values: &[u8], bits: u32, unit: usize, e: u64, dst: &mut [u8]) {
 /// `stored` elements; `None` for an empty slice or one that leaves the
 /// buffer (the gather over the whole buffer then names the problem).
 fn element_span(src: &TensorRef<'_>, ranges: &[SliceRange], stored: u64) -> Option<(u64, u64)> {
-    let strides = match src.layout() {
-        Layout::Strided(s) => s,
-        _ => row_major_strides(&src.shape().to_wire()),
-    };
     let (mut lo, mut hi) = (0i128, 0i128);
-    for (r, s) in ranges.iter().zip(&strides) {
+    for (r, s) in ranges.iter().zip(&src.element_strides()) {
         let n = r.len();
         if n == 0 {
             return None;

@@ -44,10 +44,10 @@
 //!   "read-only" or "copied". It exists for consumers that only speak the old
 //!   protocol; prefer the versioned form.
 
+use crate::ElementType;
 use crate::aligned::AlignedBytes;
 use crate::error::{Error, Result};
 use crate::reader::{File, TensorRef};
-use crate::{ElementType, Layout};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -222,10 +222,7 @@ fn parts(file: &File, t: &TensorRef<'_>, options: ExportOptions) -> Result<Parts
         .into_iter()
         .map(|d| to_i64(t, "shape (DLPack sizes are i64)", d))
         .collect::<Result<Vec<i64>>>()?;
-    let strides = match t.layout() {
-        Layout::Strided(s) => s,
-        _ => crate::views::row_major_strides(&t.shape().to_wire()),
-    };
+    let strides = t.element_strides();
     if i32::try_from(shape.len()).is_err() {
         return Err(Error::SizeOverflow {
             tensor: t.name().to_owned(),

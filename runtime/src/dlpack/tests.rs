@@ -1,7 +1,7 @@
 //! The export's rules, one test each.
 
 use super::*;
-use crate::{Dim, TensorDescriptor, Writer, shape};
+use crate::{Dim, Layout, TensorDescriptor, Writer, shape};
 
 fn file() -> Arc<File> {
     let mut bytes = Vec::new();

@@ -66,11 +66,16 @@ impl<'a> TensorRef<'a> {
     /// elements (row-major strides for a contiguous tensor).
     pub fn as_strided<T: Element>(&self) -> Result<(&'a [T], Vec<i64>)> {
         self.check_type::<T>()?;
-        let strides = match self.layout() {
+        Ok((cast(self.name(), self.data()?)?, self.element_strides()))
+    }
+
+    /// The strides, in elements, of a dense or strided tensor's values: the
+    /// layout's own, or row-major ones for a dense tensor.
+    pub(crate) fn element_strides(&self) -> Vec<i64> {
+        match self.layout() {
             Layout::Strided(s) => s,
             _ => row_major_strides(&self.dims_u64()),
-        };
-        Ok((cast(self.name(), self.data()?)?, strides))
+        }
     }
 
     /// A packed view of a sub-byte (or any integer/bool) dense tensor.

@@ -35,13 +35,7 @@ impl File {
             checksummed: checksums.then_some(0),
         };
         for t in self.tensors() {
-            let checked = if t.is_read() {
-                check(t, checksums)
-            } else {
-                self.fetch(t.name())
-                    .and_then(|fetched| check(fetched.tensor(), checksums))
-            };
-            match checked {
+            match self.with_data(t, |t| check(t, checksums)) {
                 Ok(true) => {
                     if let Some(n) = report.checksummed.as_mut() {
                         *n += 1;
@@ -64,11 +58,7 @@ impl File {
     pub fn verify_checksums(&self) -> Result<bool> {
         let mut verified = false;
         for t in self.tensors() {
-            verified |= if t.is_read() {
-                t.verify_checksum()?
-            } else {
-                self.fetch(t.name())?.tensor().verify_checksum()?
-            };
+            verified |= self.with_data(t, |t| t.verify_checksum())?;
         }
         Ok(verified)
     }

@@ -42,14 +42,10 @@ pub(super) fn copy(file: &File, output: &Path) -> Result<()> {
     }
     for t in file.tensors() {
         bar.set_message(t.name().to_owned());
-        let desc = t.descriptor();
-        let fetched = match t.is_read() {
-            true => None,
-            false => Some(file.fetch(t.name())?),
-        };
-        let t = fetched.as_ref().map_or(t, |f| f.tensor());
-        let buffers: Vec<&[u8]> = t.buffers().into_iter().map(|(_, b)| b).collect();
-        w.add_tensor(&desc, &buffers)?;
+        file.with_data(t, |t| {
+            let buffers: Vec<&[u8]> = t.buffers().into_iter().map(|(_, b)| b).collect();
+            w.add_tensor(&t.descriptor(), &buffers)
+        })?;
         bar.inc(t.byte_length());
     }
     w.finish()?;

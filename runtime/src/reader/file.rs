@@ -282,16 +282,16 @@ impl File {
     /// file read through a source, the first call reads the tensor's
     /// buffers (one request when they are neighbours) and keeps them.
     pub fn tensor(&self, name: &str) -> Result<TensorRef<'_>> {
-        if let Data::Read { read, .. } = &self.data {
-            let reader = self.reader();
+        let reader = self.reader();
+        if let Data::Read { .. } = &self.data {
             let i = reader.position(name).ok_or_else(|| Error::NotFound {
                 name: name.to_owned(),
             })?;
-            if read[i].get().is_none() {
-                self.read(&[name])?;
-            }
+            self.read_places(&[i])?;
+            // The reader's view of the cells is the same after the read.
+            return Ok(reader.tensor_at(i));
         }
-        self.reader().tensor(name)
+        reader.tensor(name)
     }
 
     /// All tensors in file order (sorted by name), without reading: of a
@@ -305,32 +305,61 @@ impl File {
     /// batch the source coalesces and runs concurrently, and keeps them;
     /// a no-op for a file mapped or in memory.
     pub fn read(&self, names: &[&str]) -> Result<()> {
-        let Data::Read { source, read } = &self.data else {
+        if let Data::Resident(_) = &self.data {
             return Ok(());
-        };
+        }
         let reader = self.reader();
-        let mut wanted = Vec::new();
-        for name in names {
-            let i = reader.position(name).ok_or_else(|| Error::NotFound {
-                name: (*name).to_owned(),
-            })?;
-            if read[i].get().is_none() && !wanted.iter().any(|(j, _)| *j == i) {
-                wanted.push((i, reader.header_tensor(i)));
-            }
-        }
-        let tensors: Vec<TensorRef<'_>> = wanted.iter().map(|(_, t)| *t).collect();
-        let fetched = fetch_into(source.0.as_ref(), &tensors)?;
-        for ((i, _), buffers) in wanted.iter().zip(fetched) {
-            // Another thread may have read it meanwhile: same bytes.
-            let _ = read[*i].set(buffers.into_boxed_slice());
-        }
-        Ok(())
+        let places = names
+            .iter()
+            .map(|name| {
+                reader.position(name).ok_or_else(|| Error::NotFound {
+                    name: (*name).to_owned(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.read_places(&places)
     }
 
     /// Reads every tensor not read yet ([`read`](Self::read) of all names).
     pub fn read_all(&self) -> Result<()> {
-        let names: Vec<&str> = self.tensors().map(|t| t.name()).collect();
-        self.read(&names)
+        self.read_places(&(0..self.len()).collect::<Vec<_>>())
+    }
+
+    /// Reads the tensors at `places` (in the file's order) not read yet, in
+    /// one batch, and keeps them; nothing for a resident file.
+    fn read_places(&self, places: &[usize]) -> Result<()> {
+        let Data::Read { source, read } = &self.data else {
+            return Ok(());
+        };
+        let reader = self.reader();
+        let mut wanted: Vec<usize> = places
+            .iter()
+            .copied()
+            .filter(|&i| read[i].get().is_none())
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let tensors: Vec<TensorRef<'_>> = wanted.iter().map(|&i| reader.header_tensor(i)).collect();
+        let fetched = fetch_into(source.0.as_ref(), &tensors)?;
+        for (i, buffers) in wanted.into_iter().zip(fetched) {
+            // Another thread may have read it meanwhile: same bytes.
+            let _ = read[i].set(buffers.into_boxed_slice());
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on `t` (a tensor of this file) with its data: in place when
+    /// it is at hand, else fetched for the call and dropped after it, so a
+    /// walk over a file read through a source holds one tensor at a time.
+    pub fn with_data<R>(
+        &self,
+        t: TensorRef<'_>,
+        f: impl FnOnce(TensorRef<'_>) -> Result<R>,
+    ) -> Result<R> {
+        if t.is_read() {
+            return f(t);
+        }
+        f(self.fetch(t.name())?.tensor())
     }
 
     /// Reads tensor `name` into memory of its own (64-byte aligned, one
@@ -366,17 +395,18 @@ impl File {
         self.fetch_many(&names)
     }
 
-    /// A copy of the buffer of `role` of tensor `name`, read through the
-    /// file's source as [`fetch`](Self::fetch) reads.
-    pub fn read_buffer(&self, name: &str, role: BufferRole) -> Result<Vec<u8>> {
-        let fetched = self.fetch(name)?;
-        match fetched.tensor().buffer(role) {
-            Some(bytes) if fetched.tensor().buffer_range(role).is_some() => Ok(bytes.to_vec()),
-            _ => Err(Error::NoBuffer {
+    /// A copy of the buffer of `role` of tensor `name` in 64-byte aligned
+    /// memory, read through the file's source as [`fetch`](Self::fetch)
+    /// reads (that buffer alone).
+    pub fn read_buffer(&self, name: &str, role: BufferRole) -> Result<AlignedBytes> {
+        let t = self.header_reader().tensor(name)?;
+        let Some((offset, length)) = t.buffer_range(role) else {
+            return Err(Error::NoBuffer {
                 tensor: name.to_owned(),
                 buffer: role.name(),
-            }),
-        }
+            });
+        };
+        self.read_range(name, role, offset, length)
     }
 
     /// `length` bytes at `offset`, inside buffer `role` of tensor `name` as

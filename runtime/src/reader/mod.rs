@@ -185,6 +185,24 @@ pub(crate) fn locate_parts(prefix: &[u8], footer: &[u8], len: u64) -> Result<Loc
     Ok((header_offset..footer_at, version, flags))
 }
 
+/// The place of the first tensor whose name is not below `name`, by binary
+/// search: names are sorted (verified at open).
+fn first_not_below(
+    tensors: flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<fb::Tensor<'_>>>,
+    name: &str,
+) -> usize {
+    let (mut lo, mut hi) = (0, tensors.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if tensors.get(mid).name() < name {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl<'a> Reader<'a> {
     /// Verifies `bytes` as a Hurray file: prefix, footer, the FlatBuffers
     /// header, and every descriptor and buffer (see the module docs).
@@ -489,30 +507,40 @@ impl<'a> Reader<'a> {
             }
         }
         // Names are sorted and unique (verified at open).
-        let (mut lo, mut hi) = (0, tensors.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let t = tensors.get(mid);
-            match t.name().cmp(name) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some((mid, t)),
-            }
-        }
-        None
+        let i = first_not_below(tensors, name);
+        (i < tensors.len())
+            .then(|| tensors.get(i))
+            .filter(|t| t.name() == name)
+            .map(|t| (i, t))
     }
 
     /// The place in the file (sorted by name) of tensor `name`.
     pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        if let Some(table) = self.names.table() {
+            match table.find(name, self.header_bytes()) {
+                names::Found::At(i, _) => return Some(i),
+                names::Found::Absent => return None,
+                names::Found::Unknown => {}
+            }
+        }
         self.get_without_table(name).map(|(i, _)| i)
     }
 
     /// The tensor at place `i`, with its header alone (its data accessors
     /// are [`Error::NotRead`]), for reads through a source.
     pub(crate) fn header_tensor(&self, i: usize) -> TensorRef<'a> {
-        let t = self.tensors.map(|v| v.get(i));
-        match t {
-            Some(t) => TensorRef::new(tensor::DataBytes::Unread, t, self.alignment, self.checksum),
+        self.place(i, tensor::DataBytes::Unread)
+    }
+
+    /// The tensor at place `i` (found by [`position`](Self::position)),
+    /// with its data as this reader has it.
+    pub(crate) fn tensor_at(&self, i: usize) -> TensorRef<'a> {
+        self.place(i, self.data.of(i))
+    }
+
+    fn place(&self, i: usize, data: tensor::DataBytes<'a>) -> TensorRef<'a> {
+        match self.tensors.map(|v| v.get(i)) {
+            Some(t) => TensorRef::new(data, t, self.alignment, self.checksum),
             None => unreachable!("a place found by `position`"),
         }
     }
@@ -524,16 +552,8 @@ impl<'a> Reader<'a> {
             return false;
         };
         // The first name not below `prefix` is the only candidate.
-        let (mut lo, mut hi) = (0, tensors.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if tensors.get(mid).name() < prefix {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo < tensors.len() && tensors.get(lo).name().starts_with(prefix)
+        let i = first_not_below(tensors, prefix);
+        i < tensors.len() && tensors.get(i).name().starts_with(prefix)
     }
 
     /// The tensor named `name`, or [`Error::NotFound`].

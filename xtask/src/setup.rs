@@ -84,6 +84,9 @@ pub(crate) fn python(root: &Path) -> Result<PathBuf> {
                     "install",
                     "--quiet",
                     "--disable-pip-version-check",
+                    // The wheels (torch's CUDA libraries alone are 3 GB) are installed once per
+                    // venv; a second copy in pip's cache only costs disk a fresh CI machine lacks.
+                    "--no-cache-dir",
                     "-r",
                 ])
                 .arg(&requirements))?;

@@ -182,12 +182,20 @@ impl PyFile {
         self.file.file_len()
     }
 
-    /// Reads the tensors named in `names` that are not read yet in one
-    /// batch (for a URL: coalesced range GETs, several in flight) and keeps
-    /// them; nothing for a mapped file.
-    fn read(&self, py: Python<'_>, names: Vec<String>) -> PyResult<()> {
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        py.detach(|| self.file.read(&names)).map_err(err)
+    /// Brings the tensors named in `names` (all of them when `None`) into
+    /// memory now, so using them waits for nothing: for a URL, those not
+    /// read yet in one batch (coalesced range GETs, several in flight), kept;
+    /// for a mapped file, their pages read in and mapped on several threads.
+    #[pyo3(signature = (names=None))]
+    fn read(&self, py: Python<'_>, names: Option<Vec<String>>) -> PyResult<()> {
+        match names {
+            None => py.detach(|| self.file.read_all()),
+            Some(names) => {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                py.detach(|| self.file.read(&names))
+            }
+        }
+        .map_err(err)
     }
 
     /// Verifies every tensor's checksums (reads all the data; opening reads

@@ -57,8 +57,8 @@ import torch
 import hurray
 import hurray.numpy
 import hurray.torch
+from llama import VOCAB, llama_shapes
 
-VOCAB = 32000
 SLICE = (1000, 1064)
 SLICE_CALLS = 1000
 TOUCH_STRIDE = 4096
@@ -66,27 +66,7 @@ TOUCH_STRIDE = 4096
 
 def build_state_dict(size_mb, seed=0):
     """A bf16/f32 transformer state dict of about ``size_mb`` MB, and its d and layer count."""
-    target = size_mb * 2**20
-    d = 256
-    for cand in (512, 768, 1024, 1536, 2048, 3072, 4096):
-        if 2 * VOCAB * cand * 2 + 4 * 32 * cand * cand <= target:
-            d = cand
-    per_layer = 32 * d * d + 5 * 4 * d
-    n_layers = max(1, round((target - 2 * VOCAB * d * 2) / per_layer))
-    shapes = {"model.embed_tokens.weight": ((VOCAB, d), torch.bfloat16)}
-    for i in range(n_layers):
-        p = f"model.layers.{i}."
-        for proj in "qkvo":
-            shapes[p + f"self_attn.{proj}_proj.weight"] = ((d, d), torch.bfloat16)
-        for proj in "qkv":
-            shapes[p + f"self_attn.{proj}_proj.bias"] = ((d,), torch.float32)
-        shapes[p + "mlp.gate_proj.weight"] = ((4 * d, d), torch.bfloat16)
-        shapes[p + "mlp.up_proj.weight"] = ((4 * d, d), torch.bfloat16)
-        shapes[p + "mlp.down_proj.weight"] = ((d, 4 * d), torch.bfloat16)
-        shapes[p + "input_layernorm.weight"] = ((d,), torch.float32)
-        shapes[p + "post_attention_layernorm.weight"] = ((d,), torch.float32)
-    shapes["model.norm.weight"] = ((d,), torch.float32)
-    shapes["lm_head.weight"] = ((VOCAB, d), torch.bfloat16)
+    shapes, d, n_layers = llama_shapes(size_mb)
     gen = torch.Generator().manual_seed(seed)
     tensors = {name: torch.randn(shape, dtype=dt, generator=gen)
                for name, (shape, dt) in shapes.items()}

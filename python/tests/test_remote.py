@@ -78,6 +78,12 @@ def test_safe_open_on_a_url_reads_what_the_disk_reads(hurray, s3):
     assert len(remote) == 4 and "mask" in remote and remote.size == path.stat().st_size
     assert remote.metadata == local.metadata and remote.keys() == local.keys()
     remote.read(["empty", "mask"])
+    remote.read()  # the rest, in one batch
+    # A mapped file's pages are read in and mapped now (tests/residency.rs watches the pages).
+    local.read()
+    local.read(["mask"])
+    with pytest.raises(KeyError, match="missing"):
+        local.read(["mask", "missing"])
     for name in expected:
         assert remote[name].tobytes() == local[name].tobytes()
         assert remote[name].shape == local[name].shape

@@ -9,7 +9,11 @@
 //!
 //! The file: `HURRAY_BENCH_MIB` MiB (default 1024) of f32 tensors of 16 MiB
 //! each, in `HURRAY_BENCH_DIR` (default: the system temp directory; it must
-//! be on a real disk for the cache to matter).
+//! be on a real disk for the cache to matter). Tensor names sort in another
+//! order than their data (as a model's do), which matters to the last two
+//! rows: the file mapped and every page read in name order, faulted in
+//! through readahead, against `read_all` (parallel `MADV_POPULATE_READ`)
+//! first.
 //!
 //! A shared virtual disk's speed drifts between reads by up to 2x, so each
 //! case is reported as the median, over the rounds, of its ratio to the
@@ -65,12 +69,16 @@ fn main() {
         .unwrap_or_else(std::env::temp_dir);
     let path = dir.join("hurray-bench-load.hurray");
     let tensors = (mib << 20).div_ceil(TENSOR_BYTES).max(1);
+    // A stride coprime with the count permutes the names.
+    let stride = if tensors.is_multiple_of(37) { 1 } else { 37 };
     {
         let mut w = Writer::create(&path).unwrap();
         let data: Vec<u8> = (0..TENSOR_BYTES).map(|i| (i * 31 % 251) as u8).collect();
         for i in 0..tensors {
+            // Names in another order than the data, as a model's are
+            // (`lm_head` sorts first, `model.layers.10` before `.2`).
             let d = TensorDescriptor::new(
-                format!("w{i:04}"),
+                format!("w{:04}", (i * stride) % tensors),
                 ElementType::Float32,
                 shape(&[(TENSOR_BYTES / 4) as u64]),
             );
@@ -89,6 +97,7 @@ fn main() {
     let mut raw = Vec::new();
     let mut whole = Vec::new();
     let mut loaded: Vec<Vec<Duration>> = vec![Vec::new(); threads.len()];
+    let (mut faulted, mut populated) = (Vec::new(), Vec::new());
     for _ in 0..RUNS {
         drop_cache(&path);
         let t = Instant::now();
@@ -106,6 +115,18 @@ fn main() {
             let all = file.fetch_all().unwrap();
             loaded[i].push(t.elapsed());
             assert_eq!(all.len(), tensors);
+        }
+        // The map: faulted in by reading every page in name order, or read
+        // in first (`read_all`, parallel MADV_POPULATE_READ) and then read.
+        for (populate, times) in [(false, &mut faulted), (true, &mut populated)] {
+            drop_cache(&path);
+            let t = Instant::now();
+            let file = File::open(&path).unwrap();
+            if populate {
+                file.read_all().unwrap();
+            }
+            assert_eq!(touch(&file), tensors as u64 * TENSOR_BYTES as u64 / 4096);
+            times.push(t.elapsed());
         }
     }
     let _ = std::fs::remove_file(&path);
@@ -133,4 +154,18 @@ fn main() {
     for (n, times) in threads.iter().zip(&loaded) {
         report(&format!("fetch_all, {n} thread(s)"), times);
     }
+    report("map, every page read in name order", &faulted);
+    report("map, read_all, every page read", &populated);
+}
+
+/// Reads one byte of every page of every tensor (in name order); the count.
+fn touch(file: &File) -> u64 {
+    let mut pages = 0;
+    for t in file.tensors() {
+        for b in t.data().unwrap().iter().step_by(4096) {
+            std::hint::black_box(*b);
+            pages += 1;
+        }
+    }
+    pages
 }

@@ -12,7 +12,10 @@
 //! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
 //! - `test`: set up, then fmt, codegen --check, clippy, every Rust and Python test.
 //! - `example`: the main job on the bundled example.
+//! - `bench-peers [-- ARGS]`: load and save one state dict with Hurray and with
+//!   every peer loader, each load in a fresh process (`python/bench/peers.py`).
 
+mod bench;
 mod cbindgen;
 mod ci;
 mod setup;
@@ -38,8 +41,11 @@ fn main() -> Result<()> {
         ["vectors", "--check"] => vectors::run(&root, true),
         ["cbindgen"] => cbindgen::run(&root, false),
         ["cbindgen", "--check"] => cbindgen::run(&root, true),
+        ["bench-peers", rest @ ..] => {
+            bench::peers(&root, rest.strip_prefix(&["--"]).unwrap_or(rest))
+        }
         _ => bail!(
-            "usage: cargo xtask codegen [--check] | vectors [--check] | cbindgen [--check] | install-flatc | setup | test | example"
+            "usage: cargo xtask codegen [--check] | vectors [--check] | cbindgen [--check] | install-flatc | setup | test | example | bench-peers [-- ARGS]"
         ),
     }
 }

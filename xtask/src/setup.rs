@@ -67,33 +67,51 @@ fn is_root() -> bool {
 /// The Python used by the Python reader's tests: a venv under `.tools/py`
 /// with `python/requirements.txt` installed.
 pub(crate) fn python(root: &Path) -> Result<PathBuf> {
-    let venv = root.join(".tools/py");
+    venv(
+        &root.join(".tools/py"),
+        &root.join("python/requirements.txt"),
+        |_| Ok(()),
+    )
+}
+
+/// The Python of the venv at `venv` with `requirements` installed, set up
+/// again only when the requirements change; `prepare` runs on a new or
+/// changed venv before the install.
+pub(crate) fn venv(
+    venv: &Path,
+    requirements: &Path,
+    prepare: impl FnOnce(&Path) -> Result<()>,
+) -> Result<PathBuf> {
     let py = venv.join("bin/python");
-    let requirements = root.join("python/requirements.txt");
     let stamp = venv.join(".requirements");
-    let wanted = std::fs::read_to_string(&requirements).unwrap_or_default();
+    let wanted = std::fs::read_to_string(requirements).unwrap_or_default();
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
         if !py.exists() {
-            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+            run(Command::new("python3").arg("-m").arg("venv").arg(venv))?;
         }
+        prepare(&py)?;
         if requirements.exists() {
-            run(Command::new(&py)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    // The wheels (torch's CUDA libraries alone are 3 GB) are installed once per
-                    // venv; a second copy in pip's cache only costs disk a fresh CI machine lacks.
-                    "--no-cache-dir",
-                    "-r",
-                ])
-                .arg(&requirements))?;
+            pip(&py, &["-r".as_ref(), requirements.as_os_str()])?;
         }
         std::fs::write(&stamp, wanted)?;
     }
     Ok(py)
+}
+
+/// `pip install` into the venv of `py`, quietly and without pip's cache: the
+/// wheels (torch's CUDA libraries alone are 3 GB) are installed once per
+/// venv, and a second copy in the cache only costs disk a CI machine lacks.
+pub(crate) fn pip(py: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
+    run(Command::new(py)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg("--no-cache-dir")
+        .args(args))
 }
 
 /// Everything: flatc, Python, LLVM/MLIR.

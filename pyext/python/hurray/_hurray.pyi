@@ -107,8 +107,10 @@ class File:
     @property
     def size(self) -> int:
         """The file's length in bytes."""
-    def read(self, names: Sequence[str]) -> None:
-        """Reads the named tensors not read yet in one batch (a URL's: coalesced range GETs)."""
+    def read(self, names: Optional[Sequence[str]] = None) -> None:
+        """Brings the named tensors (all when None) into memory now: a URL's
+        not read yet in one batch of coalesced range GETs; a mapped file's
+        pages read in and mapped on several threads."""
     def verify_checksums(self) -> bool:
         """Reads every tensor: True when all recorded checksums match, False
         when the file records none; raises ChecksumError on a mismatch."""

@@ -26,4 +26,5 @@ def load_file(filename: Union[str, os.PathLike]) -> Dict[str, "np.ndarray"]:
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "np")
+    f.read()  # all of it, in large runs on several threads (see hurray.torch.load_file)
     return {name: _convert.to_numpy(t) for name, t in f.items()}

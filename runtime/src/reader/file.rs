@@ -301,13 +301,12 @@ impl File {
         self.reader().tensors()
     }
 
-    /// Reads every tensor named in `names` that is not read yet, in one
-    /// batch the source coalesces and runs concurrently, and keeps them;
-    /// a no-op for a file mapped or in memory.
+    /// Brings the tensors named in `names` into memory now, so that using
+    /// them waits for nothing: of a file read through a source, those not
+    /// read yet are read in one batch the source coalesces and runs
+    /// concurrently, and kept; of a mapped file, their pages are read in and
+    /// mapped, in parallel pieces. Nothing for a file in memory.
     pub fn read(&self, names: &[&str]) -> Result<()> {
-        if let Data::Resident(_) = &self.data {
-            return Ok(());
-        }
         let reader = self.reader();
         let places = names
             .iter()
@@ -320,18 +319,38 @@ impl File {
         self.read_places(&places)
     }
 
-    /// Reads every tensor not read yet ([`read`](Self::read) of all names).
+    /// Brings every tensor into memory now ([`read`](Self::read) of all
+    /// names); of a mapped file, every page of the file.
     pub fn read_all(&self) -> Result<()> {
-        self.read_places(&(0..self.len()).collect::<Vec<_>>())
+        match &self.data {
+            Data::Resident(storage) => {
+                storage.populate(std::slice::from_ref(&(0..self.len as usize)))
+            }
+            Data::Read { .. } => self.read_places(&(0..self.len()).collect::<Vec<_>>()),
+        }
     }
 
     /// Reads the tensors at `places` (in the file's order) not read yet, in
-    /// one batch, and keeps them; nothing for a resident file.
+    /// one batch, and keeps them; of a map, populates their buffers' pages.
     fn read_places(&self, places: &[usize]) -> Result<()> {
-        let Data::Read { source, read } = &self.data else {
-            return Ok(());
-        };
         let reader = self.reader();
+        let (source, read) = match &self.data {
+            Data::Read { source, read } => (source, read),
+            Data::Resident(storage) => {
+                let mut ranges: Vec<std::ops::Range<usize>> = places
+                    .iter()
+                    .flat_map(|&i| {
+                        let t = reader.header_tensor(i);
+                        t.roles()
+                            .into_iter()
+                            .filter_map(move |role| t.buffer_range(role))
+                            .map(|(at, len)| at as usize..(at + len) as usize)
+                    })
+                    .collect();
+                ranges.sort_unstable_by_key(|r| r.start);
+                return storage.populate(&ranges);
+            }
+        };
         let mut wanted: Vec<usize> = places
             .iter()
             .copied()

@@ -51,6 +51,11 @@ impl PreadSource {
         }
     }
 
+    /// The threads a batch is read on.
+    pub(crate) fn threads(&self) -> usize {
+        self.threads.unwrap_or_else(default_threads)
+    }
+
     /// The open file.
     pub(crate) fn file(&self) -> &std::fs::File {
         &self.file
@@ -88,8 +93,9 @@ impl Source for PreadSource {
                 })
             })
             .collect();
-        let threads = self.threads.unwrap_or_else(default_threads);
-        on_threads(pieces, threads, |p| pread(&self.file, p.buf, p.offset))
+        on_threads(pieces, self.threads(), |p| {
+            pread(&self.file, p.buf, p.offset)
+        })
     }
 
     fn current_len(&self) -> std::io::Result<u64> {
@@ -107,30 +113,42 @@ fn on_threads<E: Send>(
     read: impl Fn(ReadRequest<'_>) -> std::result::Result<(), E> + Sync,
 ) -> std::result::Result<(), E> {
     pieces.sort_by_key(|p| p.offset);
-    // No more threads than pieces (and a bound on a caller's wild count).
-    let threads = threads.clamp(1, pieces.len().max(1));
-    let total: usize = pieces.iter().map(|p| p.buf.len()).sum();
+    in_runs(pieces, |p| p.buf.len(), threads, read)
+}
+
+/// Runs `work` on every item of `items` (in order), split into `threads`
+/// contiguous runs of about equal `size`, one thread each (none spawned for
+/// one run). The first error wins.
+pub(crate) fn in_runs<T: Send, E: Send>(
+    items: Vec<T>,
+    size: impl Fn(&T) -> usize,
+    threads: usize,
+    work: impl Fn(T) -> std::result::Result<(), E> + Sync,
+) -> std::result::Result<(), E> {
+    // No more threads than items (and a bound on a caller's wild count).
+    let threads = threads.clamp(1, items.len().max(1));
+    let total: usize = items.iter().map(&size).sum();
     let share = total.div_ceil(threads).max(1);
-    let mut runs: Vec<Vec<ReadRequest<'_>>> = Vec::with_capacity(threads);
+    let mut runs: Vec<Vec<T>> = Vec::with_capacity(threads);
     let mut current = Vec::new();
     let mut filled = 0;
-    for p in pieces {
-        filled += p.buf.len();
-        current.push(p);
+    for item in items {
+        filled += size(&item);
+        current.push(item);
         if filled >= share * (runs.len() + 1) && runs.len() + 1 < threads {
             runs.push(std::mem::take(&mut current));
         }
     }
     runs.push(current);
-    let read = &read;
-    let read_run = move |run: Vec<ReadRequest<'_>>| run.into_iter().try_for_each(read);
+    let work = &work;
+    let run_one = move |run: Vec<T>| run.into_iter().try_for_each(work);
     if runs.len() == 1 {
-        return read_run(runs.pop().unwrap_or_default());
+        return run_one(runs.pop().unwrap_or_default());
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = runs
             .into_iter()
-            .map(|run| scope.spawn(move || read_run(run)))
+            .map(|run| scope.spawn(move || run_one(run)))
             .collect();
         handles
             .into_iter()

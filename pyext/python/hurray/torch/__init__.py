@@ -29,6 +29,9 @@ def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[st
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "pt", device)
+    # Every tensor is wanted: read the file in now, in large runs on several
+    # threads, rather than fault it in tensor by tensor in name order.
+    f.read()
     return {name: _convert.to_torch(t, device) for name, t in f.items()}
 
 

@@ -1,0 +1,584 @@
+"""Head-to-head: loading and saving one state dict with Hurray and with every
+loader people pick instead, each load in a fresh process.
+
+Peers (each through the calls its documentation gives, default options):
+
+- ``safetensors``: ``safetensors.torch.load_file`` / ``save_file``;
+- ``runai``: Run:ai Model Streamer, ``SafetensorsStreamer.stream_file`` over
+  the safetensors file, every yielded tensor kept (owned: cloned out of the
+  streamer's buffer, which it reuses);
+- ``tensorizer``: CoreWeave ``TensorDeserializer(path, device="cpu")`` /
+  ``TensorSerializer.write_state_dict``;
+- ``torch`` and ``torch-mmap``: ``torch.load(weights_only=True)`` without and
+  with ``mmap=True`` / ``torch.save``;
+- ``fastsafetensors``: ``fastsafe_open(nogds=True, device="cpu")``;
+- ``hurray``: ``hurray.torch.load_file`` / ``save_file``.
+
+Cases (a fresh process per sample, samples interleaved across libraries):
+
+- ``warm-own``: the file as its own library wrote it, still in the page cache;
+- ``warm-read``: the same file dropped from the page cache, then read once
+  with plain ``read`` calls (as ``cat`` would), then loaded;
+- ``cold``: dropped from the page cache (``posix_fadvise(DONTNEED)`` after
+  a sync) before every sample;
+- ``small``: a state dict of many small tensors, warm;
+- ``s3``: from the tests' S3 server on loopback (``hurray-s3-test-server``,
+  s3s over a directory, release build): ``hurray.safe_open(url)`` and
+  ``get_tensor`` of every name, the streamer's ``stream_file("s3://...")``
+  (``runai-model-streamer-s3``), tensorizer's ``TensorDeserializer`` over
+  ``stream_io.open_stream("s3://...")``; the limit is a parallel ranged GET
+  of the whole object (8 threads, 8 MiB ranges, boto3);
+- ``save`` and ``save+fsync``: writing the state dict (built before the
+  clock starts) to a new file; with fsync each library's own durable option
+  where it has one (Hurray's default), else ``os.fsync`` after the save.
+
+A load is timed from the call to the loader until one byte of every 4 KiB
+page of every tensor has been read (so lazy and mapped loads pay for their
+pages). The first sample of every library and case then checks every byte
+of every tensor against the source's CRC-32 (untimed).
+
+The physical limits, measured in the same run (``limit`` rows): cold, a
+parallel ``pread`` of the whole file into memory (8 threads, 8 MiB pieces);
+warm, mapping Hurray's file (in the page-cache state of the case) and reading
+one byte of every page; save, writing the same bytes to a new file in 1 MiB ``write``
+calls (and an fsync).
+
+Run it with ``cargo xtask bench-peers`` (its own venv, a release build of the
+extension); arguments after ``--`` are passed on::
+
+    cargo xtask bench-peers -- --size-mib 1024 --samples 7
+"""
+
+import argparse
+import json
+import mmap
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+from llama import llama_shapes
+
+PAGE = 4096
+LOADERS = ["hurray", "safetensors", "runai", "tensorizer", "torch", "torch-mmap", "fastsafetensors"]
+SAVERS = ["hurray", "safetensors", "tensorizer", "torch"]
+# Which file each loader reads: the one its own library wrote.
+FILE_OF = {
+    "hurray": "hurray",
+    "safetensors": "safetensors",
+    "runai": "safetensors",
+    "fastsafetensors": "safetensors",
+    "tensorizer": "tensorizer",
+    "torch": "torch",
+    "torch-mmap": "torch",
+}
+EXTENSION = {"hurray": ".hurray", "safetensors": ".safetensors", "tensorizer": ".tensors", "torch": ".pt"}
+
+
+# ---- the state dicts ------------------------------------------------------------------------
+
+
+def small_shapes(count):
+    """``count`` small f32 tensors of 64 to 4,096 elements."""
+    import torch
+
+    rng = random.Random(1)
+    return {f"block.{i}.param": ((rng.randrange(64, 4097),), torch.float32) for i in range(count)}
+
+
+def state_dict(kind, size):
+    """Tensors of random bits (every child builds the same ones, fast)."""
+    import numpy as np
+    import torch
+
+    shapes = llama_shapes(size)[0] if kind == "llama" else small_shapes(size)
+    rng = np.random.default_rng(0)
+    out = {}
+    for name, (shape, dt) in shapes.items():
+        n = dt.itemsize
+        for d in shape:
+            n *= d
+        out[name] = torch.frombuffer(bytearray(rng.bytes(n)), dtype=dt).reshape(shape)
+    return out
+
+
+def raw(t):
+    """A tensor's bytes as a flat uint8 tensor (no copy for a contiguous tensor)."""
+    import torch
+
+    return t.contiguous().reshape(-1).view(torch.uint8)
+
+
+def digests(tensors):
+    return {name: zlib.crc32(raw(t).numpy()) for name, t in tensors.items()}
+
+
+def touch(tensors):
+    """Reads one byte of every page of every tensor."""
+    total = 0
+    for t in tensors.values():
+        total += int(raw(t)[::PAGE].sum())
+    return total
+
+
+# ---- the libraries --------------------------------------------------------------------------
+
+
+S3_KEY, S3_SECRET = "hurray-test", "hurray-test-secret"
+
+
+def s3_env(endpoint):
+    """The environment the peers' S3 clients read (path-style, static keys)."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": S3_KEY,
+        "AWS_SECRET_ACCESS_KEY": S3_SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "0",
+    }
+
+
+def load_s3(lib, url):
+    """The state dict at ``url`` (``s3://bucket/key``) as ``lib`` loads it."""
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    if lib == "hurray":
+        import hurray
+
+        options = {"aws_endpoint": endpoint, "aws_allow_http": "true", "aws_access_key_id": S3_KEY,
+                   "aws_secret_access_key": S3_SECRET, "aws_region": "us-east-1"}
+        with hurray.safe_open(url, framework="pt", storage_options=options) as f:
+            return {name: f.get_tensor(name) for name in f.keys()}
+    if lib == "runai":
+        from runai_model_streamer import SafetensorsStreamer
+
+        with SafetensorsStreamer() as streamer:
+            streamer.stream_file(url)
+            return dict(streamer.get_tensors())
+    if lib == "tensorizer":
+        from tensorizer import TensorDeserializer, stream_io
+
+        stream = stream_io.open_stream(url, "rb", s3_access_key_id=S3_KEY, s3_secret_access_key=S3_SECRET,
+                                       s3_endpoint=endpoint, force_http=True)
+        with TensorDeserializer(stream, device="cpu") as d:
+            return dict(d.items())
+    raise ValueError(lib)
+
+
+def limit_s3(url):
+    """Ranged GETs of the whole object (8 MiB, 8 threads) into one buffer."""
+    import concurrent.futures
+
+    import boto3
+
+    bucket, key = url[len("s3://"):].split("/", 1)
+    client = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    start = time.perf_counter()
+    size = client.head_object(Bucket=bucket, Key=key)["ContentLength"]
+    buf = bytearray(size)
+    piece = 8 << 20
+
+    def get(at):
+        end = min(at + piece, size) - 1
+        body = client.get_object(Bucket=bucket, Key=key, Range=f"bytes={at}-{end}")["Body"].read()
+        buf[at : at + len(body)] = body
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(get, range(0, size, piece)))
+    return time.perf_counter() - start
+
+
+def load(lib, path):
+    """The state dict in ``path`` as ``lib`` loads it: tensors the caller owns."""
+    if path.startswith("s3://"):
+        return load_s3(lib, path)
+    if lib == "hurray":
+        import hurray.torch
+
+        return hurray.torch.load_file(path)
+    if lib == "safetensors":
+        import safetensors.torch
+
+        return safetensors.torch.load_file(path)
+    if lib == "runai":
+        from runai_model_streamer import SafetensorsStreamer
+
+        out = {}
+        with SafetensorsStreamer() as streamer:
+            streamer.stream_file(path)
+            for name, t in streamer.get_tensors():
+                out[name] = t.clone()
+        return out
+    if lib == "tensorizer":
+        from tensorizer import TensorDeserializer
+
+        with TensorDeserializer(path, device="cpu") as d:
+            return dict(d.items())
+    if lib in ("torch", "torch-mmap"):
+        import torch
+
+        return torch.load(path, weights_only=True, mmap=lib == "torch-mmap")
+    if lib == "fastsafetensors":
+        from fastsafetensors import fastsafe_open
+
+        with fastsafe_open(filenames=[path], nogds=True, device="cpu") as f:
+            return {name: f.get_tensor(name).clone() for name in f.keys()}
+    raise ValueError(lib)
+
+
+def save(lib, tensors, path, fsync):
+    if lib == "hurray":
+        import hurray.torch
+
+        hurray.torch.save_file(tensors, path, durable=fsync)
+        return
+    if lib == "safetensors":
+        import safetensors.torch
+
+        safetensors.torch.save_file(tensors, path)
+    elif lib == "tensorizer":
+        from tensorizer import TensorSerializer
+
+        s = TensorSerializer(path)
+        s.write_state_dict(tensors)
+        s.close()
+    elif lib == "torch":
+        import torch
+
+        torch.save(tensors, path)
+    else:
+        raise ValueError(lib)
+    if fsync:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ---- physical limits ------------------------------------------------------------------------
+
+
+def limit_cold(path):
+    """A parallel pread of the whole file into one buffer."""
+    size = os.path.getsize(path)
+    buf = bytearray(size)
+    view = memoryview(buf)
+    piece = 8 << 20
+    offsets = list(range(0, size, piece))
+    fd = os.open(path, os.O_RDONLY)
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                if not offsets:
+                    return
+                at = offsets.pop(0)
+            n = min(piece, size - at)
+            while n:
+                got = os.preadv(fd, [view[at : at + n]], at)
+                at, n = at + got, n - got
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    os.close(fd)
+    return seconds
+
+
+def limit_warm(path):
+    """Maps the file and reads one byte of every page."""
+    start = time.perf_counter()
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    total = 0
+    for at in range(0, len(m), PAGE):
+        total += m[at]
+    seconds = time.perf_counter() - start
+    m.close()
+    return seconds
+
+
+def limit_save(tensors, path, fsync):
+    """The same bytes written to a new file in 1 MiB pieces (faster here
+    than one write per tensor, which keeps more dirty pages in flight)."""
+    start = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for t in tensors.values():
+        view = memoryview(raw(t).numpy())
+        while view:
+            view = view[os.write(fd, view[: 1 << 20]) :]
+    if fsync:
+        os.fsync(fd)
+    os.close(fd)
+    return time.perf_counter() - start
+
+
+# ---- the child: one timed operation in a fresh process --------------------------------------
+
+
+def child(args):
+    op, lib, path = args.child
+    if op == "load":
+        if lib == "limit":
+            limit = {"cold": limit_cold, "s3": limit_s3}.get(args.case, limit_warm)
+            seconds = limit(path)
+            print(json.dumps({"seconds": seconds}))
+            return
+        imports(lib)  # the clock times the load, not Python's imports
+        start = time.perf_counter()
+        tensors = load(lib, path)
+        touch(tensors)
+        seconds = time.perf_counter() - start
+        out = {"seconds": seconds}
+        if args.check:
+            out["digests"] = digests(tensors)
+        print(json.dumps(out))
+        return
+    tensors = state_dict(args.kind, args.size)
+    fsync = op == "save+fsync"
+    if lib == "limit":
+        seconds = limit_save(tensors, path, fsync)
+    else:
+        save(lib, {"warm-up": tensors[next(iter(tensors))][:1].clone()}, path + ".warm-up", False)
+        os.unlink(path + ".warm-up")
+        start = time.perf_counter()
+        save(lib, tensors, path, fsync)
+        seconds = time.perf_counter() - start
+    print(json.dumps({"seconds": seconds}))
+
+
+def drop(path):
+    """Drops ``path``'s pages from the page cache (its dirty pages written first)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def read_through(path):
+    with open(path, "rb", buffering=0) as f:
+        while f.read(1 << 20):
+            pass
+
+
+# ---- the parent -----------------------------------------------------------------------------
+
+
+def run_child(args, op, lib, path, case, kind, size, check=False, env=None):
+    cmd = [sys.executable, __file__, "--child", op, lib, path, "--case", case,
+           "--kind", kind, "--size", str(size)]
+    if check:
+        cmd.append("--check")
+    done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+    if done.returncode != 0:
+        if lib in ("hurray", "limit"):
+            raise SystemExit(f"{op} {lib} {case} failed:\n{done.stderr[-3000:]}")
+        # A peer that cannot do the case is a row of the table, not the end of the run.
+        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+        print(f"{op} {lib} {case} failed: {last}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(args, rows, case, libs, paths, kind, size, expected, prepare, env=None):
+    """Interleaved fresh-process samples of loading with every lib in ``libs``."""
+    times = {lib: [] for lib in libs}
+    for sample in range(args.samples):
+        order = libs[sample % len(libs):] + libs[:sample % len(libs)]
+        for lib in order:
+            path = paths[lib]
+            prepare(path)
+            check = sample == 0 and lib != "limit"
+            out = run_child(args, "load", lib, path, case, kind, size, check, env)
+            if out is None:
+                times[lib].append(float("nan"))
+                continue
+            if check and out["digests"] != expected:
+                bad = [n for n in expected if out["digests"].get(n) != expected[n]][:3]
+                raise SystemExit(f"{lib} {case}: wrong bytes in {bad}")
+            times[lib].append(out["seconds"])
+    rows.append((case, medians(times)))
+
+
+def medians(times):
+    """Each library's median; NaN for one that failed (said on stderr)."""
+    return {lib: statistics.median(t) if all(x == x for x in t) else float("nan") for lib, t in times.items()}
+
+
+def report(rows, nbytes):
+    lines = []
+    for case, medians in rows:
+        peers = {k: v for k, v in medians.items() if k not in ("hurray", "limit") and v == v}
+        best = min(peers, key=peers.get) if peers else None
+        lines.append(f"\n{case}  ({nbytes / 2**20:.0f} MiB; median seconds; speed relative to Hurray)")
+        for lib, s in sorted(medians.items(), key=lambda kv: (kv[1] != kv[1], kv[1])):
+            if s != s:
+                lines.append(f"  {lib:16} failed")
+                continue
+            rel = medians["hurray"] / s
+            lines.append(f"  {lib:16} {s:9.4f} s  {nbytes / s / 1e9:6.2f} GB/s  Hurray/{lib} = {1 / rel:5.2f}x")
+        if best:
+            lines.append(f"  => Hurray / best peer ({best}) = {peers[best] / medians['hurray']:.2f}x; "
+                         f"Hurray / limit = {medians.get('limit', float('nan')) / medians['hurray']:.2f}")
+    return "\n".join(lines)
+
+
+# Every library hands out torch tensors; torch is imported before the clock
+# starts for all of them, as in a program that already uses torch.
+MODULES = {
+    "hurray": ["torch", "hurray.torch"],
+    "safetensors": ["torch", "safetensors.torch"],
+    "runai": ["torch", "runai_model_streamer"],
+    "tensorizer": ["torch", "tensorizer"],
+    "torch": ["torch"],
+    "torch-mmap": ["torch"],
+    "fastsafetensors": ["torch", "fastsafetensors"],
+}
+
+
+def imports(lib):
+    for module in MODULES[lib]:
+        __import__(module)
+
+
+class s3_server:
+    """The tests' S3 server (release build) serving ``files`` in bucket ``bench``."""
+
+    def __init__(self, root, files):
+        self.root, self.files = os.path.join(root, "s3"), files
+
+    def __enter__(self):
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "hurray-s3-test-server"],
+                       cwd=repo, check=True)
+        os.makedirs(os.path.join(self.root, "bench"))
+        urls = {}
+        for lib, path in self.files.items():
+            name = os.path.basename(path)
+            os.link(path, os.path.join(self.root, "bench", name))
+            urls[lib] = f"s3://bench/{name}"
+        server = os.path.join(repo, "target", "release", "hurray-s3-test-server")
+        self.proc = subprocess.Popen([server, self.root], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stdout.readline().strip()
+        assert line.startswith("endpoint="), line
+        return line.split("=", 1)[1], urls
+
+    def __exit__(self, *exc):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def available(lib):
+    try:
+        imports(lib)
+        return True
+    except ImportError as e:
+        print(f"skipping {lib}: {e}", file=sys.stderr)
+        return False
+
+
+def parent(args):
+    import torch
+
+    libs = [lib for lib in LOADERS if lib in args.libs and available(lib)]
+    # Every file a loader reads (written by its own library), and the savers timed.
+    writers = [lib for lib in SAVERS if lib in {FILE_OF[x] for x in libs} | {"hurray"}]
+    savers = [lib for lib in SAVERS if lib in libs]
+    root = tempfile.mkdtemp(prefix="hurray-peers-", dir=args.dir)
+    rows = []
+    try:
+        for kind, size, cases in (("llama", args.size_mib, args.cases), ("small", args.small, ["small"])):
+            if not set(cases) & set(args.cases) and kind == "llama":
+                continue
+            if kind == "small" and "small" not in args.cases:
+                continue
+            tensors = state_dict(kind, size)
+            nbytes = sum(t.nbytes for t in tensors.values())
+            expected = digests(tensors)
+            del tensors
+            files = {}
+            for saver in writers:
+                files[saver] = os.path.join(root, f"{kind}{EXTENSION[saver]}")
+                run_child(args, "save", saver, files[saver], "save", kind, size)
+            paths = {lib: files[FILE_OF[lib]] for lib in libs}
+            print(f"{kind}: {len(expected)} tensors, {nbytes / 2**20:.0f} MiB; "
+                  f"torch {torch.__version__}", file=sys.stderr)
+            if kind == "small":
+                measure(args, rows, "small", libs, paths, kind, size, expected, lambda p: None)
+                continue
+            # The limits read Hurray's file, in the page-cache state of the case.
+            limit_paths = dict(paths, limit=files["hurray"])
+            if "warm-own" in cases:
+                measure(args, rows, "warm-own", libs + ["limit"], limit_paths, kind, size, expected,
+                        lambda p: None)
+            if "warm-read" in cases:
+                measure(args, rows, "warm-read", libs + ["limit"], limit_paths, kind, size, expected,
+                        lambda p: (drop(p), read_through(p)))
+            if "cold" in cases:
+                measure(args, rows, "cold", libs + ["limit"], limit_paths, kind, size, expected, drop)
+            if "s3" in cases:
+                s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
+                with s3_server(root, files) as (endpoint, urls):
+                    urls = {lib: urls[FILE_OF[lib]] for lib in s3_libs}
+                    measure(args, rows, "s3", s3_libs + ["limit"], dict(urls, limit=urls["hurray"]), kind,
+                            size, expected, lambda p: None, s3_env(endpoint))
+            for op in ("save", "save+fsync"):
+                if op not in cases:
+                    continue
+                times = {lib: [] for lib in savers + ["limit"]}
+                for sample in range(args.samples):
+                    for lib in savers + ["limit"]:
+                        target = os.path.join(root, f"out-{lib}")
+                        os.sync()
+                        out = run_child(args, op, lib, target, op, kind, size)
+                        times[lib].append(out["seconds"] if out else float("nan"))
+                        for leftover in (target, target + ".warm-up"):
+                            if os.path.exists(leftover):
+                                os.unlink(leftover)
+                rows.append((op, medians(times)))
+            print(report(rows, nbytes))
+            sys.stdout.flush()
+            rows.clear()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size-mib", type=int, default=1024)
+    p.add_argument("--small", type=int, default=10_000, help="tensors in the 'small' case")
+    p.add_argument("--samples", type=int, default=7)
+    p.add_argument("--dir", default=None, help="where the files go (default: the temp dir)")
+    p.add_argument("--libs", default=",".join(LOADERS), type=lambda s: s.split(","))
+    p.add_argument("--cases", default="warm-own,warm-read,cold,s3,save,save+fsync,small",
+                   type=lambda s: s.split(","))
+    p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    p.add_argument("--case", help=argparse.SUPPRESS)
+    p.add_argument("--kind", help=argparse.SUPPRESS)
+    p.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        child(args)
+    else:
+        parent(args)
+
+
+if __name__ == "__main__":
+    main()

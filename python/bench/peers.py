@@ -300,13 +300,15 @@ def limit_cold(path):
 
 def limit_warm(path):
     """Maps the file and reads one byte of every page."""
+    import numpy as np
+
     start = time.perf_counter()
     with open(path, "rb") as f:
         m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
-    total = 0
-    for at in range(0, len(m), PAGE):
-        total += m[at]
+    pages = np.frombuffer(m, dtype=np.uint8)[::PAGE]
+    int(pages.sum())
     seconds = time.perf_counter() - start
+    del pages
     m.close()
     return seconds
 

@@ -21,8 +21,9 @@ def load(data: bytes) -> Dict[str, "np.ndarray"]:
 
 
 def load_file(filename: Union[str, os.PathLike]) -> Dict[str, "np.ndarray"]:
-    """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes). Given a sharded
-    checkpoint's index, every logical tensor of the checkpoint."""
+    """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes),
+    read in before they are returned. Given a sharded checkpoint's index, every logical tensor of the
+    checkpoint."""
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "np")

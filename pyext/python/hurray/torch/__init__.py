@@ -24,8 +24,10 @@ def load(data: bytes) -> Dict[str, "torch.Tensor"]:
 def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
-    never reaches the file. Given a sharded
-    checkpoint's index, every logical tensor of the checkpoint."""
+    never reaches the file. The file is read in (every page mapped, on
+    several threads) before the tensors are returned, so using them waits
+    for no disk. Given a sharded checkpoint's index, every logical tensor of
+    the checkpoint."""
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "pt", device)

@@ -342,8 +342,11 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
             return hurray_format::copy(&file, output).with_context(context);
         }
         // The other writers take every tensor at once: a file read from a
-        // URL is read whole first (one batch of concurrent range GETs).
-        file.read_all().map_err(|e| anyhow!("{e}"))?;
+        // URL is read whole first (one batch of concurrent range GETs). A
+        // mapped file is streamed from the map as the writer goes.
+        if file.bytes().is_none() {
+            file.read_all().map_err(|e| anyhow!("{e}"))?;
+        }
         let source = hurray_format::source(&file)?;
         return transfer(source, input, to, output, options).with_context(context);
     }

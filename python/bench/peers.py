@@ -507,10 +507,9 @@ def parent(args):
     root = tempfile.mkdtemp(prefix="hurray-peers-", dir=args.dir)
     rows = []
     try:
-        for kind, size, cases in (("llama", args.size_mib, args.cases), ("small", args.small, ["small"])):
-            if not set(cases) & set(args.cases) and kind == "llama":
-                continue
-            if kind == "small" and "small" not in args.cases:
+        llama_cases = [c for c in args.cases if c != "small"]
+        for kind, size, cases in (("llama", args.size_mib, llama_cases), ("small", args.small, ["small"])):
+            if not set(cases) & set(args.cases):
                 continue
             tensors = state_dict(kind, size)
             nbytes = sum(t.nbytes for t in tensors.values())
@@ -525,7 +524,6 @@ def parent(args):
                   f"torch {torch.__version__}", file=sys.stderr)
             if kind == "small":
                 measure(args, rows, "small", libs, paths, kind, size, expected, lambda p: None)
-                continue
             # The limits read Hurray's file, in the page-cache state of the case.
             limit_paths = dict(paths, limit=files["hurray"])
             if "warm-own" in cases:

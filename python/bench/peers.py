@@ -29,8 +29,9 @@ Cases (a fresh process per sample, samples interleaved across libraries):
   ``stream_io.open_stream("s3://...")``; the limit is a parallel ranged GET
   of the whole object (8 threads, 8 MiB ranges, boto3). Not run unless
   asked for (``--cases s3``): that server is CPU-bound on large objects;
-- ``save`` and ``save+fsync``: writing the state dict (built before the
-  clock starts) to a new file; with fsync each library's own durable option
+- ``save`` and ``save+fsync``: writing the state dict (built, and one
+  one-element tensor saved to warm the library's code, before the clock
+  starts) to a new file; with fsync each library's own durable option
   where it has one (Hurray's default), else ``os.fsync`` after the save.
 
 A load is timed from the call to the loader until one byte of every 4 KiB
@@ -433,8 +434,8 @@ def report(rows, nbytes):
             if s != s:
                 lines.append(f"  {lib:16} failed")
                 continue
-            rel = medians["hurray"] / s
-            lines.append(f"  {lib:16} {s:9.4f} s  {nbytes / s / 1e9:6.2f} GB/s  Hurray/{lib} = {1 / rel:5.2f}x")
+            speed = s / medians["hurray"]  # Hurray's speed over lib's
+            lines.append(f"  {lib:16} {s:9.4f} s  {nbytes / s / 1e9:6.2f} GB/s  Hurray/{lib} = {speed:5.2f}x")
         if best:
             lines.append(f"  => Hurray / best peer ({best}) = {peers[best] / medians['hurray']:.2f}x; "
                          f"Hurray / limit = {medians.get('limit', float('nan')) / medians['hurray']:.2f}")

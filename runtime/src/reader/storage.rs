@@ -18,6 +18,9 @@ use std::ptr::NonNull;
 /// 2: 0.73-0.98 s, 4: 0.73-0.82 s, 8: 0.70-0.87 s, 16: 0.65-0.82 s.
 pub(super) const POPULATE_THREADS: usize = 8;
 
+/// The page size populated ranges are joined across (the smallest common one).
+const PAGE: usize = 4096;
+
 /// How [`File::open_with`](super::File::open_with) maps a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MapMode {
@@ -99,7 +102,7 @@ impl Storage {
         }
     }
 
-    /// Reads the pages of `ranges` (sorted byte ranges of the map) into
+    /// Reads the pages of `ranges` (byte ranges of the map, sorted by start) into
     /// memory and maps them, in pieces of [`PIECE`] on [`POPULATE_THREADS`]:
     /// afterwards, reading those bytes neither waits for the disk nor takes
     /// a page fault. Nothing for bytes in memory.
@@ -110,12 +113,22 @@ impl Storage {
     /// on every thread, and maps its pages in one call per piece instead of
     /// one fault per 16 pages (docs/performance.md, "Head to head").
     pub(super) fn populate(&self, ranges: &[Range<usize>]) -> Result<()> {
-        let (pread, map): (&PreadSource, &[u8]) = match self {
-            Storage::Mmap(m, f) => (f, m),
-            Storage::CopyOnWrite(c, f) => (f, &c.map),
+        let pread = match self {
+            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f,
             Storage::Owned(_) => return Ok(()),
         };
-        let pieces: Vec<Range<usize>> = ranges
+        // Neighbours within a page of each other (a tensor's buffers, small
+        // tensors side by side) are one range: one call, not one each.
+        let mut joined: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+        for r in ranges.iter().filter(|r| !r.is_empty()) {
+            match joined.last_mut() {
+                Some(last) if r.start <= last.end.saturating_add(PAGE) => {
+                    last.end = last.end.max(r.end);
+                }
+                _ => joined.push(r.clone()),
+            }
+        }
+        let pieces: Vec<Range<usize>> = joined
             .iter()
             .flat_map(|r| {
                 (r.start..r.end)
@@ -123,23 +136,21 @@ impl Storage {
                     .map(move |at| at..(at + PIECE).min(r.end))
             })
             .collect();
-        let advise = |piece: Range<usize>| self.advise(map, piece);
-        crate::source::in_runs(pieces, |p| p.len(), POPULATE_THREADS, advise)
+        crate::source::in_runs(pieces, |p| p.len(), POPULATE_THREADS, |p| self.advise(p))
             .map_err(|e| Error::io("reading in", Path::new(pread.location()), e))
     }
 
-    /// Populates `piece` of `map` (a map of this storage): `MADV_POPULATE_READ`,
-    /// or, on a kernel older than 5.14 or a system without it, the
-    /// asynchronous `MADV_WILLNEED`.
+    /// Populates `piece` of this storage's map: `MADV_POPULATE_READ`, or,
+    /// on a kernel older than 5.14 or a system without it, the asynchronous
+    /// `MADV_WILLNEED`.
     #[cfg(unix)]
-    fn advise(&self, map: &[u8], piece: Range<usize>) -> std::io::Result<()> {
+    fn advise(&self, piece: Range<usize>) -> std::io::Result<()> {
         use memmap2::Advice;
         let advise = |advice: Advice| match self {
             Storage::Mmap(m, _) => m.advise_range(advice, piece.start, piece.len()),
             Storage::CopyOnWrite(c, _) => c.map.advise_range(advice, piece.start, piece.len()),
             Storage::Owned(_) => Ok(()),
         };
-        debug_assert!(piece.end <= map.len());
         #[cfg(target_os = "linux")]
         match advise(Advice::PopulateRead) {
             // EINVAL: a kernel that does not know the advice.
@@ -150,7 +161,7 @@ impl Storage {
     }
 
     #[cfg(not(unix))]
-    fn advise(&self, _map: &[u8], _piece: Range<usize>) -> std::io::Result<()> {
+    fn advise(&self, _piece: Range<usize>) -> std::io::Result<()> {
         Ok(())
     }
 

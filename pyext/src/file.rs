@@ -182,10 +182,12 @@ impl PyFile {
         self.file.file_len()
     }
 
-    /// Brings the tensors named in `names` (all of them when `None`) into
-    /// memory now, so using them waits for nothing: for a URL, those not
-    /// read yet in one batch (coalesced range GETs, several in flight), kept;
-    /// for a mapped file, their pages read in and mapped on several threads.
+    /// Reads the tensors named in `names` (all of them when `None`) in: for
+    /// a URL, those not read yet now, in one batch (coalesced range GETs,
+    /// several in flight), kept; for a mapped file, asks the kernel to read
+    /// their pages in the file's order and returns without waiting, so the
+    /// first use of each page waits at most for its own read, already under
+    /// way.
     #[pyo3(signature = (names=None))]
     fn read(&self, py: Python<'_>, names: Option<Vec<String>>) -> PyResult<()> {
         match names {

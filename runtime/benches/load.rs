@@ -97,7 +97,7 @@ fn main() {
     let mut raw = Vec::new();
     let mut whole = Vec::new();
     let mut loaded: Vec<Vec<Duration>> = vec![Vec::new(); threads.len()];
-    let (mut faulted, mut populated) = (Vec::new(), Vec::new());
+    let (mut faulted, mut asked) = (Vec::new(), Vec::new());
     for _ in 0..RUNS {
         drop_cache(&path);
         let t = Instant::now();
@@ -116,13 +116,14 @@ fn main() {
             loaded[i].push(t.elapsed());
             assert_eq!(all.len(), tensors);
         }
-        // The map: faulted in by reading every page in name order, or read
-        // in first (`read_all`, parallel MADV_POPULATE_READ) and then read.
-        for (populate, times) in [(false, &mut faulted), (true, &mut populated)] {
+        // The map: faulted in by reading every page in name order, or with
+        // every page asked for first (`read_all`: MADV_WILLNEED in the
+        // file's order, not waited for) and then read in name order.
+        for (ask, times) in [(false, &mut faulted), (true, &mut asked)] {
             drop_cache(&path);
             let t = Instant::now();
             let file = File::open(&path).unwrap();
-            if populate {
+            if ask {
                 file.read_all().unwrap();
             }
             assert_eq!(touch(&file), tensors as u64 * TENSOR_BYTES as u64 / 4096);
@@ -155,7 +156,7 @@ fn main() {
         report(&format!("fetch_all, {n} thread(s)"), times);
     }
     report("map, every page read in name order", &faulted);
-    report("map, read_all, every page read", &populated);
+    report("map, read_all, every page read", &asked);
 }
 
 /// Reads one byte of every page of every tensor (in name order); the count.

@@ -22,19 +22,20 @@ mod staging;
 mod tensor;
 
 use header::{build_metadata, build_tensor};
-use staging::{STAGING_CAPACITY, Staging};
+use staging::{APPEND_MAX, Staging};
 pub use tensor::TensorWriter;
 
 const ZEROS: [u8; 4096] = [0; 4096];
-/// Bytes copied before they are checksummed: small enough to stay in the
-/// cache between the copy and the checksum (ADR-0009).
+/// Bytes copied before they are checksummed, in memory: small enough to
+/// stay in the cache between the copy and the checksum (ADR-0009). A stream
+/// takes pieces that complete its blocks instead ([`Writer::piece`]).
 const CHECKSUM_PIECE: usize = 1 << 20;
 /// Packed bytes computed before they are checksummed: 48 KiB, a whole
 /// number of bytes for every width, fits the first-level cache's
 /// neighbourhood (measured better than 128 KiB and 1 MiB on a 4-bit
-/// lowering). At most [`STAGING_CAPACITY`].
+/// lowering). At most [`APPEND_MAX`].
 const PACK_PIECE: usize = 48 << 10;
-const _: () = assert!(PACK_PIECE <= STAGING_CAPACITY && PACK_PIECE.is_multiple_of(3));
+const _: () = assert!(PACK_PIECE <= APPEND_MAX && PACK_PIECE.is_multiple_of(3));
 
 /// A tensor already written, waiting for the header.
 #[derive(Debug)]
@@ -212,6 +213,14 @@ impl<W: Write> Writer<W> {
         }
         self.pos += bytes.len() as u64;
         Ok(())
+    }
+
+    /// The most bytes of data to hand over (and checksum) next: what
+    /// completes the output's current block, so the data is written from
+    /// the caller's memory (at most 2 MiB, within the cache for the
+    /// checksum that follows); in memory, [`CHECKSUM_PIECE`].
+    fn piece(&self) -> usize {
+        self.out.room().unwrap_or(CHECKSUM_PIECE)
     }
 
     /// The vector to append at most `max` computed bytes to (see
@@ -452,5 +461,44 @@ mod tests {
         assert_eq!(w.pos, format::PREFIX_LEN);
         w.finish().unwrap();
         assert_eq!(&out[..8], &format::MAGIC);
+    }
+
+    /// A file's writes are whole 2 MiB blocks of the file (the last aside),
+    /// whatever its tensors' sizes, checksums on: the page cache then holds
+    /// the file in huge folios (see `staging`).
+    #[test]
+    fn a_file_is_written_in_whole_blocks() {
+        use crate::{ElementType, shape};
+        use std::io::IoSlice;
+        #[derive(Debug, Default)]
+        struct Recorder(Vec<usize>, u64);
+        impl Write for Recorder {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.write_vectored(&[IoSlice::new(buf)])
+            }
+            fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+                let n: usize = bufs.iter().map(|b| b.len()).sum();
+                self.0.push(n);
+                self.1 += n as u64;
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = Writer::new(Recorder::default()).unwrap();
+        for (i, len) in [3usize, 5 << 20, 100_000, (3 << 20) + 17, 1]
+            .into_iter()
+            .enumerate()
+        {
+            let desc =
+                TensorDescriptor::new(format!("t{i}"), ElementType::UInt8, shape(&[len as u64]));
+            w.add_tensor(&desc, &[&vec![i as u8; len]]).unwrap();
+        }
+        let (len, out) = w.finish_into_inner().unwrap();
+        assert_eq!(out.1, len);
+        let (last, blocks) = out.0.split_last().unwrap();
+        assert!(blocks.iter().all(|&n| n == 2 << 20), "{:?}", out.0);
+        assert!(*last <= 2 << 20);
     }
 }

@@ -108,9 +108,11 @@ class File:
     def size(self) -> int:
         """The file's length in bytes."""
     def read(self, names: Optional[Sequence[str]] = None) -> None:
-        """Brings the named tensors (all when None) into memory now: a URL's
-        not read yet in one batch of coalesced range GETs; a mapped file's
-        pages read in and mapped on several threads."""
+        """Reads the named tensors (all when None) in: a URL's not read yet
+        now, in one batch of coalesced range GETs; of a mapped file, asks the
+        kernel to read their pages in the file's order and returns without
+        waiting, so the first use of each page waits at most for its own
+        read, already under way."""
     def verify_checksums(self) -> bool:
         """Reads every tensor: True when all recorded checksums match, False
         when the file records none; raises ChecksumError on a mismatch."""

@@ -23,5 +23,5 @@ def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[st
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "jax", device)
-    f.read()  # all of it, in large runs on several threads (see hurray.torch.load_file)
+    f.read()  # all of it, in the file's order (see hurray.torch.load_file)
     return {name: _convert.to_jax(t, device) for name, t in f.items()}

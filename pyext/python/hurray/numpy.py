@@ -22,10 +22,10 @@ def load(data: bytes) -> Dict[str, "np.ndarray"]:
 
 def load_file(filename: Union[str, os.PathLike]) -> Dict[str, "np.ndarray"]:
     """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes),
-    read in before they are returned. Given a sharded checkpoint's index, every logical tensor of the
+    the file's pages asked for (in the file's order, without waiting) before they are returned. Given a sharded checkpoint's index, every logical tensor of the
     checkpoint."""
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "np")
-    f.read()  # all of it, in large runs on several threads (see hurray.torch.load_file)
+    f.read()  # all of it, in the file's order (see hurray.torch.load_file)
     return {name: _convert.to_numpy(t) for name, t in f.items()}

@@ -301,11 +301,13 @@ impl File {
         self.reader().tensors()
     }
 
-    /// Brings the tensors named in `names` into memory now, so that using
-    /// them waits for nothing: of a file read through a source, those not
-    /// read yet are read in one batch the source coalesces and runs
-    /// concurrently, and kept; of a mapped file, their pages are read in and
-    /// mapped, in parallel pieces. Nothing for a file in memory.
+    /// Reads the tensors named in `names` in: of a file read through a
+    /// source, those not read yet are read now in one batch the source
+    /// coalesces and runs concurrently, and kept, so using them waits for
+    /// nothing; of a mapped file, the kernel is asked to read their pages in
+    /// the file's order and the call returns without waiting, so the first
+    /// use of each page waits at most for its own read, already under way
+    /// (why not wait: `reader/storage.rs`). Nothing for a file in memory.
     pub fn read(&self, names: &[&str]) -> Result<()> {
         let reader = self.reader();
         let places = names
@@ -319,19 +321,19 @@ impl File {
         self.read_places(&places)
     }
 
-    /// Brings every tensor into memory now ([`read`](Self::read) of all
-    /// names); of a mapped file, every page of the file.
+    /// Reads every tensor in ([`read`](Self::read) of all names); of a
+    /// mapped file, every page of the file.
     pub fn read_all(&self) -> Result<()> {
         match &self.data {
             Data::Resident(storage) => {
-                storage.populate(std::slice::from_ref(&(0..self.len as usize)))
+                storage.read_in(std::slice::from_ref(&(0..self.len as usize)))
             }
             Data::Read { .. } => self.read_places(&(0..self.len()).collect::<Vec<_>>()),
         }
     }
 
     /// Reads the tensors at `places` (in the file's order) not read yet, in
-    /// one batch, and keeps them; of a map, populates their buffers' pages.
+    /// one batch, and keeps them; of a map, starts reading their buffers' pages in.
     fn read_places(&self, places: &[usize]) -> Result<()> {
         let reader = self.reader();
         let (source, read) = match &self.data {
@@ -348,7 +350,7 @@ impl File {
                     })
                     .collect();
                 ranges.sort_unstable_by_key(|r| r.start);
-                return storage.populate(&ranges);
+                return storage.read_in(&ranges);
             }
         };
         let mut wanted: Vec<usize> = places

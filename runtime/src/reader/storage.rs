@@ -7,18 +7,12 @@
 
 use crate::aligned::AlignedBytes;
 use crate::error::{Error, Result};
-use crate::source::{Ends, PIECE, PreadSource, ReadRequest, Source};
+use crate::source::{Ends, PreadSource, ReadRequest, Source};
 use std::ops::Range;
 use std::path::Path;
 use std::ptr::NonNull;
 
-/// The threads that populate a map: they mostly wait on the device, so
-/// their count is the depth of the queue they keep, not the cores. Measured
-/// on a cold 1 GiB file (2 cores, a virtual disk): 1 thread 0.92-1.7 s,
-/// 2: 0.73-0.98 s, 4: 0.73-0.82 s, 8: 0.70-0.87 s, 16: 0.65-0.82 s.
-pub(super) const POPULATE_THREADS: usize = 8;
-
-/// The page size populated ranges are joined across (the smallest common one).
+/// The page size ranges read in are joined across (the smallest common one).
 const PAGE: usize = 4096;
 
 /// How [`File::open_with`](super::File::open_with) maps a file.
@@ -102,17 +96,22 @@ impl Storage {
         }
     }
 
-    /// Reads the pages of `ranges` (byte ranges of the map, sorted by start) into
-    /// memory and maps them, in pieces of [`PIECE`] on [`POPULATE_THREADS`]:
-    /// afterwards, reading those bytes neither waits for the disk nor takes
-    /// a page fault. Nothing for bytes in memory.
+    /// Starts reading the pages of `ranges` (byte ranges of the map, sorted
+    /// by start) into memory, in the file's order, and returns without
+    /// waiting (`MADV_WILLNEED`): the first touch of each page then waits at
+    /// most for its own read, already under way. Nothing for bytes in
+    /// memory.
     ///
-    /// Why: a load that maps and then reads tensors in the file's name order
-    /// (not its data order) waits on readahead restarted at every tensor, on
-    /// one thread; populating first reads the file in large sequential runs
-    /// on every thread, and maps its pages in one call per piece instead of
-    /// one fault per 16 pages (docs/performance.md, "Head to head").
-    pub(super) fn populate(&self, ranges: &[Range<usize>]) -> Result<()> {
+    /// Why not wait (`MADV_POPULATE_READ`, which also maps the pages): on a
+    /// virtual machine, the first touch of a page the device just filled
+    /// costs the hypervisor's fault however the guest mapped it, so reading
+    /// everything first and touching afterwards serializes two costs that
+    /// faulting in overlaps. Measured on a cold 1 GiB file in fresh Python
+    /// processes: read in and mapped first, then touched, 2.0-2.2 s; faulted
+    /// in as touched, 0.60-0.65 s; this, 0.58-0.61 s. Warm, a file written in
+    /// whole blocks is mapped 2 MiB per fault, so mapping ahead saves nothing
+    /// (docs/performance.md, "Head to head").
+    pub(super) fn read_in(&self, ranges: &[Range<usize>]) -> Result<()> {
         let pread = match self {
             Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f,
             Storage::Owned(_) => return Ok(()),
@@ -128,40 +127,24 @@ impl Storage {
                 _ => joined.push(r.clone()),
             }
         }
-        let pieces: Vec<Range<usize>> = joined
-            .iter()
-            .flat_map(|r| {
-                (r.start..r.end)
-                    .step_by(PIECE)
-                    .map(move |at| at..(at + PIECE).min(r.end))
-            })
-            .collect();
-        crate::source::in_runs(pieces, |p| p.len(), POPULATE_THREADS, |p| self.advise(p))
+        joined
+            .into_iter()
+            .try_for_each(|r| self.advise_will_need(r))
             .map_err(|e| Error::io("reading in", Path::new(pread.location()), e))
     }
 
-    /// Populates `piece` of this storage's map: `MADV_POPULATE_READ`, or,
-    /// on a kernel older than 5.14 or a system without it, the asynchronous
-    /// `MADV_WILLNEED`.
     #[cfg(unix)]
-    fn advise(&self, piece: Range<usize>) -> std::io::Result<()> {
-        use memmap2::Advice;
-        let advise = |advice: Advice| match self {
-            Storage::Mmap(m, _) => m.advise_range(advice, piece.start, piece.len()),
-            Storage::CopyOnWrite(c, _) => c.map.advise_range(advice, piece.start, piece.len()),
+    fn advise_will_need(&self, range: Range<usize>) -> std::io::Result<()> {
+        use memmap2::Advice::WillNeed;
+        match self {
+            Storage::Mmap(m, _) => m.advise_range(WillNeed, range.start, range.len()),
+            Storage::CopyOnWrite(c, _) => c.map.advise_range(WillNeed, range.start, range.len()),
             Storage::Owned(_) => Ok(()),
-        };
-        #[cfg(target_os = "linux")]
-        match advise(Advice::PopulateRead) {
-            // EINVAL: a kernel that does not know the advice.
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
-            done => return done,
         }
-        advise(Advice::WillNeed)
     }
 
     #[cfg(not(unix))]
-    fn advise(&self, _piece: Range<usize>) -> std::io::Result<()> {
+    fn advise_will_need(&self, _range: Range<usize>) -> std::io::Result<()> {
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! [`TensorWriter`]: one tensor's bytes streamed into its buffers in order,
 //! each padded to its alignment and checksummed as it passes.
 
-use super::{CHECKSUM_PIECE, PACK_PIECE, Writer, Written};
+use super::{PACK_PIECE, Writer, Written};
 use crate::buffer::BufferRole;
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::TensorDescriptor;
@@ -93,7 +93,7 @@ impl<W: Write> TensorWriter<'_, W> {
                 // The same pass computes the checksum (ADR-0009): a piece at
                 // a time, so the checksum reads what the copy just brought
                 // into the cache instead of reading memory a second time.
-                n = n.min(CHECKSUM_PIECE);
+                n = n.min(self.writer.piece());
                 self.writer.raw_write(&bytes[..n])?;
                 running.update(&bytes[..n]);
             } else {

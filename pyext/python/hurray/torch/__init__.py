@@ -24,15 +24,16 @@ def load(data: bytes) -> Dict[str, "torch.Tensor"]:
 def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
-    never reaches the file. The file is read in (every page mapped, on
-    several threads) before the tensors are returned, so using them waits
-    for no disk. Given a sharded checkpoint's index, every logical tensor of
-    the checkpoint."""
+    never reaches the file. Before the tensors are returned, the kernel is
+    asked to read the file in its own order (without waiting), so using them
+    in any order waits only for reads already under way. Given a sharded
+    checkpoint's index, every logical tensor of the checkpoint."""
     f = _hurray.open(str(filename))
     if f.is_shard_index:
         return _sharded.load_checkpoint(filename, "pt", device)
-    # Every tensor is wanted: read the file in now, in large runs on several
-    # threads, rather than fault it in tensor by tensor in name order.
+    # Every tensor is wanted: start reading the file in its own order now,
+    # rather than fault it in tensor by tensor in name order (which is not
+    # the file's: `lm_head` sorts first).
     f.read()
     return {name: _convert.to_torch(t, device) for name, t in f.items()}
 

@@ -104,3 +104,43 @@ def test_an_empty_file_has_nothing_to_verify(hurray):
 def test_checksum_error_is_exported(hurray):
     assert "ChecksumError" in hurray.__all__
     assert issubclass(hurray.ChecksumError, hurray.HurrayError)
+
+
+def flipped_copy(hurray, path, name, out):
+    """``path`` copied to ``out`` with one byte of tensor ``name`` flipped."""
+    with hurray.open(path, read_only=True) as f:
+        offset = f[name].data_ptr - f.address_range()[0]
+    data = bytearray(path.read_bytes())
+    data[offset + 3] ^= 0x10
+    out.write_bytes(bytes(data))
+    return out
+
+
+def test_load_file_verify_checks_every_tensor_while_loading(hurray, tmp_path):
+    # Enough tensors that the check runs on several threads, each a run of
+    # the file; a flipped byte is found in the first and in the last run.
+    path = tmp_path / "many.hurray"
+    tensors = {f"t{i:02}": np.full(40_000, i, dtype=np.float32) for i in range(40)}
+    hurray.numpy.save_file(tensors, path)
+    loaded = hurray.numpy.load_file(path, verify=True)
+    assert loaded.keys() == tensors.keys()
+    for name, array in tensors.items():
+        np.testing.assert_array_equal(loaded[name], array)
+    for name in ("t00", "t21", "t39"):
+        bad = flipped_copy(hurray, path, name, tmp_path / f"bad-{name}.hurray")
+        with pytest.raises(hurray.ChecksumError, match=f'"{name}"'):
+            hurray.numpy.load_file(bad, verify=True)
+        # Without verify, opening reads no data: the corrupt file loads.
+        assert hurray.numpy.load_file(bad)["t01"][0] == 1
+    torch = pytest.importorskip("torch")
+    assert torch.equal(hurray.torch.load_file(path, verify=True)["t05"], torch.full((40_000,), 5.0))
+    with pytest.raises(hurray.ChecksumError, match='"t39"'):
+        hurray.torch.load_file(tmp_path / "bad-t39.hurray", verify=True)
+
+
+def test_load_file_verify_refuses_a_file_without_checksums(hurray, tmp_path):
+    path = tmp_path / "plain.hurray"
+    hurray.save(path, {"x": np.arange(5, dtype=np.uint8)}, checksums=False)
+    with pytest.raises(ValueError, match="records no checksums"):
+        hurray.numpy.load_file(path, verify=True)
+    np.testing.assert_array_equal(hurray.numpy.load_file(path)["x"], np.arange(5, dtype=np.uint8))

@@ -20,12 +20,16 @@ def load(data: bytes) -> Dict[str, "np.ndarray"]:
     return {name: _convert.to_numpy(t, copy=True) for name, t in f.items()}
 
 
-def load_file(filename: Union[str, os.PathLike]) -> Dict[str, "np.ndarray"]:
+def load_file(filename: Union[str, os.PathLike], verify: bool = False) -> Dict[str, "np.ndarray"]:
     """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes),
-    the file's pages asked for (in the file's order, without waiting) before they are returned. Given a sharded checkpoint's index, every logical tensor of the
+    the file's pages asked for (in the file's order, without waiting) before they are returned. ``verify``
+    checks every checksum while reading the file in, as ``hurray.torch.load_file`` does. Given a sharded checkpoint's index, every logical tensor of the
     checkpoint."""
     f = _hurray.open(str(filename))
     if f.is_shard_index:
-        return _sharded.load_checkpoint(filename, "np")
-    f.read()  # all of it, in the file's order (see hurray.torch.load_file)
+        return _sharded.load_checkpoint(filename, "np", verify=verify)
+    if verify:
+        _sharded.verified(f.verify_checksums(), filename)
+    else:
+        f.read()  # all of it, in the file's order (see hurray.torch.load_file)
     return {name: _convert.to_numpy(t) for name, t in f.items()}

@@ -18,6 +18,7 @@ mod pread;
 
 pub use crate::reader::OPEN_SUFFIX;
 pub use plan::{Coalesced, coalesce};
+pub(crate) use pread::in_runs;
 pub use pread::{PIECE, PreadSource, default_threads};
 
 /// Reads at most this far apart are fetched by one request, the gap read

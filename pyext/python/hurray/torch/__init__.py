@@ -21,20 +21,29 @@ def load(data: bytes) -> Dict[str, "torch.Tensor"]:
     return {name: _convert.to_torch(t, copy=True) for name, t in f.items()}
 
 
-def load_file(filename: Union[str, os.PathLike], device: Any = "cpu") -> Dict[str, "torch.Tensor"]:
+def load_file(
+    filename: Union[str, os.PathLike], device: Any = "cpu", verify: bool = False
+) -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
     never reaches the file. Before the tensors are returned, the kernel is
     asked to read the file in its own order (without waiting), so using them
-    in any order waits only for reads already under way. Given a sharded
-    checkpoint's index, every logical tensor of the checkpoint."""
+    in any order waits only for reads already under way. With ``verify``,
+    every buffer is checked against its recorded checksum (CRC-32C) while
+    the file is read in, on several threads in the file's order; a mismatch
+    raises ``ChecksumError`` naming the tensor, and a file without checksums
+    raises ``ValueError``. Given a sharded checkpoint's index, every logical
+    tensor of the checkpoint."""
     f = _hurray.open(str(filename))
     if f.is_shard_index:
-        return _sharded.load_checkpoint(filename, "pt", device)
-    # Every tensor is wanted: start reading the file in its own order now,
-    # rather than fault it in tensor by tensor in name order (which is not
-    # the file's: `lm_head` sorts first).
-    f.read()
+        return _sharded.load_checkpoint(filename, "pt", device, verify)
+    if verify:
+        _sharded.verified(f.verify_checksums(), filename)
+    else:
+        # Every tensor is wanted: start reading the file in its own order
+        # now, rather than fault it in tensor by tensor in name order (which
+        # is not the file's: `lm_head` sorts first).
+        f.read()
     return {name: _convert.to_torch(t, device) for name, t in f.items()}
 
 

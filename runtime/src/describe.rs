@@ -89,7 +89,7 @@ impl File {
         let verified = AtomicBool::new(false);
         let size = |o: &(u64, u64, usize)| usize::try_from(o.1).unwrap_or(usize::MAX);
         in_runs(order, size, default_threads(), |(_, _, i)| {
-            if reader.header_tensor(i).verify_checksum()? {
+            if reader.tensor_at(i).verify_checksum()? {
                 verified.store(true, Ordering::Relaxed);
             }
             Ok::<(), Error>(())

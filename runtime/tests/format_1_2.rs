@@ -336,3 +336,60 @@ fn checksums_can_be_turned_off() {
     assert_eq!(file.tensor("x").unwrap().checksums(), None);
     assert!(!file.tensor("x").unwrap().verify_checksum().unwrap());
 }
+
+/// `File::verify_checksums` over a map checks every tensor on several
+/// threads, each a run of the file: a flipped byte anywhere is named. A
+/// buffer of 8 MiB or more is checksummed beside its writes, on a thread
+/// of its own: what it records is the CRC-32C of its bytes all the same.
+#[test]
+#[cfg_attr(miri, ignore = "maps a file, and 9 MiB of CRC under Miri is too slow")]
+fn verify_checksums_of_a_map_names_any_flipped_tensor() {
+    use hurray::ChecksumAlgorithm;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.hurray");
+    let sizes: Vec<usize> = (0..24)
+        .map(|i| if i == 7 { 9 << 20 } else { 1000 + i * 4096 })
+        .collect();
+    let data: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (0..n).map(|j| (i * 31 + j * 7) as u8).collect())
+        .collect();
+    let mut w = Writer::create(&path).unwrap();
+    for (i, bytes) in data.iter().enumerate() {
+        let desc = TensorDescriptor::new(
+            format!("t{i:02}"),
+            ElementType::UInt8,
+            hurray::shape(&[bytes.len() as u64]),
+        );
+        w.add_tensor(&desc, &[bytes]).unwrap();
+    }
+    w.finish().unwrap();
+    let file = File::open(&path).unwrap();
+    assert!(file.verify_checksums().unwrap());
+    let big = file.tensor("t07").unwrap();
+    let crc = ChecksumAlgorithm::Crc32c.of(&data[7]);
+    assert_eq!(big.checksums().unwrap(), [(BufferRole::Values, crc)]);
+    let original = std::fs::read(&path).unwrap();
+    for name in ["t00", "t07", "t13", "t23"] {
+        let at = file
+            .tensor(name)
+            .unwrap()
+            .buffer_range(BufferRole::Values)
+            .unwrap()
+            .0;
+        let mut bad = original.clone();
+        bad[at as usize + 5] ^= 0x40;
+        let bad_path = dir.path().join(format!("bad-{name}.hurray"));
+        std::fs::write(&bad_path, &bad).unwrap();
+        for opened in [
+            File::open(&bad_path).unwrap(),
+            File::from_bytes(&bad).unwrap(),
+        ] {
+            match opened.verify_checksums() {
+                Err(Error::ChecksumMismatch { tensor, .. }) => assert_eq!(tensor, name),
+                other => panic!("{name}: expected ChecksumMismatch, got {other:?}"),
+            }
+        }
+    }
+}

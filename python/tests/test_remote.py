@@ -126,6 +126,26 @@ def test_a_sharded_checkpoint_at_a_url_and_credentials_from_the_environment(hurr
         assert f.verify_checksums() is True
 
 
+def test_load_file_of_a_url_reads_every_tensor_in_one_batch(hurray, s3, monkeypatch):
+    # What a user loading a whole state dict from S3 calls: load_file, with
+    # the client configured from the environment as other S3 clients are.
+    root, options = s3
+    (root / "models").mkdir(exist_ok=True)
+    expected = arrays()
+    hurray.save(root / "models" / "whole.hurray", expected)
+    for key, value in options.items():
+        monkeypatch.setenv(key.upper(), value)
+    for verify in (False, True):
+        got = hurray.numpy.load_file("s3://models/whole.hurray", verify=verify)
+        assert got.keys() == expected.keys()
+        for name, value in expected.items():
+            np.testing.assert_array_equal(got[name], value)
+    torch = pytest.importorskip("torch")
+    got = hurray.torch.load_file("s3://models/whole.hurray")
+    assert isinstance(got["mask"], torch.Tensor)
+    np.testing.assert_array_equal(got["embed.weight"].numpy(), expected["embed.weight"])
+
+
 def test_failures_name_the_url(hurray, s3):
     root, options = s3
     with pytest.raises(hurray.HurrayError, match="s3://models/missing.hurray"):

@@ -467,6 +467,7 @@ mod tests {
     /// whatever its tensors' sizes, checksums on: the page cache then holds
     /// the file in huge folios (see `staging`).
     #[test]
+    #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
     fn a_file_is_written_in_whole_blocks() {
         use crate::{ElementType, shape};
         use std::io::IoSlice;

@@ -193,6 +193,7 @@ mod tests {
     /// whole blocks at multiples of the block size (the last write aside),
     /// and the bytes in order.
     #[test]
+    #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
     fn a_stream_receives_whole_aligned_blocks() {
         let mut s = Staging::stream(Recorder::default());
         let mut at = 0;
@@ -212,6 +213,7 @@ mod tests {
     /// Handing over exactly the room left completes the block at once, and
     /// the next room is a whole block.
     #[test]
+    #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
     fn the_room_left_completes_the_block() {
         let mut s = Staging::stream(Recorder::default());
         s.write_all(&numbered(0, 10)).unwrap();
@@ -225,6 +227,7 @@ mod tests {
     /// An appender may run past the block's end; the whole block is written
     /// before anything else, and the rest stays staged.
     #[test]
+    #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
     fn an_appender_past_the_block_end_is_written_in_blocks() {
         let mut s = Staging::stream(Recorder::default());
         s.write_all(&numbered(0, BLOCK - 1)).unwrap();
@@ -254,6 +257,7 @@ mod tests {
     /// A stream that takes a vectored write a byte at a time still gets
     /// every byte, in order.
     #[test]
+    #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
     fn short_vectored_writes_are_resumed() {
         #[derive(Debug, Default)]
         struct Trickle(Vec<u8>);

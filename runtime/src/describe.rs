@@ -78,8 +78,7 @@ impl File {
         let mut order: Vec<(u64, u64, usize)> = (0..self.len())
             .map(|i| {
                 let t = reader.header_tensor(i);
-                let ranges = t.roles().into_iter().filter_map(|r| t.buffer_range(r));
-                let (start, len) = ranges.fold((u64::MAX, 0u64), |(s, n), (at, len)| {
+                let (start, len) = t.data_ranges().fold((u64::MAX, 0u64), |(s, n), (at, len)| {
                     (s.min(at), n.saturating_add(len))
                 });
                 (start, len, i)

@@ -339,16 +339,12 @@ impl File {
         let (source, read) = match &self.data {
             Data::Read { source, read } => (source, read),
             Data::Resident(storage) => {
-                let mut ranges: Vec<std::ops::Range<usize>> = places
-                    .iter()
-                    .flat_map(|&i| {
-                        let t = reader.header_tensor(i);
-                        t.roles()
-                            .into_iter()
-                            .filter_map(move |role| t.buffer_range(role))
-                            .map(|(at, len)| at as usize..(at + len) as usize)
-                    })
-                    .collect();
+                let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+                for &i in places {
+                    let t = reader.header_tensor(i);
+                    let spans = t.data_ranges();
+                    ranges.extend(spans.map(|(at, len)| at as usize..(at + len) as usize));
+                }
                 ranges.sort_unstable_by_key(|r| r.start);
                 return storage.read_in(&ranges);
             }

@@ -409,6 +409,15 @@ impl<'a> TensorRef<'a> {
             .collect()
     }
 
+    /// Where each non-empty buffer of the tensor lies in the file, `(offset,
+    /// length)`, in wire order, from the header alone.
+    pub(crate) fn data_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.roles()
+            .into_iter()
+            .filter_map(|role| self.buffer_range(role))
+            .filter(|&(_, len)| len > 0)
+    }
+
     /// The role of every buffer the tensor has, in wire order (as
     /// [`buffers`](Self::buffers) lists them), from the header alone.
     pub fn roles(&self) -> Vec<BufferRole> {

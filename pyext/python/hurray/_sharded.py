@@ -129,27 +129,3 @@ def save_sharded(
     with ShardedWriter(path, metadata, max_shard_size=max_shard_size, durable=durable) as w:
         for name, value in tensors.items():
             w.add(name, value)
-
-
-def load_checkpoint(
-    filename: Union[str, os.PathLike], framework: str, device: Any = "cpu", verify: bool = False
-) -> Dict[str, Any]:
-    """Every logical tensor of the sharded checkpoint whose index is
-    ``filename``, in ``framework``: in place where one member holds a tensor
-    whole, assembled from its pieces otherwise. What the ``load_file`` verbs
-    return for an index, which holds no tensors of its own. With ``verify``,
-    every member's checksums are checked first (see :func:`verified`)."""
-    from ._safe_open import safe_open
-
-    with safe_open(filename, framework=framework, device=device) as f:
-        if verify:
-            verified(f.verify_checksums(), filename)
-        return {name: f.get_tensor(name) for name in f.keys()}
-
-
-def verified(result: bool, filename: Union[str, os.PathLike]) -> None:
-    """What ``load_file(..., verify=True)`` makes of ``verify_checksums()``:
-    a file that records no checksums cannot be verified, and says so
-    (a mismatch has already raised ``ChecksumError``)."""
-    if not result:
-        raise ValueError(f"{os.fspath(filename)}: verify=True, but the file records no checksums")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Dict, Union
 
-from . import _convert, _hurray, _sharded
+from . import _convert, _hurray, _load
 from ._save import save, save_file
 
 if TYPE_CHECKING:
@@ -25,11 +25,4 @@ def load_file(filename: Union[str, os.PathLike], verify: bool = False) -> Dict[s
     the file's pages asked for (in the file's order, without waiting) before they are returned. ``verify``
     checks every checksum while reading the file in, as ``hurray.torch.load_file`` does. Given a sharded checkpoint's index, every logical tensor of the
     checkpoint."""
-    f = _hurray.open(str(filename))
-    if f.is_shard_index:
-        return _sharded.load_checkpoint(filename, "np", verify=verify)
-    if verify:
-        _sharded.verified(f.verify_checksums(), filename)
-    else:
-        f.read()  # all of it, in the file's order (see hurray.torch.load_file)
-    return {name: _convert.to_numpy(t) for name, t in f.items()}
+    return _load.load_file(filename, "np", "cpu", verify, _convert.to_numpy)

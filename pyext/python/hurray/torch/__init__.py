@@ -6,7 +6,7 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
-from .. import _convert, _hurray, _sharded
+from .. import _convert, _hurray, _load
 from .._save import save, save_file
 
 if TYPE_CHECKING:
@@ -34,17 +34,7 @@ def load_file(
     raises ``ChecksumError`` naming the tensor, and a file without checksums
     raises ``ValueError``. Given a sharded checkpoint's index, every logical
     tensor of the checkpoint."""
-    f = _hurray.open(str(filename))
-    if f.is_shard_index:
-        return _sharded.load_checkpoint(filename, "pt", device, verify)
-    if verify:
-        _sharded.verified(f.verify_checksums(), filename)
-    else:
-        # Every tensor is wanted: start reading the file in its own order
-        # now, rather than fault it in tensor by tensor in name order (which
-        # is not the file's: `lm_head` sorts first).
-        f.read()
-    return {name: _convert.to_torch(t, device) for name, t in f.items()}
+    return _load.load_file(filename, "pt", device, verify, lambda t: _convert.to_torch(t, device))
 
 
 def _shared_groups(state_dict) -> List[Set[str]]:

@@ -53,6 +53,47 @@ mod tests {
     use std::ffi::CStr;
 
     #[test]
+    fn layout_values_are_the_runtimes_ordinals_and_names() {
+        let layouts = [
+            (hurray::Layout::Dense, HurrayLayout::HURRAY_LAYOUT_DENSE),
+            (
+                hurray::Layout::Strided(vec![1]),
+                HurrayLayout::HURRAY_LAYOUT_STRIDED,
+            ),
+            (
+                hurray::Layout::Coo {
+                    nnz: 0,
+                    index_type: ElementType::Int64,
+                    canonical: true,
+                },
+                HurrayLayout::HURRAY_LAYOUT_COO,
+            ),
+            (
+                hurray::Layout::Csr {
+                    nnz: 0,
+                    index_type: ElementType::Int64,
+                },
+                HurrayLayout::HURRAY_LAYOUT_CSR,
+            ),
+            (
+                hurray::Layout::Csc {
+                    nnz: 0,
+                    index_type: ElementType::Int64,
+                },
+                HurrayLayout::HURRAY_LAYOUT_CSC,
+            ),
+        ];
+        for (layout, c) in layouts {
+            assert_eq!(layout.ordinal(), c as usize);
+            // SAFETY: a non-null result is a NUL-terminated static string.
+            let name = unsafe { CStr::from_ptr(tensor::hurray_layout_name(c as u32)) };
+            assert_eq!(name.to_str(), Ok(layout.name()));
+        }
+        assert!(tensor::hurray_layout_name(5).is_null());
+        assert!(tensor::hurray_layout_name(u32::MAX).is_null());
+    }
+
+    #[test]
     fn error_kinds_are_the_runtimes_variant_names() {
         // A failure from the runtime reaches C with `Error::kind` (strum), which
         // is what `hurray_last_error_kind` returns.

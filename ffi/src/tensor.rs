@@ -6,8 +6,8 @@ use crate::HurrayStatus::*;
 use crate::args::*;
 use crate::status::*;
 use hurray::{BufferRole, ElementType, File, Layout, TensorRef};
-use std::ffi::{CStr, c_char, c_void};
-use std::sync::Arc;
+use std::ffi::{CString, c_char, c_void};
+use std::sync::{Arc, OnceLock};
 
 mod buffers;
 mod metadata;
@@ -250,15 +250,19 @@ pub unsafe extern "C" fn hurray_tensor_layout(
 /// `"csc"`); NULL for a value that is not a layout.
 #[unsafe(no_mangle)]
 pub extern "C" fn hurray_layout_name(layout: u32) -> *const c_char {
-    let s: &'static CStr = match layout {
-        0 => c"dense",
-        1 => c"strided",
-        2 => c"coo",
-        3 => c"csr",
-        4 => c"csc",
-        _ => return std::ptr::null(),
-    };
-    s.as_ptr()
+    // The runtime's names, NUL-terminated once; `HurrayLayout`'s values
+    // are the layouts' ordinals (tested).
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        Layout::NAMES
+            .iter()
+            .map(|n| CString::new(*n).unwrap_or_default())
+            .collect()
+    });
+    usize::try_from(layout)
+        .ok()
+        .and_then(|i| names.get(i))
+        .map_or(std::ptr::null(), |n| n.as_ptr())
 }
 
 /// The strides in elements of a strided tensor (`*strides` points at `rank`

@@ -79,15 +79,25 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// Every layout's canonical short name, in declaration order: the
+    /// position of a name is its layout's [`ordinal`](Self::ordinal).
+    pub const NAMES: [&'static str; 5] = ["dense", "strided", "coo", "csr", "csc"];
+
+    /// The layout's position in declaration order (dense 0 ... csc 4), the
+    /// number the C API gives it.
+    pub fn ordinal(&self) -> usize {
+        match self {
+            Layout::Dense => 0,
+            Layout::Strided(_) => 1,
+            Layout::Coo { .. } => 2,
+            Layout::Csr { .. } => 3,
+            Layout::Csc { .. } => 4,
+        }
+    }
+
     /// Canonical short name: `dense`, `strided`, `coo`, `csr`, `csc`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Layout::Dense => "dense",
-            Layout::Strided(_) => "strided",
-            Layout::Coo { .. } => "coo",
-            Layout::Csr { .. } => "csr",
-            Layout::Csc { .. } => "csc",
-        }
+        Self::NAMES[self.ordinal()]
     }
 
     pub(crate) fn params(&self) -> LayoutParams<&[i64]> {

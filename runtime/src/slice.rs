@@ -397,10 +397,32 @@ fn gather_in(
 
 /// One row of `U`-byte elements, `step` elements apart in `values` from
 /// element `first` (the caller checked both ends lie in `values`).
+///
+/// The row's span is cut from `values` once and walked with `step_by`, so
+/// the loop carries no bounds check per element (indexing each element
+/// checked every one).
 fn copy_row<const U: usize>(values: &[u8], first: u64, step: i64, row: &mut [u8]) {
-    for (k, d) in row.chunks_exact_mut(U).enumerate() {
-        let e = (first as i64 + k as i64 * step) as usize * U;
-        d.copy_from_slice(&values[e..e + U]);
+    let (elements, _) = values.as_chunks::<U>();
+    let (dst, _) = row.as_chunks_mut::<U>();
+    let (Some(gaps), Ok(first)) = (dst.len().checked_sub(1), usize::try_from(first)) else {
+        return;
+    };
+    let stride = step.unsigned_abs() as usize;
+    if stride == 0 {
+        dst.fill(elements[first]);
+        return;
+    }
+    let reach = gaps * stride;
+    if step > 0 {
+        let span = &elements[first..=first + reach];
+        for (d, e) in dst.iter_mut().zip(span.iter().step_by(stride)) {
+            *d = *e;
+        }
+    } else {
+        let span = &elements[first - reach..=first];
+        for (d, e) in dst.iter_mut().zip(span.iter().rev().step_by(stride)) {
+            *d = *e;
+        }
     }
 }
 
@@ -504,5 +526,33 @@ impl TensorRef<'_> {
         let at = vec![0; ranges.len()];
         gather(self, ranges, &mut out, &at)?;
         Ok(out.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_row;
+
+    fn row_of<const U: usize>(values: &[u8], first: u64, step: i64, n: usize) -> Vec<u8> {
+        let mut row = vec![0u8; n * U];
+        copy_row::<U>(values, first, step, &mut row);
+        row
+    }
+
+    #[test]
+    fn a_row_is_copied_forwards_backwards_and_broadcast() {
+        let values: Vec<u8> = (0..32).collect();
+        // Every third 2-byte element from element 1: elements 1, 4, 7.
+        assert_eq!(row_of::<2>(&values, 1, 3, 3), [2, 3, 8, 9, 14, 15]);
+        // Backwards from element 7 by two: 7, 5, 3.
+        assert_eq!(row_of::<2>(&values, 7, -2, 3), [14, 15, 10, 11, 6, 7]);
+        // A stride of zero repeats one element.
+        assert_eq!(row_of::<4>(&values, 2, 0, 3), [8, 9, 10, 11].repeat(3));
+        // The last element of the buffer is in reach; an empty row copies nothing.
+        assert_eq!(
+            row_of::<8>(&values, 0, 3, 2),
+            [&values[..8], &values[24..]].concat()
+        );
+        assert!(row_of::<1>(&values, 31, 1, 0).is_empty());
     }
 }

@@ -4,7 +4,9 @@
 //! [`plan`] checks the descriptor fields and computes the exact byte length of
 //! every buffer they imply, with overflow-checked 64-bit arithmetic. It is
 //! generic over where the shape and strides come from, so the reader checks a
-//! FlatBuffer in place without allocating.
+//! FlatBuffer in place without allocating. [`tensor_name`],
+//! [`tensor_alignment`] and [`file_alignment`] are the rules outside the
+//! plan that both sides apply too.
 
 use crate::buffer::BufferRole;
 use crate::count::{self, ElementCount};
@@ -13,38 +15,11 @@ use crate::format::DYNAMIC_DIM;
 use crate::scheme::QuantizationKind;
 use crate::{ElementClass, ElementType};
 
-/// A random-access sequence: a slice, or a FlatBuffers vector read in place.
-pub(crate) trait Seq<T> {
-    fn len(&self) -> usize;
-    fn at(&self, i: usize) -> T;
-}
+mod name_and_alignment;
+mod seq;
 
-impl<T: Copy> Seq<T> for [T] {
-    fn len(&self) -> usize {
-        <[T]>::len(self)
-    }
-    fn at(&self, i: usize) -> T {
-        self[i]
-    }
-}
-
-impl<T, S: Seq<T> + ?Sized> Seq<T> for &S {
-    fn len(&self) -> usize {
-        (**self).len()
-    }
-    fn at(&self, i: usize) -> T {
-        (**self).at(i)
-    }
-}
-
-impl<'a, T: flatbuffers::Follow<'a, Inner = T> + 'a> Seq<T> for flatbuffers::Vector<'a, T> {
-    fn len(&self) -> usize {
-        flatbuffers::Vector::len(self)
-    }
-    fn at(&self, i: usize) -> T {
-        self.get(i)
-    }
-}
+pub(crate) use name_and_alignment::{file_alignment, tensor_alignment, tensor_name};
+pub(crate) use seq::Seq;
 
 /// Layout fields as stored.
 #[derive(Debug, Clone, Copy)]

@@ -13,6 +13,7 @@ use crate::descriptor::TensorDescriptor;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
 use crate::generated::fb;
+use crate::validate;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
@@ -165,13 +166,7 @@ impl<W: Write> Writer<W> {
                 reason: "set the file alignment before writing the first tensor".into(),
             });
         }
-        if !format::valid_alignment(alignment) {
-            return Err(Error::InvalidAlignment {
-                owner: "file".into(),
-                value: alignment,
-            });
-        }
-        self.alignment = alignment;
+        self.alignment = validate::file_alignment(alignment)?;
         Ok(())
     }
 
@@ -263,23 +258,15 @@ impl<W: Write> Writer<W> {
     /// and a valid alignment.
     fn check_start(&self, desc: &TensorDescriptor) -> Result<()> {
         self.check_alive()?;
-        if desc.name.is_empty() {
-            return Err(Error::EmptyName {
-                index: self.written.len(),
-            });
-        }
+        validate::tensor_name(self.written.len(), &desc.name)?;
         if self.names.contains(&desc.name) {
             return Err(Error::DuplicateName {
                 name: desc.name.clone(),
             });
         }
-        if let Some(a) = desc.alignment
-            && !format::valid_alignment(a)
-        {
-            return Err(Error::InvalidAlignment {
-                owner: format!("tensor {:?}", desc.name),
-                value: a,
-            });
+        if let Some(a) = desc.alignment {
+            // 0 asks for the file's alignment, as it does when read.
+            validate::tensor_alignment(&desc.name, a, self.alignment)?;
         }
         Ok(())
     }

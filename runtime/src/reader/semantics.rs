@@ -17,7 +17,7 @@ mod file;
 mod overlap;
 mod passes;
 
-use errors::{buffer_count, checksums_error, invalid_alignment, names_not_sorted};
+use errors::{buffer_count, checksums_error, names_not_sorted};
 use file::{check_file, check_metadata, check_name_index};
 
 /// One buffer's byte range.
@@ -90,9 +90,7 @@ impl<'a> Checks<'a> {
         let index = self.index;
         self.index += 1;
         let name = t.name;
-        if name.is_empty() {
-            return Err(Error::EmptyName { index });
-        }
+        validate::tensor_name(index, name)?;
         // The fused path compares eight bytes at a time; the reference
         // uses the standard order, so the two are compared.
         if let Some(p) = self.previous
@@ -106,11 +104,7 @@ impl<'a> Checks<'a> {
         }
         self.previous = Some(name);
 
-        let alignment = match t.alignment {
-            0 => self.file_alignment,
-            a if format::valid_alignment(a) => a,
-            a => return Err(invalid_alignment(name, a)),
-        };
+        let alignment = validate::tensor_alignment(name, t.alignment, self.file_alignment)?;
         let descriptor_only = t.descriptor_only;
         let buffers = t.buffers;
         let quant = t.quantization.as_ref();

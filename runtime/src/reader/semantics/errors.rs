@@ -30,15 +30,6 @@ pub(super) fn buffer_count(
     }
 }
 
-#[cold]
-#[inline(never)]
-pub(super) fn invalid_alignment(name: &str, value: u64) -> Error {
-    Error::InvalidAlignment {
-        owner: format!("tensor {name:?}"),
-        value,
-    }
-}
-
 /// `check_checksums`' error, out of line: building it inline made every
 /// tensor's checks save and restore registers for it.
 #[cold]

@@ -2,20 +2,14 @@
 //! the name index's shape and the shard index flag (format 1.3).
 
 use crate::error::{Error, Result};
-use crate::format;
 use crate::generated::fb;
 use crate::generated::verifier::HeaderFields;
+use crate::{format, validate};
 
 /// The file-wide checks: the file's alignment, its metadata, the shard
 /// index flag.
 pub(super) fn check_file(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
-    let file_alignment = header.alignment;
-    if !format::valid_alignment(file_alignment) {
-        return Err(Error::InvalidAlignment {
-            owner: "file".into(),
-            value: file_alignment,
-        });
-    }
+    validate::file_alignment(header.alignment)?;
     check_metadata("file", header.metadata)?;
     check_shard_index_flag(header, flags)
 }

@@ -15,14 +15,6 @@ fn shape_text(t: &TensorDescriptor) -> String {
     format!("[{}]", dims.join(","))
 }
 
-/// Bytes of the tensor's buffers, as the header places them.
-fn byte_length(t: &TensorDescriptor) -> u64 {
-    if t.descriptor_only {
-        return 0;
-    }
-    t.buffer_plan().map_or(0, |p| p.total())
-}
-
 fn layout_text(l: &Layout) -> String {
     match l {
         Layout::Dense => "dense".into(),
@@ -80,14 +72,23 @@ fn quant_json(q: &Quantization) -> Value {
     })
 }
 
+/// What `inspect` lists of a tensor: its descriptor, and the bytes of its
+/// buffers as the runtime counts them (0 when it has no data).
+struct Listed {
+    descriptor: TensorDescriptor,
+    byte_length: u64,
+}
+
 /// The JSON form of a tensor, as `inspect --json` prints it.
-fn tensor_json(t: &TensorDescriptor) -> Value {
+fn tensor_json(listed: &Listed) -> Value {
+    let t = &listed.descriptor;
     let shape: Vec<Value> = t
         .shape
         .iter()
         .map(|d| match d {
             Dim::Fixed(n) => json!(n),
-            Dim::Dynamic => json!("?"),
+            // Spelled as the runtime displays a dynamic dimension.
+            Dim::Dynamic => json!(d.to_string()),
         })
         .collect();
     json!({
@@ -95,7 +96,7 @@ fn tensor_json(t: &TensorDescriptor) -> Value {
         "dtype": t.element_type.name(),
         "shape": shape,
         "layout": t.layout.name(),
-        "byte_length": byte_length(t),
+        "byte_length": listed.byte_length,
         "descriptor_only": t.descriptor_only,
         "quantization": t.quantization.as_ref().map(quant_json),
     })
@@ -109,7 +110,13 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
         // An index holds no tensors: its header is all of it.
         return inspect_index(path, &file, file.version(), as_json);
     }
-    let tensors: Vec<_> = file.tensors().map(|t| t.descriptor()).collect();
+    let tensors: Vec<Listed> = file
+        .tensors()
+        .map(|t| Listed {
+            descriptor: t.descriptor(),
+            byte_length: t.byte_length(),
+        })
+        .collect();
     let mut out = stdout();
     let (major, minor) = file.version();
     if as_json {
@@ -129,11 +136,12 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
         tensors.len(),
         file.file_len()
     )?;
-    for t in &tensors {
+    for listed in &tensors {
+        let t = &listed.descriptor;
         let data = if t.descriptor_only {
             "no data".to_owned()
         } else {
-            format!("{} bytes", byte_length(t))
+            format!("{} bytes", listed.byte_length)
         };
         let quant = t
             .quantization
@@ -224,15 +232,17 @@ fn inspect_index(
 }
 
 /// An index and its members: the index checked whole, each member validated
-/// as a file and against the index's size (and with `checksums`, its
-/// CRC-32C and its own per-buffer checksums).
+/// as a file (its sparse indices) and against the index's size, and with
+/// `checksums` the runtime's report of every member against its CRC-32C and
+/// its own per-buffer checksums.
 fn validate_index(path: &Path, file: &File, checksums: bool) -> (Vec<String>, Option<usize>) {
     let checkpoint = match open_index(file, path) {
         Ok(c) => c,
         Err(e) => return (vec![e.to_string()], None),
     };
+    let in_member =
+        |m: &str, problem: &dyn std::fmt::Display| format!("member {}: {problem}", Shown(m));
     let mut problems = Vec::new();
-    let mut verified = checksums.then_some(0);
     for (i, m) in checkpoint.members().iter().enumerate() {
         // Mapped and verified once, here; its size checked against the
         // index; never an index itself, so nothing recurses.
@@ -243,23 +253,21 @@ fn validate_index(path: &Path, file: &File, checksums: bool) -> (Vec<String>, Op
                 continue;
             }
         };
-        let (member_problems, member_verified) = validate_file(member, checksums);
-        problems.extend(
-            member_problems
-                .into_iter()
-                .map(|p| format!("member {}: {p}", Shown(&m.path))),
-        );
-        if let (Some(v), Some(n)) = (verified.as_mut(), member_verified) {
-            *v += n;
-        }
+        let (member_problems, _) = validate_file(member, false);
+        problems.extend(member_problems.iter().map(|p| in_member(&m.path, p)));
     }
-    if checksums
-        && problems.is_empty()
-        && let Err(e) = checkpoint.verify_members()
-    {
-        problems.push(e.to_string());
+    if !checksums {
+        return (problems, None);
     }
-    (problems, verified)
+    let report = checkpoint.checksum_report();
+    problems.extend(report.buffers.iter().map(|(m, e)| in_member(m, e)));
+    // A member unlike the index is shown only when nothing above explains
+    // it: a changed buffer changes its member's CRC-32C too, and a member
+    // that did not open is listed already.
+    if problems.is_empty() {
+        problems.extend(report.members.iter().map(ToString::to_string));
+    }
+    (problems, Some(report.verified))
 }
 
 /// Full validation of one file: the verifying open, then every sparse index.

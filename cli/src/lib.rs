@@ -8,4 +8,5 @@ pub mod inspect;
 pub mod limits;
 #[cfg(feature = "mlir")]
 pub mod mlir_cmd;
+pub mod onnx;
 pub mod output;

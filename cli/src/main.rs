@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 #[cfg(feature = "mlir")]
 use hurray_cli::mlir_cmd;
-use hurray_cli::{cat, convert, inspect, output};
+use hurray_cli::{cat, convert, inspect, onnx, output};
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +24,8 @@ struct Cli {
 enum Command {
     /// One line per tensor: name, dtype, shape (? = dynamic), layout, bytes, quantization.
     Inspect {
+        /// The Hurray file to describe, or a sharded checkpoint's index (its
+        /// members, then each tensor and where its pieces are).
         file: PathBuf,
         /// Print JSON instead.
         #[arg(long)]
@@ -36,6 +38,8 @@ enum Command {
         /// and the sparse indices is read.
         #[arg(long)]
         checksums: bool,
+        /// The Hurray files to check; a sharded checkpoint's index is checked
+        /// with every member it lists.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -45,19 +49,23 @@ enum Command {
     /// Built with the `remote` feature, FILE (here and for inspect, validate
     /// and convert) may be an s3://, gs://, az:// or https:// URL.
     Cat {
+        /// The Hurray file holding the tensor, or a sharded checkpoint's index.
         file: PathBuf,
         /// `NAME` or `NAME[slice]`.
         tensor: String,
     },
     /// Write the bundled example tensors (dense, empty, sub-byte, sparse, quantized, dynamic) to a file.
-    Example { output: PathBuf },
-    /// Convert between .hurray, .safetensors, .npy and .npz, and from .gguf (formats chosen by
-    /// extension). A transformers sharded checkpoint (its `*.safetensors.index.json`, or the
+    Example {
+        /// The file to write, replaced atomically.
+        output: PathBuf,
+    },
+    /// Convert between .hurray, .safetensors, .npy and .npz, and from .gguf and .onnx (its
+    /// initializers) (formats chosen by extension). A transformers sharded checkpoint (its `*.safetensors.index.json`, or the
     /// directory holding it) converts to a Hurray index and its members, and a Hurray index to
     /// a `*.safetensors.index.json` and its shards.
     Convert {
         /// The file to read: .hurray (a file or a sharded checkpoint's index), .safetensors,
-        /// .npy, .npz, .gguf, or a `*.safetensors.index.json` (or its directory); with feature
+        /// .npy, .npz, .gguf, .onnx, or a `*.safetensors.index.json` (or its directory); with feature
         /// `remote`, also an s3://, gs://, az:// or https:// URL.
         input: PathBuf,
         /// The file to write, replaced atomically; its extension picks the format.
@@ -66,6 +74,28 @@ enum Command {
         /// 64 MiB: broadcast strides expanded densely, highly compressed .npz members).
         #[arg(long)]
         allow_expansion: bool,
+    },
+    /// Write an ONNX model whose initializers are external data inside a Hurray file, so ONNX
+    /// Runtime maps the weights every Hurray reader opens. Writes WEIGHTS from IN's initializers
+    /// (or, with --existing, points into a Hurray file written before), then OUT.
+    OnnxExternalize {
+        /// The ONNX model to read (its external data is read from its directory).
+        input: PathBuf,
+        /// The ONNX model to write, replaced atomically.
+        output: PathBuf,
+        /// The Hurray file the initializers point into; in OUT's directory or below.
+        #[arg(long)]
+        weights: PathBuf,
+        /// The Hurray file's alignment: 4096 (a page) lets ONNX Runtime map each tensor.
+        #[arg(long, default_value_t = 4096)]
+        align: u64,
+        /// Initializers smaller than this many bytes stay inline in OUT.
+        #[arg(long, default_value_t = 1024)]
+        threshold: u64,
+        /// Point into an existing WEIGHTS (written by a framework) instead of writing it; each
+        /// tensor found there by name must have the initializer's type, shape and bytes.
+        #[arg(long)]
+        existing: bool,
     },
     #[cfg(feature = "mlir")]
     #[command(flatten)]
@@ -87,6 +117,24 @@ fn main() -> ExitCode {
             allow_expansion,
         } => convert::convert(&input, &output, convert::Options { allow_expansion })
             .map(|()| ExitCode::SUCCESS),
+        Command::OnnxExternalize {
+            input,
+            output,
+            weights,
+            align,
+            threshold,
+            existing,
+        } => onnx::externalize(
+            &input,
+            &output,
+            &weights,
+            hurray_onnx::Options {
+                align,
+                threshold,
+                existing,
+            },
+        )
+        .map(|()| ExitCode::SUCCESS),
         #[cfg(feature = "mlir")]
         Command::Mlir(command) => mlir_cmd::run(command),
     };

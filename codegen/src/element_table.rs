@@ -31,6 +31,22 @@ pub fn render(types: &[ElementTypeFacts]) -> syn::Result<String> {
     let numpy = types.iter().map(|t| opt(&t.numpy));
     let safetensors = types.iter().map(|t| opt(&t.safetensors));
     let ml_dtypes = types.iter().map(|t| opt(&t.ml_dtypes));
+    let onnx = types.iter().map(|t| match t.onnx {
+        Some(v) => {
+            let v = Literal::i32_unsuffixed(v);
+            quote!(Some(#v))
+        }
+        None => quote!(None),
+    });
+    let onnx_match: Vec<_> = types
+        .iter()
+        .filter_map(|t| {
+            t.onnx
+                .map(|o| (Literal::i32_unsuffixed(o), format_ident!("{}", t.variant)))
+        })
+        .collect();
+    let onnx_values = onnx_match.iter().map(|(o, _)| o);
+    let onnx_variants = onnx_match.iter().map(|(_, v)| v);
     let st_match: Vec<_> = types
         .iter()
         .filter_map(|t| {
@@ -146,6 +162,14 @@ pub fn render(types: &[ElementTypeFacts]) -> syn::Result<String> {
             /// The dtype's name in the `ml_dtypes` package, for types NumPy lacks
             /// (`bfloat16`, `int4`, ...); ml_dtypes holds sub-byte types one per byte.
             pub const fn ml_dtypes_name(self) -> Option<&'static str> { match self { #( ElementType::#v => #ml_dtypes, )* } }
+
+            /// ONNX `TensorProto.DataType` value, where ONNX has the type.
+            pub const fn onnx_data_type(self) -> Option<i32> { match self { #( ElementType::#v => #onnx, )* } }
+
+            /// The element type of an ONNX `TensorProto.DataType` value.
+            pub const fn from_onnx_data_type(value: i32) -> Option<Self> {
+                match value { #( #onnx_values => Some(ElementType::#onnx_variants), )* _ => None }
+            }
 
             /// Parses a safetensors dtype name.
             pub fn from_safetensors_dtype(name: &str) -> Option<Self> {

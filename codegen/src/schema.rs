@@ -40,6 +40,8 @@ pub struct ElementTypeFacts {
     pub numpy: Option<String>,
     pub safetensors: Option<String>,
     pub ml_dtypes: Option<String>,
+    /// ONNX `TensorProto.DataType` value, where ONNX has the type.
+    pub onnx: Option<i32>,
     pub class: String,
     /// Bit layout of a float type (`hurray_float`); `None` for other classes.
     pub float: Option<FloatFacts>,
@@ -163,6 +165,16 @@ pub fn element_types(bfbs: &[u8]) -> Result<Vec<ElementTypeFacts>> {
             numpy: attr("hurray_numpy"),
             safetensors: attr("hurray_safetensors"),
             ml_dtypes: attr("hurray_ml_dtypes"),
+            onnx: attr("hurray_onnx")
+                .map(|s| {
+                    s.parse().map_err(|_| {
+                        anyhow!(
+                            "ElementType.{}: hurray_onnx = {s:?} is not a number",
+                            v.name()
+                        )
+                    })
+                })
+                .transpose()?,
             class,
             float,
         });

@@ -4,7 +4,7 @@
 //! For every table it emits one function that visits the table's fields in
 //! the order flatc's Rust verifier does (declaration order; a union at its
 //! value field, the value's slot read before the type's) and asks the
-//! runtime's `reader::structure::Cursor` for each check, so the generic and
+//! runtime's `structure::Cursor` for each check, so the generic and
 //! the generated verifier accept exactly the same headers. After a table and
 //! everything under it passed, the function hands the typed table to a hook
 //! of the emitted `Visit` trait (one per table, empty by default): the
@@ -84,9 +84,9 @@ pub fn render(bfbs: &[u8]) -> Result<String> {
          //\n\
          // A structural verifier specialised to the schema: one function per\n\
          // table, fields in the generic verifier's order, every check made by\n\
-         // `reader::structure::Cursor`. See codegen/src/verifier.rs.\n\n\
+         // `structure::Cursor`. See codegen/src/verifier.rs.\n\n\
          use super::fb;\n\
-         use crate::reader::structure::{Cursor, FromLe, LeVector, Step, Verified};\n\n",
+         use crate::structure::{Cursor, FromLe, LeVector, Step, Verified};\n\n",
     );
     // The hooks.
     out.push_str(

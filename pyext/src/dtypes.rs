@@ -7,7 +7,7 @@ use pyo3::types::PyDict;
 
 /// One dict per element type: `name`, `bits`, `numpy` (array-protocol
 /// string or None), `ml_dtypes` (name or None), `dlpack` ((code, bits)),
-/// `safetensors` (name or None), `class` (bool, int, uint, float, complex).
+/// `safetensors` (name or None), `onnx` (`TensorProto.DataType` or None), `class` (bool, int, uint, float, complex).
 #[pyfunction]
 pub(crate) fn element_types(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     ElementType::ALL
@@ -20,6 +20,7 @@ pub(crate) fn element_types(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> 
             d.set_item("ml_dtypes", t.ml_dtypes_name())?;
             d.set_item("dlpack", t.dlpack())?;
             d.set_item("safetensors", t.safetensors_dtype())?;
+            d.set_item("onnx", t.onnx_data_type())?;
             let class = match t.class() {
                 hurray::ElementClass::Bool => "bool",
                 hurray::ElementClass::SignedInt => "int",

@@ -24,6 +24,7 @@ mod error;
 mod export;
 mod file;
 mod import;
+mod onnx;
 mod remote;
 mod sharded;
 mod sharded_writer;
@@ -42,6 +43,8 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(remote::open_sharded_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::element_types, m)?)?;
+    m.add_function(wrap_pyfunction!(onnx::onnx_externalize, m)?)?;
+    m.add_function(wrap_pyfunction!(onnx::onnx_write_weights, m)?)?;
     m.add_class::<file::PyFile>()?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<export::StoredBits>()?;

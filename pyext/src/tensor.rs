@@ -167,17 +167,16 @@ impl PyTensor {
                 t.layout().name()
             )));
         }
-        let data = t.data().map_err(err)?;
-        let count = hurray::element_count(&t.shape().to_wire())
-            .known()
-            .and_then(|c| usize::try_from(c).ok())
-            .ok_or_else(|| PyValueError::new_err("element count overflows"))?;
+        // The runtime's packed view: its data (NoData for a descriptor-only
+        // tensor) and its element count. The check above stays: this method
+        // promises sub-byte types only and a ValueError otherwise, where the
+        // view would take 8-bit types and raise a HurrayError.
+        let view = t.packed().map_err(err)?;
+        let count = usize::try_from(view.len())
+            .map_err(|_| PyValueError::new_err("element count overflows"))?;
         let signed = sign_extend && t.element_type().class() == hurray::ElementClass::SignedInt;
         PyBytes::new_with(py, count, |out| {
-            for (o, code) in
-                out.iter_mut()
-                    .zip(hurray::pack::unpack_codes(data, bits, count as u64))
-            {
+            for (o, code) in out.iter_mut().zip(view.codes()) {
                 *o = if signed {
                     hurray::pack::sign_extend(code, bits) as u8
                 } else {

@@ -2,10 +2,11 @@
 //! checks opening leaves for later (sparse indices, per-buffer checksums),
 //! streamed tensor by tensor on any source.
 
+use crate::Layout;
 use crate::error::{Error, Result};
 use crate::reader::{File, TensorRef};
 use crate::source::{default_threads, in_runs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What [`File::validate`] found.
 #[derive(Debug, Default)]
@@ -29,15 +30,36 @@ impl File {
     /// contents of every sparse tensor (ADR-0003) and, with `checksums`,
     /// every buffer against the checksum the header records (ADR-0009).
     /// A tensor of a file read through a source that is not read yet is
-    /// fetched for the check and dropped after it, so memory stays one
-    /// tensor's bytes: `hurray validate` of a URL streams.
+    /// fetched for a check that reads it and dropped after it, so memory
+    /// stays one tensor's bytes: `hurray validate` of a URL streams.
     pub fn validate(&self, checksums: bool) -> Validation {
+        self.check_each_tensor(DeferredChecks {
+            sparse: true,
+            checksums,
+        })
+    }
+
+    /// [`validate`](Self::validate) of the checksums alone: every buffer
+    /// against the checksum the header records, every mismatch reported
+    /// (where [`verify_checksums`](Self::verify_checksums) stops at the
+    /// first).
+    pub(crate) fn validate_checksums(&self) -> Validation {
+        self.check_each_tensor(DeferredChecks {
+            sparse: false,
+            checksums: true,
+        })
+    }
+
+    /// `checks` on every tensor, one after the other.
+    fn check_each_tensor(&self, checks: DeferredChecks) -> Validation {
         let mut report = Validation {
             problems: Vec::new(),
-            checksummed: checksums.then_some(0),
+            checksummed: checks.checksums.then_some(0),
         };
-        for t in self.tensors() {
-            match self.with_data(t, |t| check(t, checksums)) {
+        // A tensor none of whose checks reads its bytes is not fetched: a
+        // file read through a source costs no more than a mapped one does.
+        for t in self.tensors().filter(|t| checks.read_data_of(t)) {
+            match self.with_data(t, |t| check(t, checks)) {
                 Ok(true) => {
                     if let Some(n) = report.checksummed.as_mut() {
                         *n += 1;
@@ -62,17 +84,24 @@ impl File {
     /// file read through a source streams as [`validate`](Self::validate)
     /// does.
     pub fn verify_checksums(&self) -> Result<bool> {
+        Ok(self.count_verified_checksums()? > 0)
+    }
+
+    /// [`verify_checksums`](Self::verify_checksums), counting: how many
+    /// tensors matched the checksums they record (what a sharded
+    /// checkpoint's report adds up over its members).
+    pub(crate) fn count_verified_checksums(&self) -> Result<usize> {
         if self.bytes().is_some() {
             return self.verify_in_place();
         }
-        let mut verified = false;
+        let mut verified = 0;
         for t in self.tensors() {
-            verified |= self.with_data(t, |t| t.verify_checksum())?;
+            verified += usize::from(self.with_data(t, |t| t.verify_checksum())?);
         }
         Ok(verified)
     }
 
-    fn verify_in_place(&self) -> Result<bool> {
+    fn verify_in_place(&self) -> Result<usize> {
         let reader = self.reader();
         // (first byte, bytes, tensor) in the file's order.
         let mut order: Vec<(u64, u64, usize)> = (0..self.len())
@@ -85,11 +114,11 @@ impl File {
             })
             .collect();
         order.sort_unstable();
-        let verified = AtomicBool::new(false);
+        let verified = AtomicUsize::new(0);
         let size = |o: &(u64, u64, usize)| usize::try_from(o.1).unwrap_or(usize::MAX);
         in_runs(order, size, default_threads(), |(_, _, i)| {
             if reader.tensor_at(i).verify_checksum()? {
-                verified.store(true, Ordering::Relaxed);
+                verified.fetch_add(1, Ordering::Relaxed);
             }
             Ok::<(), Error>(())
         })?;
@@ -97,10 +126,33 @@ impl File {
     }
 }
 
+/// Which of the checks opening leaves for later to run.
+#[derive(Debug, Clone, Copy)]
+struct DeferredChecks {
+    /// The index contents of sparse tensors.
+    sparse: bool,
+    /// Every buffer against its recorded checksum.
+    checksums: bool,
+}
+
+impl DeferredChecks {
+    /// Whether a check of `t` reads its bytes: the index contents of a
+    /// sparse tensor, the buffers of one that records checksums.
+    fn read_data_of(self, t: &TensorRef<'_>) -> bool {
+        let sparse = matches!(
+            t.layout(),
+            Layout::Coo { .. } | Layout::Csr { .. } | Layout::Csc { .. }
+        );
+        (self.sparse && sparse) || (self.checksums && t.checksums().is_some())
+    }
+}
+
 /// One tensor's checks; whether its checksums were verified.
-fn check(t: TensorRef<'_>, checksums: bool) -> Result<bool> {
-    t.check_sparse_index()?;
-    if checksums {
+fn check(t: TensorRef<'_>, checks: DeferredChecks) -> Result<bool> {
+    if checks.sparse {
+        t.check_sparse_index()?;
+    }
+    if checks.checksums {
         return t.verify_checksum();
     }
     Ok(false)

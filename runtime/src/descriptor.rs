@@ -220,22 +220,10 @@ impl Quantization {
     /// format 1.2) the 8-bit block scales of microscaling: E8M0 (OCP MX) and
     /// E4M3FN (NVFP4). The verifier, the derive attributes and the lowering
     /// all check against this list.
-    pub const SCALE_TYPES: &'static [ElementType] = &[
-        ElementType::Float16,
-        ElementType::BFloat16,
-        ElementType::Float32,
-        ElementType::Float64,
-        ElementType::Float8E8M0FNU,
-        ElementType::Float8E4M3FN,
-    ];
+    pub const SCALE_TYPES: &'static [ElementType] = crate::scheme::SCALE_TYPES;
 
     /// The types offsets may have (format 1.2): the floats of at least 16 bits.
-    pub const OFFSET_TYPES: &'static [ElementType] = &[
-        ElementType::Float16,
-        ElementType::BFloat16,
-        ElementType::Float32,
-        ElementType::Float64,
-    ];
+    pub const OFFSET_TYPES: &'static [ElementType] = crate::scheme::OFFSET_TYPES;
 
     /// How many buffers the quantization adds after the layout's: scales,
     /// zero points (0 bytes when symmetric), and offsets when it has them.

@@ -47,6 +47,7 @@ pub mod minifloat;
 pub mod pack;
 mod scheme;
 mod shard_index;
+mod structure;
 mod validate;
 
 // Reading: verify once, then zero-copy views, over one source of bytes.

@@ -74,6 +74,17 @@ pub fn check_expansion(tensor: &str, stored: u64, output: u64) -> Result<()> {
     Ok(())
 }
 
+/// The largest ONNX model file (`hurray-onnx`) read into memory: protobuf's
+/// own limit on one message (2 GiB). Weights past it live in external data
+/// files, which are read one tensor at a time and never held whole.
+pub const MAX_ONNX_MODEL_BYTES: u64 = 2 << 30;
+
+/// How many messages deep `hurray-onnx` walks an ONNX model to its
+/// initializers before refusing it (model, graph, then node, attribute and
+/// graph again for each level of subgraph, the bodies of `If`, `Loop` and
+/// `Scan`): bounds the walk's recursion; about 20 levels of subgraphs.
+pub const MAX_ONNX_GRAPH_DEPTH: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;

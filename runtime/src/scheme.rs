@@ -1,9 +1,36 @@
 //! [`QuantizationKind`]: the vocabulary of quantization schemes, as
 //! [`BufferRole`](crate::BufferRole) is the vocabulary of buffers: what the
-//! descriptor rules and every front door name a scheme by.
+//! descriptor rules and every front door name a scheme by; and the element
+//! types a scheme's scales and offsets may have.
+//!
+//! The type lists live here, below both the descriptor rules (`validate`) and
+//! the owned descriptor (`descriptor`), so that neither imports the other to
+//! learn them.
 
+use crate::ElementType;
 use crate::generated::fb;
 use std::fmt;
+
+/// The types scales may have: the floats of at least 16 bits, and (since
+/// format 1.2) the 8-bit block scales of microscaling: E8M0 (OCP MX) and
+/// E4M3FN (NVFP4). Public as [`Quantization::SCALE_TYPES`](crate::Quantization::SCALE_TYPES).
+pub(crate) const SCALE_TYPES: &[ElementType] = &[
+    ElementType::Float16,
+    ElementType::BFloat16,
+    ElementType::Float32,
+    ElementType::Float64,
+    ElementType::Float8E8M0FNU,
+    ElementType::Float8E4M3FN,
+];
+
+/// The types offsets may have (format 1.2): the floats of at least 16 bits.
+/// Public as [`Quantization::OFFSET_TYPES`](crate::Quantization::OFFSET_TYPES).
+pub(crate) const OFFSET_TYPES: &[ElementType] = &[
+    ElementType::Float16,
+    ElementType::BFloat16,
+    ElementType::Float32,
+    ElementType::Float64,
+];
 
 /// The kind of a quantization scheme: the schema's `QuantizationScheme`
 /// enum, and the one spelling of its names (JSON, derive attributes, the

@@ -12,7 +12,7 @@ use crate::buffer::BufferRole;
 use crate::count::{self, ElementCount};
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-use crate::scheme::QuantizationKind;
+use crate::scheme::{OFFSET_TYPES, QuantizationKind, SCALE_TYPES};
 use crate::{ElementClass, ElementType};
 
 mod name_and_alignment;
@@ -130,9 +130,6 @@ impl Plan {
 }
 
 const INDEX_TYPES: &[ElementType] = &[ElementType::Int32, ElementType::Int64];
-use crate::Quantization;
-const SCALE_TYPES: &[ElementType] = Quantization::SCALE_TYPES;
-const OFFSET_TYPES: &[ElementType] = Quantization::OFFSET_TYPES;
 
 fn element_type(tensor: &str, field: &'static str, v: u8) -> Result<ElementType> {
     ElementType::from_wire(v).ok_or_else(|| Error::InvalidElementType {

@@ -277,6 +277,49 @@ fn a_changed_member_is_caught() {
         .unwrap();
 }
 
+#[test]
+fn the_checksum_report_names_each_member_and_buffer_that_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = chunked_checkpoint(dir.path());
+    let report = ShardedFile::open(&index).unwrap().checksum_report();
+    assert!(report.is_ok(), "{report:?}");
+    // Three chunks of `w` and `b`.
+    assert_eq!(report.verified, 4);
+    let path = dir.path().join("rank-1.hurray");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[100] ^= 0x40; // a data byte of the chunk
+    std::fs::write(&path, &bytes).unwrap();
+    let report = ShardedFile::open(&index).unwrap().checksum_report();
+    assert!(
+        matches!(
+            report.members.as_slice(),
+            [Error::MemberMismatch { member, field: "crc32c", .. }] if member == "rank-1.hurray"
+        ),
+        "{report:?}"
+    );
+    assert!(
+        matches!(
+            report.buffers.as_slice(),
+            [(member, Error::ChecksumMismatch { tensor, .. })]
+                if member == "rank-1.hurray" && tensor == "w"
+        ),
+        "{report:?}"
+    );
+    assert_eq!(report.verified, 3);
+    // As one error: the member, the file to replace.
+    let e = report.into_result().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::MemberMismatch {
+                field: "crc32c",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
 /// Two "ranks" write files of their own (a distributed save); the
 /// coordinator adopts them, naming which tensors are chunks of what.
 #[test]

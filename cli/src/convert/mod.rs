@@ -1,5 +1,6 @@
 //! `hurray convert IN OUT`: tensors between `.hurray`, `.safetensors`, `.npy`
-//! and `.npz`, and from `.gguf`, each format chosen by its extension.
+//! and `.npz`, and from `.gguf` and `.onnx` (its initializers), each format
+//! chosen by its extension.
 //!
 //! Conversion streams. Every source is opened and checked whole first (a
 //! Hurray file is verified, its sparse indices included; a safetensors file
@@ -22,6 +23,7 @@ mod hurray_format;
 mod mxfp4;
 mod npy;
 mod npz;
+mod onnx;
 mod safetensors_format;
 pub(crate) mod sharded;
 
@@ -327,6 +329,9 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     // A sharded checkpoint: transformers' index (or its directory).
     if let Some(index) = sharded::safetensors_index_of(input)? {
         return sharded::from_safetensors(&index, output, options).with_context(context);
+    }
+    if onnx::is_onnx(input) {
+        return onnx::to_hurray(input, output).with_context(context);
     }
     let from = Format::of(input)?;
     if from == Format::Hurray {

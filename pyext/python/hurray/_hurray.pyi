@@ -207,3 +207,16 @@ def write(
     checksums: bool = True,
 ) -> Optional[bytes]: ...
 def element_types() -> List[Dict[str, Any]]: ...
+def onnx_externalize(
+    model_path: Optional[str],
+    model_bytes: Optional[bytes],
+    base_dir: str,
+    out_onnx: str,
+    weights: str,
+    align: int,
+    threshold: int,
+    existing: bool,
+) -> Dict[str, Any]: ...
+def onnx_write_weights(
+    model_path: Optional[str], model_bytes: Optional[bytes], base_dir: str, weights: str, align: int
+) -> None: ...

@@ -161,16 +161,20 @@ impl<'a, P: PackedElement> Packed<'a, P> {
     }
 }
 
+/// Seals [`SparseIndex`]: the views hand out indices as `i32` or `i64` only.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+}
+
 /// An index type of sparse tensors: `i32` or `i64`.
-pub trait SparseIndex: Element + super::private::Sealed {
+pub trait SparseIndex: Element + sealed::Sealed {
     #[doc(hidden)]
     fn from_indices(indices: Indices<'_>) -> Option<&'_ [Self]>;
     #[doc(hidden)]
     fn as_indices(slice: &[Self]) -> Indices<'_>;
 }
-
-impl super::private::Sealed for i32 {}
-impl super::private::Sealed for i64 {}
 
 impl SparseIndex for i32 {
     fn from_indices(indices: Indices<'_>) -> Option<&'_ [Self]> {

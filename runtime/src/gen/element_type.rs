@@ -461,6 +461,74 @@ impl ElementType {
             ElementType::Float6E3M2FN => Some("float6_e3m2fn"),
         }
     }
+    /// ONNX `TensorProto.DataType` value, where ONNX has the type.
+    pub const fn onnx_data_type(self) -> Option<i32> {
+        match self {
+            ElementType::Bool => Some(9),
+            ElementType::Int2 => Some(26),
+            ElementType::UInt2 => Some(25),
+            ElementType::Int4 => Some(22),
+            ElementType::UInt4 => Some(21),
+            ElementType::Int8 => Some(3),
+            ElementType::UInt8 => Some(2),
+            ElementType::Int16 => Some(5),
+            ElementType::UInt16 => Some(4),
+            ElementType::Int32 => Some(6),
+            ElementType::UInt32 => Some(12),
+            ElementType::Int64 => Some(7),
+            ElementType::UInt64 => Some(13),
+            ElementType::Float16 => Some(10),
+            ElementType::BFloat16 => Some(16),
+            ElementType::Float32 => Some(1),
+            ElementType::Float64 => Some(11),
+            ElementType::Float8E4M3FN => Some(17),
+            ElementType::Float8E5M2 => Some(19),
+            ElementType::Float4E2M1FN => Some(23),
+            ElementType::Complex64 => Some(14),
+            ElementType::Complex128 => Some(15),
+            ElementType::Float8E8M0FNU => Some(24),
+            ElementType::Float8E4M3FNUZ => Some(18),
+            ElementType::Float8E5M2FNUZ => Some(20),
+            ElementType::Float8E3M4 => None,
+            ElementType::Float8E4M3 => None,
+            ElementType::Float8E4M3B11FNUZ => None,
+            ElementType::Float6E2M3FN => Some(27),
+            ElementType::Float6E3M2FN => Some(28),
+        }
+    }
+    /// The element type of an ONNX `TensorProto.DataType` value.
+    pub const fn from_onnx_data_type(value: i32) -> Option<Self> {
+        match value {
+            9 => Some(ElementType::Bool),
+            26 => Some(ElementType::Int2),
+            25 => Some(ElementType::UInt2),
+            22 => Some(ElementType::Int4),
+            21 => Some(ElementType::UInt4),
+            3 => Some(ElementType::Int8),
+            2 => Some(ElementType::UInt8),
+            5 => Some(ElementType::Int16),
+            4 => Some(ElementType::UInt16),
+            6 => Some(ElementType::Int32),
+            12 => Some(ElementType::UInt32),
+            7 => Some(ElementType::Int64),
+            13 => Some(ElementType::UInt64),
+            10 => Some(ElementType::Float16),
+            16 => Some(ElementType::BFloat16),
+            1 => Some(ElementType::Float32),
+            11 => Some(ElementType::Float64),
+            17 => Some(ElementType::Float8E4M3FN),
+            19 => Some(ElementType::Float8E5M2),
+            23 => Some(ElementType::Float4E2M1FN),
+            14 => Some(ElementType::Complex64),
+            15 => Some(ElementType::Complex128),
+            24 => Some(ElementType::Float8E8M0FNU),
+            18 => Some(ElementType::Float8E4M3FNUZ),
+            20 => Some(ElementType::Float8E5M2FNUZ),
+            27 => Some(ElementType::Float6E2M3FN),
+            28 => Some(ElementType::Float6E3M2FN),
+            _ => None,
+        }
+    }
     /// Parses a safetensors dtype name.
     pub fn from_safetensors_dtype(name: &str) -> Option<Self> {
         match name {

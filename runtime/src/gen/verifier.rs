@@ -2,10 +2,10 @@
 //
 // A structural verifier specialised to the schema: one function per
 // table, fields in the generic verifier's order, every check made by
-// `reader::structure::Cursor`. See codegen/src/verifier.rs.
+// `structure::Cursor`. See codegen/src/verifier.rs.
 
 use super::fb;
-use crate::reader::structure::{Cursor, FromLe, LeVector, Step, Verified};
+use crate::structure::{Cursor, FromLe, LeVector, Step, Verified};
 
 /// What runs on each table once it, and everything under it, passed the
 /// structural checks. Every hook does nothing unless overridden.

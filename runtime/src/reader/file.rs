@@ -17,16 +17,10 @@ use crate::aligned::AlignedBytes;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::format::{FOOTER_LEN, PREFIX_LEN};
-use crate::source::{ReadRequest, Source};
+use crate::source::{OPEN_SUFFIX, ReadRequest, Source};
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-
-/// How many bytes from the end opening a file through a [`Source`] reads
-/// with the footer, hoping the header is among them (a header of 1000
-/// tensors is about 150 KiB): for an object store, the prefix and this
-/// suffix are two range GETs in one round trip.
-pub const OPEN_SUFFIX: u64 = 256 << 10;
 
 /// A verified Hurray file and the source of its bytes.
 #[derive(Debug)]

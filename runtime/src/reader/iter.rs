@@ -1,8 +1,6 @@
-//! What a reader hands out besides tensors: the iterator over a file's
-//! tensors, metadata entries and a tensor's shape, all read in place.
+//! The iterator over a file's tensors, each read in place.
 
 use super::tensor::{FileData, TensorRef};
-use crate::descriptor::Dim;
 use crate::generated::fb;
 
 /// Iterator over a file's tensors.
@@ -40,66 +38,3 @@ impl<'a> Iterator for Tensors<'a> {
 }
 
 impl ExactSizeIterator for Tensors<'_> {}
-
-/// Iterator over metadata entries `(key, value)`.
-#[derive(Clone)]
-pub struct Metadata<'a> {
-    pub(super) inner:
-        Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>,
-    pub(super) next: usize,
-}
-
-impl std::fmt::Debug for Metadata<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
-
-impl Metadata<'_> {
-    /// The entries as an owned map (as descriptors hold them).
-    pub fn to_map(self) -> std::collections::BTreeMap<String, String> {
-        self.map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
-    }
-}
-
-impl<'a> Iterator for Metadata<'a> {
-    type Item = (&'a str, &'a str);
-    fn next(&mut self) -> Option<Self::Item> {
-        let v = self.inner?;
-        if self.next >= v.len() {
-            return None;
-        }
-        let kv = v.get(self.next);
-        self.next += 1;
-        Some((kv.key(), kv.value()))
-    }
-}
-
-/// The dimensions of a tensor, read in place.
-#[derive(Clone, Copy)]
-pub struct Shape<'a>(pub(super) flatbuffers::Vector<'a, u64>);
-
-impl<'a> Shape<'a> {
-    /// Number of dimensions.
-    pub fn rank(&self) -> usize {
-        self.0.len()
-    }
-    /// Dimension `i`, if `i < rank`.
-    pub fn get(&self, i: usize) -> Option<Dim> {
-        (i < self.0.len()).then(|| Dim::from_wire(self.0.get(i)))
-    }
-    /// All dimensions.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Dim> + 'a {
-        self.0.iter().map(Dim::from_wire)
-    }
-    /// The on-wire values (dynamic as `u64::MAX`).
-    pub fn to_wire(&self) -> Vec<u64> {
-        self.0.iter().collect()
-    }
-}
-
-impl std::fmt::Debug for Shape<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}

@@ -14,22 +14,25 @@ use names::NameTable;
 mod fetch;
 mod file;
 mod iter;
+mod metadata;
 pub(crate) mod names;
 mod semantics;
+mod shape;
 mod storage;
-pub(crate) mod structure;
 // The two verifiers side by side, for differential tests and fuzz targets:
 // a test hook, not part of the documented API.
 #[doc(hidden)]
 pub mod verifiers;
-use structure::Structural;
+use crate::structure::{self, Structural};
 mod tensor;
 
 pub use fetch::Fetched;
-pub use file::{File, OPEN_SUFFIX};
+pub use file::File;
 pub use storage::MapMode;
 
-pub use iter::{Metadata, Shape, Tensors};
+pub use iter::Tensors;
+pub use metadata::Metadata;
+pub use shape::Shape;
 use tensor::FileData;
 pub use tensor::TensorRef;
 

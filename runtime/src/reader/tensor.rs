@@ -1,8 +1,9 @@
-//! Borrowed handles into a verified file: the tensor iterator, metadata
-//! entries, a tensor and its shape.
+//! The borrowed handle to one tensor of a verified file, and where its
+//! bytes are.
 
-use super::iter::{Metadata, Shape};
+use super::metadata::Metadata;
 use super::semantics::{layout_params, plan_of};
+use super::shape::Shape;
 use crate::ElementType;
 use crate::buffer::BufferRole;
 use crate::checksum::ChecksumAlgorithm;
@@ -342,7 +343,9 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    /// Total bytes of the tensor's buffers (layout buffers and quantization buffers).
+    /// Total bytes of the tensor's buffers (layout buffers and quantization
+    /// buffers), as its verified descriptor plans them: 0 for a
+    /// descriptor-only or an empty tensor (ADR-0007).
     pub fn byte_length(&self) -> u64 {
         self.plan().total()
     }

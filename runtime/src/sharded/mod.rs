@@ -7,8 +7,10 @@
 
 mod reader;
 mod replace;
+mod verify;
 mod writer;
 
 pub use crate::shard_index::{ShardMember, ShardPiece, ShardedTensor};
 pub use reader::ShardedFile;
+pub use verify::ChecksumReport;
 pub use writer::{AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardedWriter};

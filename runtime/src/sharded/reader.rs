@@ -1,13 +1,11 @@
 //! [`ShardedFile`]: an index file and its members as one logical mapping.
 
 use crate::atomic::parent_dir;
-use crate::checksum::ChecksumAlgorithm;
-use crate::checksum::Running;
 use crate::error::{Error, Result};
 use crate::reader::{File, MapMode, TensorRef};
 use crate::shard_index::{self as index, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
 use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
-use crate::source::{ReadRequest, Source};
+use crate::source::Source;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -51,7 +49,8 @@ fn size_mismatch(m: &ShardMember, len: u64) -> Error {
 /// piece inside its tensor, the pieces tiling each tensor). A member is
 /// mapped and verified the first time one of its tensors is read, and its
 /// length compared with the index's; its CRC-32C only on
-/// [`verify_members`](Self::verify_members).
+/// [`verify_members`](Self::verify_members) and
+/// [`checksum_report`](Self::checksum_report).
 ///
 /// A checkpoint opened from its index's path reads the checkpoint that
 /// index describes, or fails: a member is only taken while that index is
@@ -377,46 +376,4 @@ impl ShardedFile {
         }
         Ok(out.finish())
     }
-
-    /// Reads every member whole and compares its length and CRC-32C with the
-    /// index's: [`Error::MemberMismatch`] naming the first that differs.
-    pub fn verify_members(&self) -> Result<()> {
-        for (i, m) in self.index.members.iter().enumerate() {
-            let found = whole_crc32c(self.member(i)?)?;
-            if found != m.crc32c {
-                return Err(Error::MemberMismatch {
-                    member: m.path.clone(),
-                    field: "crc32c",
-                    expected: format!("{:#010x}", m.crc32c),
-                    found: format!("{found:#010x}"),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The CRC-32C of the whole of `file`: of its bytes in place, or streamed
-/// through its source in pieces (memory stays one piece).
-pub(super) fn whole_crc32c(file: &File) -> Result<u64> {
-    if let Some(bytes) = file.bytes() {
-        return Ok(ChecksumAlgorithm::Crc32c.of(bytes));
-    }
-    let source = file.source();
-    let mut running = Running::new(ChecksumAlgorithm::Crc32c);
-    let mut buf = vec![0u8; crate::source::PIECE.min(file.file_len() as usize)];
-    let mut at = 0u64;
-    while at < file.file_len() {
-        let n = (file.file_len() - at).min(buf.len() as u64) as usize;
-        let mut request = [ReadRequest {
-            offset: at,
-            buf: &mut buf[..n],
-        }];
-        source
-            .read_many(&mut request)
-            .map_err(|e| Error::io("reading", source.location(), e))?;
-        running.update(&buf[..n]);
-        at += n as u64;
-    }
-    Ok(running.finish())
 }

@@ -272,7 +272,7 @@ impl ShardedWriter {
         self.members.push(ShardMember {
             path: path.to_owned(),
             size: file.file_len(),
-            crc32c: super::reader::whole_crc32c(&file)?,
+            crc32c: super::verify::whole_crc32c(&file)?,
         });
         Ok(())
     }

@@ -16,10 +16,15 @@ use std::ops::Range;
 mod plan;
 mod pread;
 
-pub use crate::reader::OPEN_SUFFIX;
 pub use plan::{Coalesced, coalesce};
 pub(crate) use pread::in_runs;
 pub use pread::{PIECE, PreadSource, default_threads};
+
+/// How many bytes from the end opening a file through a [`Source`] reads
+/// with the footer, hoping the header is among them (a header of 1000
+/// tensors is about 150 KiB): for an object store, the prefix and this
+/// suffix are two range GETs in one round trip.
+pub const OPEN_SUFFIX: u64 = 256 << 10;
 
 /// Reads at most this far apart are fetched by one request, the gap read
 /// and dropped: a request to an object store costs about as much time as

@@ -294,6 +294,11 @@ impl<'a> PackedView<'a> {
             .then(|| pack::code_at(self.bytes, self.element_type.bits(), i))
             .flatten()
     }
+    /// Every element's raw code (the low `bits` bits), in order: one byte
+    /// per element, as `ml_dtypes` and the C API hold sub-byte types.
+    pub fn codes(&self) -> impl ExactSizeIterator<Item = u8> + 'a {
+        pack::unpack_codes(self.bytes, self.element_type.bits(), self.len)
+    }
     /// Element `i` as an integer: sign-extended for signed types.
     pub fn get(&self, i: u64) -> Option<i16> {
         Some(pack::int_value(self.element_type, self.code(i)?))

@@ -35,8 +35,6 @@ use std::fmt;
 /// Metadata entries a derived struct declares with `#[hurray(metadata(...))]`.
 pub type StaticMetadata = &'static [(&'static str, &'static str)];
 
-pub trait Sealed {}
-
 /// The sparse layout a field declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutKind {

@@ -1,0 +1,333 @@
+//! Models built field by field (as onnx.proto numbers them): the walk to the
+//! initializers, the rewrite, and every refusal. Real producers' models
+//! (torch.onnx.export, the onnx package) are tested from Python
+//! (python/tests/test_onnx.py) with ONNX Runtime as the reader.
+
+use hurray::{BufferRole, ElementType, File};
+use hurray_onnx::{Error, Model, Options, externalize, write_weights};
+use std::path::PathBuf;
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn bytes_field(out: &mut Vec<u8>, n: u32, b: &[u8]) {
+    varint(out, (u64::from(n) << 3) | 2);
+    varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn varint_field(out: &mut Vec<u8>, n: u32, v: u64) {
+    varint(out, u64::from(n) << 3);
+    varint(out, v);
+}
+
+/// A `TensorProto`: name, ONNX data type, dims, and `raw_data`.
+fn tensor(name: &str, data_type: u64, dims: &[i64], raw: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    for d in dims {
+        varint_field(&mut t, 1, *d as u64);
+    }
+    varint_field(&mut t, 2, data_type);
+    bytes_field(&mut t, 8, name.as_bytes());
+    bytes_field(&mut t, 9, raw);
+    t
+}
+
+/// A `GraphProto` with these initializers and nodes.
+fn graph(initializers: &[Vec<u8>], nodes: &[Vec<u8>]) -> Vec<u8> {
+    let mut g = Vec::new();
+    bytes_field(&mut g, 2, b"g");
+    for n in nodes {
+        bytes_field(&mut g, 1, n);
+    }
+    for t in initializers {
+        bytes_field(&mut g, 5, t);
+    }
+    g
+}
+
+/// A `NodeProto` (`If`) whose attribute holds `body` as its graph.
+fn node_with_subgraph(body: &[u8]) -> Vec<u8> {
+    let mut attr = Vec::new();
+    bytes_field(&mut attr, 1, b"then_branch");
+    bytes_field(&mut attr, 6, body);
+    varint_field(&mut attr, 20, 5);
+    let mut node = Vec::new();
+    bytes_field(&mut node, 4, b"If");
+    bytes_field(&mut node, 5, &attr);
+    node
+}
+
+/// A `ModelProto` around `graph`, with fields before and after it (an
+/// unknown field number included) that a rewrite must keep.
+fn model(graph: &[u8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    varint_field(&mut m, 1, 10);
+    bytes_field(&mut m, 2, b"test-producer");
+    bytes_field(&mut m, 7, graph);
+    bytes_field(&mut m, 99, b"a field of a later ONNX");
+    m
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn open(bytes: Vec<u8>) -> hurray_onnx::Result<Model> {
+    Model::from_bytes(bytes, PathBuf::from("."))
+}
+
+fn two_level_model() -> Vec<u8> {
+    let big = f32_bytes(&(0..1024).map(|i| i as f32).collect::<Vec<_>>());
+    let inner = graph(&[tensor("inner.w", 1, &[32, 32], &big)], &[]);
+    let outer = graph(
+        &[
+            tensor("a.bias", 1, &[4], &f32_bytes(&[1.0, 2.0, 3.0, 4.0])),
+            tensor("b.mask", 9, &[3], &[1, 0, 1]),
+            tensor("c.empty", 10, &[0, 8], &[]),
+            tensor("d.w", 16, &[512], &[7; 1024]),
+        ],
+        &[node_with_subgraph(&inner)],
+    );
+    model(&outer)
+}
+
+#[test]
+fn initializers_of_subgraphs_are_found() {
+    let m = open(two_level_model()).unwrap();
+    let names: Vec<_> = m.initializers().iter().map(|i| i.name()).collect();
+    assert_eq!(names, ["inner.w", "a.bias", "b.mask", "c.empty", "d.w"]);
+    let mask = &m.initializers()[2];
+    assert_eq!(mask.element_type(), ElementType::Bool);
+    // ONNX's bool bytes become Hurray's bits.
+    assert_eq!(&mask.values(&m).unwrap()[..], &[0b101]);
+    assert_eq!(m.initializers()[4].element_type(), ElementType::BFloat16);
+}
+
+#[test]
+fn externalized_models_keep_every_other_byte_and_point_at_the_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = two_level_model();
+    let m = open(bytes.clone()).unwrap();
+    let (out, weights) = (dir.path().join("m.onnx"), dir.path().join("m.hurray"));
+    let report = externalize(&m, &out, &weights, &Options::default()).unwrap();
+    assert_eq!(report.external, 2, "{report:?}");
+    let inline: Vec<_> = report.inline.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(inline, ["a.bias", "b.mask", "c.empty"]);
+    let file = File::open(&weights).unwrap();
+    assert_eq!(file.tensors().count(), 5);
+    let rewritten = Model::from_bytes(std::fs::read(&out).unwrap(), dir.path().to_owned()).unwrap();
+    for (before, after) in m.initializers().iter().zip(rewritten.initializers()) {
+        assert_eq!(before.name(), after.name());
+        assert_eq!(
+            before.values(&m).unwrap(),
+            after.values(&rewritten).unwrap()
+        );
+        let t = file.tensor(before.name()).unwrap();
+        if after.is_external() {
+            assert_eq!(t.buffer_range(BufferRole::Values).unwrap().0 % 4096, 0);
+        }
+    }
+    // The model's own fields, before and after the graph, are untouched.
+    let out_bytes = std::fs::read(&out).unwrap();
+    assert!(out_bytes.starts_with(&bytes[..17]));
+    assert!(out_bytes.ends_with(b"a field of a later ONNX"));
+    // With nothing to move, the model is written as it was.
+    let all_inline = Options {
+        threshold: u64::MAX,
+        ..Options::default()
+    };
+    externalize(&m, &out, &weights, &all_inline).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+}
+
+#[test]
+fn typed_fields_decode_as_raw_data_does() {
+    // int32_data for f16 (bit patterns), int64_data, float_data, packed
+    // and one element per field.
+    let mut t = Vec::new();
+    varint_field(&mut t, 1, 3);
+    varint_field(&mut t, 2, 10);
+    bytes_field(&mut t, 8, b"h");
+    let mut packed = Vec::new();
+    for v in [0x3c00u64, 0x4000] {
+        varint(&mut packed, v);
+    }
+    bytes_field(&mut t, 5, &packed);
+    varint_field(&mut t, 5, 0xc000);
+    let mut neg = Vec::new();
+    varint_field(&mut neg, 1, 2);
+    varint_field(&mut neg, 2, 7);
+    bytes_field(&mut neg, 8, b"i64");
+    varint_field(&mut neg, 7, (-5i64) as u64);
+    varint_field(&mut neg, 7, 9);
+    let m = open(model(&graph(&[t, neg], &[]))).unwrap();
+    let h = &m.initializers()[0];
+    assert_eq!(
+        &h.values(&m).unwrap()[..],
+        &[0x00, 0x3c, 0x00, 0x40, 0x00, 0xc0]
+    );
+    let i = &m.initializers()[1];
+    let want: Vec<u8> = [-5i64, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(&i.values(&m).unwrap()[..], &want[..]);
+}
+
+fn refusal(bytes: Vec<u8>) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.hurray");
+    let e = match open(bytes) {
+        Err(e) => e,
+        Ok(m) => write_weights(&m, &w, 64).unwrap_err(),
+    };
+    assert!(!w.exists(), "nothing is written on error");
+    e.to_string()
+}
+
+#[test]
+fn bad_tensors_are_refused_by_name() {
+    let one = |t: Vec<u8>| model(&graph(&[t], &[]));
+    let cases = [
+        (tensor("s", 8, &[1], b"x"), "\"s\": data_type = STRING"),
+        (tensor("n", 1, &[-1], &[]), "\"n\": dims = negative"),
+        (
+            tensor("short", 1, &[4], &[0; 12]),
+            "\"short\": raw_data = 12 bytes",
+        ),
+        (tensor("u", 200, &[1], &[0]), "\"u\": data_type = 200"),
+        (
+            tensor("b", 9, &[2], &[1, 2]),
+            "\"b\": data = 2: a BOOL byte is 0 or 1",
+        ),
+        (tensor("", 1, &[1], &[0; 4]), "name = \"\""),
+    ];
+    for (t, want) in cases {
+        let e = refusal(one(t));
+        assert!(e.contains(want), "{e} lacks {want}");
+    }
+    // Typed values in the field of another type.
+    let mut t = Vec::new();
+    varint_field(&mut t, 2, 1);
+    bytes_field(&mut t, 8, b"f");
+    varint_field(&mut t, 7, 1);
+    let e = refusal(one(t));
+    assert!(e.contains("\"f\": data = field 7"), "{e}");
+    // A duplicate name across a graph and its subgraph.
+    let inner = graph(&[tensor("w", 1, &[1], &[0; 4])], &[]);
+    let outer = graph(
+        &[tensor("w", 1, &[1], &[0; 4])],
+        &[node_with_subgraph(&inner)],
+    );
+    let e = refusal(model(&outer));
+    assert!(e.contains("\"w\""), "{e}");
+}
+
+#[test]
+fn truncated_and_deeply_nested_models_are_refused() {
+    let bytes = two_level_model();
+    for cut in [1, 5, 19, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            matches!(open(bytes[..cut].to_vec()), Err(Error::Malformed { .. })),
+            "cut at {cut}"
+        );
+    }
+    let mut g = graph(&[tensor("w", 1, &[1], &[0; 4])], &[]);
+    for _ in 0..30 {
+        g = graph(&[], &[node_with_subgraph(&g)]);
+    }
+    let e = open(model(&g)).unwrap_err().to_string();
+    assert!(e.contains("MAX_ONNX_GRAPH_DEPTH"), "{e}");
+}
+
+fn external_tensor(location: &str, offset: u64, length: u64) -> Vec<u8> {
+    let mut t = Vec::new();
+    varint_field(&mut t, 1, 4);
+    varint_field(&mut t, 2, 1);
+    bytes_field(&mut t, 8, b"ext");
+    for (k, v) in [
+        ("location", location.to_owned()),
+        ("offset", offset.to_string()),
+        ("length", length.to_string()),
+    ] {
+        let mut e = Vec::new();
+        bytes_field(&mut e, 1, k.as_bytes());
+        bytes_field(&mut e, 2, v.as_bytes());
+        bytes_field(&mut t, 13, &e);
+    }
+    varint_field(&mut t, 14, 1);
+    t
+}
+
+#[test]
+fn external_data_is_read_inside_its_file_and_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.bin"),
+        f32_bytes(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+    )
+    .unwrap();
+    let at = |location: &str, offset, length| {
+        let bytes = model(&graph(&[external_tensor(location, offset, length)], &[]));
+        Model::from_bytes(bytes, dir.path().to_owned()).unwrap()
+    };
+    let m = at("d.bin", 8, 16);
+    assert_eq!(
+        &m.initializers()[0].values(&m).unwrap()[..],
+        &f32_bytes(&[2.0, 3.0, 4.0, 5.0])[..]
+    );
+    for (location, offset, length, want) in [
+        ("d.bin", 12, 16, "outside"),
+        ("d.bin", u64::MAX, 16, "outside"),
+        ("d.bin", 0, 12, "external_data.length = 12 bytes"),
+        ("../d.bin", 0, 16, "inside the model's directory"),
+        ("/etc/passwd", 0, 16, "inside the model's directory"),
+        ("missing.bin", 0, 16, "missing.bin"),
+    ] {
+        let m = at(location, offset, length);
+        let e = m.initializers()[0].values(&m).unwrap_err().to_string();
+        assert!(e.contains("\"ext\"") || e.contains(location), "{e}");
+        assert!(e.contains(want), "{e} lacks {want}");
+    }
+}
+
+#[test]
+fn the_weights_must_be_inside_the_models_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let m = open(two_level_model()).unwrap();
+    let e = externalize(
+        &m,
+        &sub.join("m.onnx"),
+        &dir.path().join("w.hurray"),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Argument(_)), "{e}");
+    assert!(!dir.path().join("w.hurray").exists() && !sub.join("m.onnx").exists());
+    let existing = Options {
+        existing: true,
+        ..Options::default()
+    };
+    let e = externalize(
+        &m,
+        &dir.path().join("m.onnx"),
+        &dir.path().join("none.hurray"),
+        &existing,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::Io { .. }) && e.to_string().contains("none.hurray"),
+        "{e}"
+    );
+}
+
+#[test]
+fn fuzzings_entry_accepts_what_it_parses() {
+    hurray_onnx::exercise(&two_level_model()).unwrap();
+    assert!(hurray_onnx::exercise(b"\x0b").is_err());
+}

@@ -59,14 +59,15 @@ enum Command {
         /// The file to write, replaced atomically.
         output: PathBuf,
     },
-    /// Convert between .hurray, .safetensors, .npy and .npz, and from .gguf and .onnx (its
-    /// initializers) (formats chosen by extension). A transformers sharded checkpoint (its `*.safetensors.index.json`, or the
-    /// directory holding it) converts to a Hurray index and its members, and a Hurray index to
-    /// a `*.safetensors.index.json` and its shards.
+    /// Convert between .hurray, .safetensors, .npy, .npz and .irpa (IREE's parameter archive),
+    /// and from .gguf and .onnx (its initializers; formats chosen by extension). A transformers
+    /// sharded checkpoint (its `*.safetensors.index.json`, or the directory holding it)
+    /// converts to a Hurray index and its members, and a Hurray index to a
+    /// `*.safetensors.index.json` and its shards.
     Convert {
         /// The file to read: .hurray (a file or a sharded checkpoint's index), .safetensors,
-        /// .npy, .npz, .gguf, .onnx, or a `*.safetensors.index.json` (or its directory); with feature
-        /// `remote`, also an s3://, gs://, az:// or https:// URL.
+        /// .npy, .npz, .irpa, .gguf, .onnx, or a `*.safetensors.index.json` (or its directory);
+        /// with feature `remote`, also an s3://, gs://, az:// or https:// URL.
         input: PathBuf,
         /// The file to write, replaced atomically; its extension picks the format.
         output: PathBuf,

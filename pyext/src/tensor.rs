@@ -114,6 +114,17 @@ impl PyTensor {
         Ok(self.header()?.byte_length())
     }
 
+    /// Where the buffer `role` (`"values"`, `"indices"`, `"scales"`, ...)
+    /// lies in the file: `(offset, length)` from the header alone, `(0, 0)`
+    /// for an empty one, `None` when the tensor has no such buffer. What a
+    /// reader of someone else's file at an offset (IREE, ONNX Runtime) needs.
+    fn buffer_range(&self, role: &str) -> PyResult<Option<(u64, u64)>> {
+        let role = hurray::BufferRole::from_name(role).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!("{role:?} is not a buffer role"))
+        })?;
+        Ok(self.header()?.buffer_range(role))
+    }
+
     /// Address of the dense values in memory; 0 for an empty tensor (ADR-007).
     #[getter]
     fn data_ptr(&self) -> PyResult<usize> {

@@ -13,6 +13,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
+from deploy_model import DeployModel  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,30 +30,10 @@ def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([str(hurray_cli()), *map(str, args)], capture_output=True, text=True)
 
 
-class Model(torch.nn.Module):
-    """Conv, linear, embedding and layer-norm weights; the last projection is
-    kept in bf16 (ONNX Runtime's CPU kernels have no bf16 matmul, so the graph
-    casts it)."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(1000, 64)
-        self.conv = torch.nn.Conv1d(64, 128, 3, padding=1)
-        self.ln = torch.nn.LayerNorm(128)
-        self.fc = torch.nn.Linear(128, 96)
-        self.head = torch.nn.Parameter(torch.randn(96, 32).to(torch.bfloat16))
-
-    def forward(self, ids):
-        x = self.emb(ids).transpose(1, 2)
-        x = self.conv(x).transpose(1, 2)
-        x = self.fc(self.ln(x))
-        return x @ self.head.float()
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     torch.manual_seed(0)
-    model = Model().eval()
+    model = DeployModel().eval()
     ids = torch.randint(0, 1000, (2, 7))
     d = tmp_path_factory.mktemp("exported")
     # Not optimized: the bf16 parameter stays an initializer, cast in the graph.
@@ -254,3 +235,53 @@ def test_bad_input_names_the_tensor_and_writes_nothing(hurray, exported, tmp_pat
     assert not (escape / "o.onnx").exists()
     r = cli("onnx-externalize", bad, out, "--weights", tmp_path / "w.hurray")
     assert r.returncode != 0 and '"w"' in r.stderr and not out.exists()
+
+
+def test_a_model_over_2_gib_reads_its_weights_in_place(hurray, tmp_path):
+    """Weights past protobuf's 2 GiB limit: an embedding of 2.03 GiB (a sparse
+    file with a few rows written) and a bias stored after it, at an offset
+    past 2^31 in the Hurray file too; ONNX Runtime gathers the rows from the
+    Hurray file."""
+    import hurray.onnx
+
+    rows, cols = 8_500_000, 64
+    size = rows * cols * 4
+    assert size > 2**31
+    picked = np.array([0, 4_000_123, rows - 1], dtype=np.int64)
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=(3, cols)).astype(np.float32)
+    bias = rng.normal(size=cols).astype(np.float32)
+    try:
+        with open(tmp_path / "big.bin", "wb") as f:
+            f.truncate(size)
+            for r, v in zip(picked, values):
+                f.seek(int(r) * cols * 4)
+                f.write(v.tobytes())
+            f.seek(size)
+            f.write(bias.tobytes())
+        inits = []
+        for name, dims, offset, length in [("emb", [rows, cols], 0, size), ("bias", [cols], size, cols * 4)]:
+            t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=dims)
+            t.data_location = TensorProto.EXTERNAL
+            for k, v in [("location", "big.bin"), ("offset", str(offset)), ("length", str(length))]:
+                t.external_data.add(key=k, value=v)
+            inits.append(t)
+        graph = helper.make_graph(
+            [helper.make_node("Gather", ["emb", "ids"], ["g"]), helper.make_node("Add", ["g", "bias"], ["out"])],
+            "g",
+            [helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+            [helper.make_tensor_value_info("out", TensorProto.FLOAT, [3, cols])],
+            initializer=inits,
+        )
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "in.onnx"))
+        out, weights = tmp_path / "out.onnx", tmp_path / "w.hurray"
+        report = hurray.onnx.externalize(tmp_path / "in.onnx", out, weights)
+        assert report["external"] == 2
+        entries = external_entries(out)
+        assert int(entries["bias"]["offset"]) > 2**31
+        got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"ids": picked})[0]
+        assert np.array_equal(got, values + bias)
+    finally:
+        # pytest keeps the last runs' directories: do not leave gigabytes there.
+        for name in ("big.bin", "w.hurray"):
+            (tmp_path / name).unlink(missing_ok=True)

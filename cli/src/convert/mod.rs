@@ -18,14 +18,18 @@
 //! format rule (element counts, dtype names, bit packing) is the runtime's.
 
 mod canonical;
+mod format;
 mod gguf;
 mod hurray_format;
+mod irpa;
 mod mxfp4;
 mod npy;
 mod npz;
 mod onnx;
 mod safetensors_format;
 pub(crate) mod sharded;
+
+use format::Format;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType, File};
@@ -40,80 +44,6 @@ use std::path::Path;
 const CHUNK: usize = 1 << 20;
 /// Inputs with more tensor data than this show a progress bar (on a terminal).
 const PROGRESS_THRESHOLD: u64 = 64 << 20;
-
-/// A file format, chosen by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Hurray,
-    Safetensors,
-    Npy,
-    Npz,
-    /// Read only: llama.cpp's model format.
-    Gguf,
-}
-
-impl Format {
-    fn of(path: &Path) -> Result<Format> {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        Ok(match ext.as_deref() {
-            Some("hurray") => Format::Hurray,
-            Some("safetensors") => Format::Safetensors,
-            Some("npy") => Format::Npy,
-            Some("npz") => Format::Npz,
-            Some("gguf") => Format::Gguf,
-            _ => bail!(
-                "{}: unknown format: the extension must be .hurray, .safetensors, .npy, .npz \
-                 or (to read) .gguf",
-                path.display()
-            ),
-        })
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Format::Hurray => "Hurray",
-            Format::Safetensors => "safetensors",
-            Format::Npy => ".npy",
-            Format::Npz => ".npz",
-            Format::Gguf => "GGUF",
-        }
-    }
-
-    /// What the format calls `t`, from the schema's tables; `None` where it has no such type.
-    fn dtype(self, t: ElementType) -> Option<&'static str> {
-        match self {
-            Format::Hurray => Some(t.name()),
-            Format::Safetensors => t.safetensors_dtype(),
-            Format::Npy | Format::Npz => t.numpy_dtype(),
-            Format::Gguf => None,
-        }
-    }
-
-    /// What the format's type is called, for messages.
-    fn dtype_kind(self) -> &'static str {
-        match self {
-            Format::Hurray => "Hurray element type",
-            Format::Safetensors => "safetensors dtype",
-            Format::Npy | Format::Npz => "NumPy dtype",
-            Format::Gguf => "GGUF type",
-        }
-    }
-
-    /// Why this format's readers would refuse `e` (a dense tensor of a type it
-    /// has), if they would: checked before anything is written.
-    fn refuses(self, e: &Entry<'_>) -> Option<String> {
-        match self {
-            Format::Hurray => None,
-            Format::Safetensors => safetensors_format::refuses(e),
-            Format::Npy => npy::refuses(e),
-            Format::Npz => npz::refuses_name(&e.name).or_else(|| npy::refuses(e)),
-            Format::Gguf => Some("GGUF is only read".into()),
-        }
-    }
-}
 
 /// One tensor of a source, as stored there.
 #[derive(Debug)]
@@ -358,7 +288,7 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     let to = Format::of(output)?;
     if to == Format::Gguf {
         bail!(
-            "{}: GGUF is a source only; convert to .hurray, .safetensors, .npy or .npz",
+            "{}: GGUF is a source only; convert to .hurray, .safetensors, .npy, .npz or .irpa",
             output.display()
         );
     }
@@ -380,6 +310,7 @@ fn parse<'a>(from: Format, bytes: &'a [u8], path: &Path) -> Result<Source<'a>> {
         Format::Npy => npy::source(bytes, path),
         Format::Npz => npz::source(bytes),
         Format::Gguf => gguf::source(bytes),
+        Format::Irpa => irpa::source(bytes),
         Format::Hurray => unreachable!("a Hurray source borrows its File"),
     }
 }
@@ -545,6 +476,7 @@ fn transfer(
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),
         Format::Npy => Box::new(npy::Sink::create(output)?),
         Format::Npz => Box::new(npz::Sink::create(output)?),
+        Format::Irpa => Box::new(irpa::Sink::create(output, &source)?),
         Format::Gguf => bail!("GGUF is only read"),
     };
     warn_dropped(&source, to);

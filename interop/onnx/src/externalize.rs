@@ -53,9 +53,18 @@ pub fn write_weights(model: &Model, weights: &Path, align: u64) -> Result<()> {
     let mut w = Writer::create(weights)?;
     w.set_alignment(align)?;
     for init in model.initializers() {
-        let bytes = init.hurray_bytes(&model.bytes, &model.base_dir)?;
         let desc = TensorDescriptor::new(init.name(), init.element_type(), shape(init.dims()));
-        w.add_tensor(&desc, &[&bytes])?;
+        let mut t = w.begin_tensor(&desc)?;
+        init.stream(&model.bytes, &model.base_dir, |piece| {
+            if init.element_type() == ElementType::Bool {
+                init.check_bools(piece)?;
+                t.write_packed(piece, 1)?;
+            } else {
+                t.write_all(piece)?;
+            }
+            Ok(())
+        })?;
+        t.finish()?;
     }
     w.finish()?;
     Ok(())

@@ -43,6 +43,8 @@ pub(crate) const DATA_FIELDS: &[u32] = &[
 /// `TensorProto.DataLocation.EXTERNAL`.
 pub(crate) const LOCATION_EXTERNAL: u64 = 1;
 const STRING_TYPE: i32 = 8;
+/// The piece external data is read in (8 MiB).
+pub(crate) const PIECE: u64 = 8 << 20;
 
 /// Where an initializer's bytes are.
 #[derive(Debug, Clone)]
@@ -278,6 +280,45 @@ impl Initializer {
                     .map_err(Error::io(&path))?;
                 Ok(Cow::Owned(buf))
             }
+        }
+    }
+
+    /// Hands the bytes as ONNX stores them to `sink` in order: inline data
+    /// at once, external data in pieces of [`PIECE`] bytes (a multiple of 8,
+    /// so a `BOOL` piece packs to whole bytes), never the whole tensor.
+    pub(crate) fn stream(
+        &self,
+        model: &[u8],
+        base_dir: &Path,
+        mut sink: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        if !matches!(self.data, Data::External { .. }) {
+            return sink(&self.onnx_bytes(model, base_dir)?);
+        }
+        let (path, offset, length) = self.external_range(base_dir)?;
+        let file = std::fs::File::open(&path).map_err(Error::io(&path))?;
+        let mut buf = vec![0u8; PIECE.min(length) as usize];
+        let mut done = 0u64;
+        while done < length {
+            let n = PIECE.min(length - done) as usize;
+            file.read_exact_at(&mut buf[..n], offset + done)
+                .map_err(Error::io(&path))?;
+            sink(&buf[..n])?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Checks `BOOL` bytes are 0 or 1.
+    pub(crate) fn check_bools(&self, bytes: &[u8]) -> Result<()> {
+        match bytes.iter().find(|b| **b > 1) {
+            Some(b) => Err(Error::tensor(
+                &self.name,
+                "data",
+                b,
+                "a BOOL byte is 0 or 1",
+            )),
+            None => Ok(()),
         }
     }
 

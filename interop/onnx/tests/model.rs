@@ -244,8 +244,13 @@ fn truncated_and_deeply_nested_models_are_refused() {
 }
 
 fn external_tensor(location: &str, offset: u64, length: u64) -> Vec<u8> {
+    external_f32(location, offset, length, 4)
+}
+
+/// An external f32 tensor `ext` of `count` elements.
+fn external_f32(location: &str, offset: u64, length: u64, count: u64) -> Vec<u8> {
     let mut t = Vec::new();
-    varint_field(&mut t, 1, 4);
+    varint_field(&mut t, 1, count);
     varint_field(&mut t, 2, 1);
     bytes_field(&mut t, 8, b"ext");
     for (k, v) in [
@@ -330,4 +335,49 @@ fn the_weights_must_be_inside_the_models_directory() {
 fn fuzzings_entry_accepts_what_it_parses() {
     hurray_onnx::exercise(&two_level_model()).unwrap();
     assert!(hurray_onnx::exercise(b"\x0b").is_err());
+}
+
+#[test]
+fn external_data_larger_than_a_piece_is_streamed_whole() {
+    // 20 MiB and 28 bytes of f32, read in 8 MiB pieces; and 19 external BOOLs.
+    let dir = tempfile::tempdir().unwrap();
+    let count = (20 << 18) + 7u64;
+    let mut data: Vec<u8> = (0..count * 4).map(|i| (i % 251) as u8).collect();
+    let bools = [1u8, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1];
+    data.extend_from_slice(&bools);
+    std::fs::write(dir.path().join("big.bin"), &data).unwrap();
+    let t = external_f32("big.bin", 0, count * 4, count);
+    let mut b = Vec::new();
+    varint_field(&mut b, 1, bools.len() as u64);
+    varint_field(&mut b, 2, 9);
+    bytes_field(&mut b, 8, b"mask");
+    for (k, v) in [
+        ("location", "big.bin".to_owned()),
+        ("offset", (count * 4).to_string()),
+    ] {
+        let mut e = Vec::new();
+        bytes_field(&mut e, 1, k.as_bytes());
+        bytes_field(&mut e, 2, v.as_bytes());
+        bytes_field(&mut b, 13, &e);
+    }
+    varint_field(&mut b, 14, 1);
+    let m = Model::from_bytes(model(&graph(&[t, b], &[])), dir.path().to_owned()).unwrap();
+    let w = dir.path().join("w.hurray");
+    write_weights(&m, &w, 64).unwrap();
+    let file = File::open(&w).unwrap();
+    assert_eq!(
+        file.tensor("ext")
+            .unwrap()
+            .buffer(BufferRole::Values)
+            .unwrap(),
+        &data[..(count * 4) as usize]
+    );
+    let packed = hurray::pack::pack_codes(bools, 1);
+    assert_eq!(
+        file.tensor("mask")
+            .unwrap()
+            .buffer(BufferRole::Values)
+            .unwrap(),
+        &packed[..]
+    );
 }

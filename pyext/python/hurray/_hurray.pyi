@@ -41,6 +41,10 @@ class Tensor:
     def quantized(self) -> bool: ...
     @property
     def nbytes(self) -> int: ...
+    def buffer_range(self, role: str) -> Optional[Tuple[int, int]]:
+        """Where the buffer ``role`` ("values", "indices", "scales", ...) lies in
+        the file: ``(offset, length)`` from the header, ``(0, 0)`` when empty,
+        None when the tensor has no such buffer."""
     @property
     def data_ptr(self) -> int: ...
     @property

@@ -1,0 +1,140 @@
+//! `hurray convert` to and from IREE parameter archives, on archives IREE's
+//! own writers made (`fixtures/irpa/make_fixtures.py`: iree.runtime's NumPy
+//! helper and iree-turbine's `save_module_parameters`): every entry arrives
+//! with the dtype, shape and bytes recorded in `expected.json`, an entry
+//! without metadata as bytes, and Hurray -> IRPA -> Hurray gives the same
+//! tensors. IREE itself reads the archives `convert` writes in
+//! python/tests/test_iree.py.
+
+mod common;
+
+use common::{convert, convert_err};
+use hurray::{BufferRole, File};
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/irpa")
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Hurray's name for a NumPy/PyTorch dtype name of the fixtures.
+fn hurray_name(dtype: &str) -> &'static str {
+    match dtype {
+        "float32" => "f32",
+        "float16" => "f16",
+        "bfloat16" => "bf16",
+        "float64" => "f64",
+        "int8" => "i8",
+        "uint8" => "u8",
+        "uint16" => "u16",
+        "int64" => "i64",
+        "bool" => "bool",
+        other => panic!("no fixture has {other}"),
+    }
+}
+
+fn check_against_expected(file: &File, archive: &str) {
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("expected.json")).unwrap()).unwrap();
+    let tensors = expected[archive].as_object().unwrap();
+    assert_eq!(file.tensors().count(), tensors.len(), "{archive}");
+    for (name, want) in tensors {
+        let t = file.tensor(name).unwrap();
+        let dtype = want["dtype"].as_str().unwrap();
+        assert_eq!(t.element_type().name(), hurray_name(dtype), "{name}");
+        let shape: Vec<u64> = want["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        let dims: Vec<u64> = t.dims().iter().map(|d| d.to_wire()).collect();
+        assert_eq!(dims, shape, "{name}");
+        let mut bytes = unhex(want["bytes"].as_str().unwrap());
+        if dtype == "bool" {
+            bytes = hurray::pack::pack_codes(bytes, 1);
+        }
+        assert_eq!(
+            t.buffer(BufferRole::Values).unwrap_or_default(),
+            &bytes[..],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn archives_iree_wrote_convert_with_their_types_and_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for archive in ["numpy.irpa", "torch.irpa"] {
+        let out = dir.path().join(format!("{archive}.hurray"));
+        convert(&fixtures().join(archive), &out);
+        let file = File::open(&out).unwrap();
+        check_against_expected(&file, archive);
+        // And back: an archive of the same entries, which converts to the same tensors.
+        let back = dir.path().join(format!("back.{archive}"));
+        convert(&out, &back);
+        let again = dir.path().join(format!("again.{archive}.hurray"));
+        convert(&back, &again);
+        check_against_expected(&File::open(&again).unwrap(), archive);
+        // Every entry's data is 64-byte aligned, as IREE places it.
+        let bytes = std::fs::read(&back).unwrap();
+        assert_eq!(bytes.len() % 4096, 0);
+        assert_eq!(&bytes[..4], b"IRPA");
+    }
+}
+
+#[test]
+fn bad_archives_are_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read(fixtures().join("numpy.irpa")).unwrap();
+    let out = dir.path().join("out.hurray");
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            b"IRPB".iter().chain(&good[4..]).copied().collect(),
+            "no IRPA magic",
+        ),
+        (good[..60].to_vec(), "outside"),
+        (good[..400].to_vec(), "outside"),
+        (
+            {
+                // The entry table claims more entries than it holds.
+                let mut b = good.clone();
+                b[32..40].copy_from_slice(&1000u64.to_le_bytes());
+                b
+            },
+            "outside",
+        ),
+        (
+            {
+                // A linked archive.
+                let mut b = good.clone();
+                b[16..24].copy_from_slice(&4096u64.to_le_bytes());
+                b
+            },
+            "linked",
+        ),
+    ];
+    for (i, (bytes, want)) in cases.into_iter().enumerate() {
+        let input = dir.path().join(format!("bad{i}.irpa"));
+        std::fs::write(&input, bytes).unwrap();
+        let message = convert_err(&input, &out);
+        assert!(message.contains(want), "case {i}: {message}");
+    }
+    // Sub-byte types have no NumPy dtype an archive could name.
+    let packed = dir.path().join("packed.hurray");
+    let mut w = hurray::Writer::create(&packed).unwrap();
+    let desc = hurray::TensorDescriptor::new("q", hurray::ElementType::Int4, hurray::shape(&[4]));
+    w.add_tensor(&desc, &[&[0x21, 0x43]]).unwrap();
+    w.finish().unwrap();
+    let message = convert_err(&packed, &dir.path().join("packed.irpa"));
+    assert!(
+        message.contains("\"q\"") && message.contains("IRPA"),
+        "{message}"
+    );
+}

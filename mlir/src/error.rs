@@ -16,6 +16,8 @@ pub(crate) const BYTECODE_VERSIONS: std::ops::RangeInclusive<u64> = 0..=6;
 /// both errors.
 pub(crate) const GENERIC_FORM_REMEDY: &str = "print the IR in the generic op form, which any MLIR \
      reads: from Python `module.operation.get_asm(print_generic_op_form=True)` (JAX: \
+     `hurray.jax.save_lowered(jax.jit(f).lower(x), path)` writes the file from a `Lowered` or a \
+     `jax.export.Exported` directly, or \
      `jax.jit(f).lower(x).compiler_ir('stablehlo').operation.get_asm(print_generic_op_form=True)`; \
      torch-mlir: the module `torch_mlir.fx.export_and_import` returns), or \
      `--mlir-print-op-generic` with the producer's own tool (`stablehlo-opt`, `torch-mlir-opt`, \

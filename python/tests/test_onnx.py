@@ -90,6 +90,28 @@ def test_an_exported_model_runs_from_a_hurray_file(hurray, exported, tmp_path, e
     assert set(report["inline"].values()) <= {"below the threshold"}
     check = cli("validate", "--checksums", weights)
     assert check.returncode == 0, check.stderr
+    # ONNX Runtime maps the Hurray file: each external tensor's bytes lie in
+    # a mapping of the file while the session lives (no copy into its heap).
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    mapped = mappings_of(weights)
+    for name, e in entries.items():
+        offset, length = int(e["offset"]), int(e["length"])
+        assert any(lo <= offset and offset + length <= hi for lo, hi in mapped), name
+    del session
+
+
+def mappings_of(path):
+    """The file ranges of ``path`` this process maps, from /proc/self/maps."""
+    real = str(path.resolve())
+    ranges = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            if len(fields) >= 6 and fields[5] == real:
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                start = int(fields[2], 16)
+                ranges.append((start, start + hi - lo))
+    return ranges
 
 
 def test_the_cli_externalizes_and_converts(hurray, exported, tmp_path):

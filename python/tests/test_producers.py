@@ -88,4 +88,53 @@ def test_jax_pretty_form_is_refused_with_the_remedy(tmp_path):
     assert run.returncode == 1
     assert "`stablehlo` is not a dialect of MLIR 22" in run.stderr
     assert "print_generic_op_form=True" in run.stderr
+    assert "hurray.jax.save_lowered" in run.stderr
     assert not (tmp_path / "o.hurray").exists()
+
+
+def test_save_lowered_takes_jaxs_own_objects(hurray, tmp_path, monkeypatch):
+    """hurray.jax.save_lowered of a jitted MLP's `Lowered` and of its
+    `jax.export.Exported` (whose pretty text the CLI refuses) writes every
+    closed-over parameter bit for bit, and the signature."""
+    import hurray.jax
+
+    monkeypatch.setenv("HURRAY_CLI", str(hurray_cli()))
+    rng = np.random.default_rng(5)
+    params = {
+        "w1": rng.standard_normal((3, 16), dtype=np.float32),
+        "b1": rng.standard_normal((16,), dtype=np.float32),
+        "w2": rng.standard_normal((16, 4), dtype=np.float32).astype(ml_dtypes.bfloat16),
+    }
+
+    def mlp(x):
+        h = jnp.tanh(x @ params["w1"] + params["b1"])
+        return (h.astype(jnp.bfloat16) @ params["w2"]).astype(jnp.float32)
+
+    x = jnp.ones((2, 3), jnp.float32)
+    lowered = jax.jit(mlp).lower(x)
+    exported = jax.export.export(jax.jit(mlp))(x)
+    names = []
+    for obj, path in [(lowered, tmp_path / "lowered.hurray"), (exported, tmp_path / "exported.hurray")]:
+        hurray.jax.save_lowered(obj, path)
+        with hurray.open(path) as f:
+            tensors = [f[n] for n in f.keys()]
+            data = [t for t in tensors if not t.descriptor_only]
+            for name, p in params.items():
+                same = [t for t in data if t.tobytes() == p.tobytes() and t.shape == p.shape]
+                assert len(same) == 1, (name, [(t.name, t.dtype, t.shape) for t in data])
+            inputs = [t for t in tensors if t.name.endswith("main/x")]
+            assert len(inputs) == 1 and inputs[0].descriptor_only and inputs[0].shape == (2, 3)
+            names.append(sorted(f.keys()))
+    assert names[0] == names[1]
+    # Without signatures: only the constants.
+    hurray.jax.save_lowered(lowered, tmp_path / "bare.hurray", signatures=False)
+    with hurray.open(tmp_path / "bare.hurray") as f:
+        assert not any(f[n].descriptor_only for n in f.keys())
+
+    with pytest.raises(TypeError, match="Lowered"):
+        hurray.jax.save_lowered(mlp, tmp_path / "no.hurray")
+    monkeypatch.setenv("HURRAY_CLI", "")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError, match="--features mlir"):
+        hurray.jax.save_lowered(lowered, tmp_path / "no.hurray")
+    assert not (tmp_path / "no.hurray").exists()

@@ -138,3 +138,28 @@ fn bad_archives_are_refused_and_nothing_is_written() {
         "{message}"
     );
 }
+
+#[test]
+fn mutated_archives_are_errors_or_archives_never_panics() {
+    // What the fuzz target does, over 3,000 mutants of an archive IREE wrote.
+    let base = std::fs::read(fixtures().join("numpy.irpa")).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let mut m = base.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % m.len() as u64) as usize;
+            match next() % 3 {
+                0 => m[at] ^= 1 << (next() % 8),
+                1 => m[at] = next() as u8,
+                _ => m.truncate(at.max(1)),
+            }
+        }
+        let _ = hurray_cli::convert::read_all("irpa", &m);
+    }
+}

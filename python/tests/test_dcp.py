@@ -75,6 +75,26 @@ def test_non_tensor_entries_are_refused(hurray, tmp_path):
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 
 
+def test_object_store_urls_are_refused_not_taken_for_paths(hurray, tmp_path, monkeypatch):
+    """`s3://bucket/run` once became a local directory `s3:`; it is refused
+    until the storage classes reach object stores."""
+    import torch.distributed.checkpoint as dcp
+    from hurray.torch.dcp import HurrayStorageReader, HurrayStorageWriter
+
+    monkeypatch.chdir(tmp_path)
+    for url in ("s3://bucket/run/step_5", "gs://b/c", "https://host/ckpt"):
+        for storage in (HurrayStorageWriter, HurrayStorageReader):
+            with pytest.raises(ValueError, match="object storage URLs"):
+                storage(url)
+            assert not storage.validate_checkpoint_id(url)
+        writer = HurrayStorageWriter(tmp_path / "local")
+        with pytest.raises(ValueError, match="object storage URLs"):
+            writer.reset(url)
+    with pytest.raises(ValueError):
+        dcp.save({"w": torch.ones(2)}, storage_writer=HurrayStorageWriter("s3://bucket/run"))
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
 def test_async_save_writes_the_same_checkpoint(hurray, tmp_path):
     import torch.distributed.checkpoint as dcp

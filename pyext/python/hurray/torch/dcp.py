@@ -97,6 +97,18 @@ def _is_whole(chunk_offsets, chunk_sizes, size) -> bool:
     return not any(chunk_offsets) and tuple(chunk_sizes) == tuple(size)
 
 
+def _directory(path: Union[str, os.PathLike]) -> Path:
+    """``path`` as a local directory; a URL is refused, never taken for a
+    relative path (``s3://b/run`` would otherwise become a directory ``s3:``)."""
+    text = os.fspath(path)
+    if isinstance(text, str) and _hurray.is_url(text):
+        raise ValueError(
+            f"{text}: HurrayStorageWriter and HurrayStorageReader write and read local (or "
+            "mounted) directories; object storage URLs are not supported by them yet"
+        )
+    return Path(text)
+
+
 class HurrayStorageWriter(StorageWriter):
     """A DCP ``StorageWriter`` that writes a Hurray sharded checkpoint into
     the directory ``path``: each rank its own member file, the coordinator
@@ -105,7 +117,7 @@ class HurrayStorageWriter(StorageWriter):
 
     def __init__(self, path: Union[str, os.PathLike], *, durable: bool = True) -> None:
         super().__init__()
-        self.path = Path(path)
+        self.path = _directory(path)
         self.durable = durable
         self.is_coordinator = False
         # The coordinator's index writer, from planning to `finish`.
@@ -114,7 +126,7 @@ class HurrayStorageWriter(StorageWriter):
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         if checkpoint_id is not None:
-            self.path = Path(checkpoint_id)
+            self.path = _directory(checkpoint_id)
 
     def set_up_storage_writer(
         self, is_coordinator: bool, *args: Any, use_collectives: bool = True, **kwargs: Any
@@ -216,7 +228,7 @@ class HurrayStorageWriter(StorageWriter):
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
-        return isinstance(checkpoint_id, (str, os.PathLike))
+        return isinstance(checkpoint_id, (str, os.PathLike)) and not _hurray.is_url(os.fspath(checkpoint_id))
 
 
 def _torch_dtype(hurray_dtype: str, name: str) -> torch.dtype:
@@ -243,14 +255,14 @@ class HurrayStorageReader(StorageReader):
 
     def __init__(self, path: Union[str, os.PathLike], *, index: str = INDEX_NAME) -> None:
         super().__init__()
-        self.path = Path(path)
+        self.path = _directory(path)
         self.index = index
         self.storage_data: Dict[MetadataIndex, _Stored] = {}
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         self.storage_data = {}
         if checkpoint_id is not None:
-            self.path = Path(checkpoint_id)
+            self.path = _directory(checkpoint_id)
 
     def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
         checkpoint = _hurray.open_sharded(str(self.path / self.index), read_only=True)
@@ -307,4 +319,4 @@ class HurrayStorageReader(StorageReader):
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
-        return isinstance(checkpoint_id, (str, os.PathLike))
+        return isinstance(checkpoint_id, (str, os.PathLike)) and not _hurray.is_url(os.fspath(checkpoint_id))

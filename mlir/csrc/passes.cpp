@@ -24,7 +24,7 @@ extern "C" {
 // the diagnostics are already emitted on `module`.
 bool hurray_mlir_export_constants_run(MlirOperation module, MlirStringRef file,
                                       uint64_t threshold, bool inline_small,
-                                      bool checksums);
+                                      bool checksums, MlirStringRef parameters);
 bool hurray_mlir_import_constants_run(MlirOperation module, MlirStringRef file);
 }
 
@@ -63,11 +63,18 @@ struct ExportConstants
       *this, "checksums",
       llvm::cl::desc("Record a CRC-32C of every buffer in the file"),
       llvm::cl::init(true)};
+  Option<std::string> parameters{
+      *this, "parameters",
+      llvm::cl::desc("Make each exported constant an IREE parameter of this "
+                     "scope (util.global @hurray.NAME = "
+                     "#flow.parameter.named<\"SCOPE\"::\"NAME\"> and a "
+                     "util.global.load in its place) instead of a reference")};
 
   void runOnOperation() final {
-    if (!hurray_mlir_export_constants_run(wrap(getOperation().getOperation()),
-                                          wrap(llvm::StringRef(file)),
-                                          threshold, inlineSmall, checksums))
+    if (!hurray_mlir_export_constants_run(
+            wrap(getOperation().getOperation()), wrap(llvm::StringRef(file)),
+            threshold, inlineSmall, checksums,
+            wrap(llvm::StringRef(parameters))))
       signalPassFailure();
   }
 };
@@ -117,9 +124,11 @@ void hurray_mlir_register_passes() {
 MlirPass hurray_mlir_create_export_constants(MlirStringRef file,
                                              uint64_t threshold,
                                              bool inline_small,
-                                             bool checksums) {
+                                             bool checksums,
+                                             MlirStringRef parameters) {
   auto pass = std::make_unique<ExportConstants>();
   pass->file = unwrap(file).str();
+  pass->parameters = unwrap(parameters).str();
   pass->threshold = threshold;
   pass->inlineSmall = inline_small;
   pass->checksums = checksums;

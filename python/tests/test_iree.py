@@ -124,8 +124,10 @@ def test_tensors_iree_cannot_take_are_refused_by_name(hurray, tmp_path):
     assert cli.exists(), f"{cli} is not built: run `cargo build -p hurray-cli` first"
     path = tmp_path / "example.hurray"
     subprocess.run([str(cli), "example", str(path)], check=True, capture_output=True)
-    with pytest.raises(ValueError, match="'signature.input' is descriptor-only"):
+    with pytest.raises(ValueError, match="'sparse.csr_empty' is csr"):
         hurray.iree.parameter_index(path)
+    with pytest.raises(ValueError, match="'signature.input' is descriptor-only"):
+        hurray.iree.parameter_index(path, names=["signature.input"])
     with pytest.raises(ValueError, match="'sparse.csr_empty' is csr"):
         hurray.iree.parameter_index(path, names=["sparse.csr_empty"])
     with pytest.raises(KeyError):
@@ -138,3 +140,55 @@ def test_tensors_iree_cannot_take_are_refused_by_name(hurray, tmp_path):
     assert entries["packed.int4"].length == 3
     with hurray.open(path) as f:
         assert bytes(entries["dense.weight"].file_view) == f["dense.weight"].tobytes()
+
+
+def test_the_export_pass_makes_constants_iree_parameters(hurray, tmp_path):
+    """`hurray opt` with `hurray-export-constants{parameters=model}` on a JAX
+    MLP's StableHLO: the weights go to a Hurray file and the module loads
+    them as IREE parameters; iree-compile builds it, and IREE runs it with
+    parameters from that file, exactly as the module with its constants
+    inline."""
+    import subprocess
+    from pathlib import Path
+
+    import hurray.iree
+
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    cli = Path(__file__).resolve().parents[2] / "target" / "debug" / "hurray"
+    if subprocess.run([str(cli), "opt", "--help"], capture_output=True).returncode != 0:
+        pytest.skip(f"{cli} with the mlir feature is not built (cargo build -p hurray-cli --features mlir)")
+    rng = np.random.default_rng(5)
+    w1 = rng.standard_normal((3, 16), dtype=np.float32)
+    b1 = rng.standard_normal((16,), dtype=np.float32)
+    w2 = rng.standard_normal((16, 4), dtype=np.float32)
+
+    def mlp(x):
+        return jnp.tanh(x @ w1 + b1) @ w2
+
+    x = np.ones((2, 3), np.float32)
+    source = tmp_path / "mlp.mlir"
+    module = jax.jit(mlp).lower(x).compiler_ir("stablehlo")
+    source.write_text(module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
+    weights, exported = tmp_path / "mlp.hurray", tmp_path / "mlp.params.mlir"
+    pipeline = f"builtin.module(hurray-export-constants{{file={weights} parameters=model threshold=0}})"
+    run = subprocess.run([str(cli), "opt", str(source), "-o", str(exported), f"--pass-pipeline={pipeline}"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    text = exported.read_text()
+    assert text.count("#flow.parameter.named<\"model\"::") == 3 and "stablehlo.constant" not in text
+
+    def compile_and_run(mlir, index=None):
+        vmfb = ic.compile_str(mlir, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=generic"])
+        instance = rt.VmInstance()
+        device = rt.get_device("local-task")
+        main = rt.VmModule.copy_buffer(instance, vmfb)
+        modules = [rt.create_hal_module(instance, device)]
+        if index is not None:
+            modules.append(rt.create_io_parameters_module(instance, index.create_provider(scope="model")))
+        context = rt.VmContext(instance, modules=[*modules, main])
+        return rt.FunctionInvoker(context, device, main.lookup_function("main"))(x).to_host()
+
+    inline = compile_and_run(source.read_text())
+    from_file = compile_and_run(text, hurray.iree.parameter_index(weights))
+    assert np.array_equal(from_file, inline)
+    assert np.allclose(from_file, np.asarray(mlp(x)), atol=1e-5)

@@ -33,9 +33,11 @@ pub(crate) extern "C" fn hurray_mlir_export_constants_run(
     threshold: u64,
     inline_small: bool,
     checksums: bool,
+    parameters: MlirStringRef,
 ) -> bool {
-    // The shell passes a view of its option's std::string, alive for the call.
+    // The shell passes views of its options' std::strings, alive for the call.
     let file = crate::ffi::string_ref(file);
+    let parameters = crate::ffi::string_ref(parameters);
     run(module, |op| {
         if file.is_empty() {
             return Err(crate::Error::Unsupported {
@@ -44,10 +46,13 @@ pub(crate) extern "C" fn hurray_mlir_export_constants_run(
                 reason: "pass file=PATH".into(),
             });
         }
-        let options = ExportOptions::new(&file)
+        let mut options = ExportOptions::new(&file)
             .threshold(threshold)
             .inline_small(inline_small)
             .checksums(checksums);
+        if !parameters.is_empty() {
+            options = options.parameters(parameters);
+        }
         export_constants(op, &options).map(drop)
     })
 }

@@ -1,16 +1,16 @@
 //! `hurray-export-constants`: the module's tensor constants to a Hurray
 //! file, references in their place.
 
-use super::resource;
+use super::{parameters, resource};
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::lower::{self, Collected, Entry, LowerOptions, Lowered, Origin};
 use crate::reference::{self, FILE_ATTR, Form};
 use crate::typed;
 use hurray::Writer;
-use melior::ir::Attribute;
 use melior::ir::attribute::StringAttribute;
 use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
+use melior::ir::{Attribute, ValueLike};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -30,6 +30,10 @@ pub struct ExportOptions {
     /// Record a CRC-32C of every buffer (default), computed in the same pass
     /// as the write; `hurray validate --checksums` checks them.
     pub checksums: bool,
+    /// Make each exported constant an IREE parameter of this scope
+    /// (`#flow.parameter.named<"SCOPE"::"NAME">`, see `passes/parameters.rs`)
+    /// instead of a `dense_resource` reference; `None` (default): references.
+    pub parameters: Option<String>,
 }
 
 impl ExportOptions {
@@ -40,6 +44,7 @@ impl ExportOptions {
             threshold: 256,
             inline_small: true,
             checksums: true,
+            parameters: None,
         }
     }
 
@@ -58,6 +63,13 @@ impl ExportOptions {
     /// Sets [`ExportOptions::checksums`].
     pub fn checksums(mut self, checksums: bool) -> Self {
         self.checksums = checksums;
+        self
+    }
+
+    /// Sets [`ExportOptions::parameters`]: exported constants become IREE
+    /// parameters of `scope`.
+    pub fn parameters(mut self, scope: impl Into<String>) -> Self {
+        self.parameters = Some(scope.into());
         self
     }
 }
@@ -132,10 +144,20 @@ fn export_with<W: Write>(
     }
     let lowered = lower::write_all(writer, kept)?;
     let mut names = Vec::with_capacity(references.len());
+    let mut module = module;
+    let mut globals = 0;
     for (name, (origin, reference)) in references {
         // SAFETY: `origin.op` was collected from `module`, which this
         // function holds mutably borrowed; nothing has erased ops since.
         let target = unsafe { OperationRefMut::from_raw(origin.op) };
+        if options.parameters.is_some() && target.result_count() > 0 {
+            // The new globals come first in the module, in the order their
+            // constants were found.
+            parameters::replace(&mut module, globals, origin.op, &name, reference)?;
+            globals += 1;
+            names.push(name);
+            continue;
+        }
         if !resource::set(target, &origin.slot, reference) {
             return Err(Error::Unsupported {
                 op: lower::describe_op(&super::read_only(target)),
@@ -148,7 +170,6 @@ fn export_with<W: Write>(
         names.push(name);
     }
     let path = options.file.to_string_lossy();
-    let mut module = module;
     let ctx = module.context();
     // SAFETY: the module's own context, alive while the module is.
     let ctx = unsafe { ctx.to_ref() };
@@ -184,6 +205,34 @@ fn reference_for<'c>(
     } else {
         Form::Dense
     };
+    if let Some(scope) = &options.parameters {
+        let op = entry.op.clone();
+        let ty = typed::attr_type(value);
+        // SAFETY: the collected op is alive (see `export_with`).
+        let constant = unsafe { melior::ir::OperationRef::from_raw(origin.op) };
+        if let Ok(result) = constant.result(0)
+            && result.r#type() != ty
+        {
+            return Err(Error::Unsupported {
+                op,
+                what: format!("making tensor {:?} an IREE parameter", entry.desc.name),
+                reason: format!(
+                    "the op's result type {} is not its value's type {ty}",
+                    result.r#type()
+                ),
+            });
+        }
+        let parameter = parameters::attribute(constant.context(), scope, &entry.desc.name, ty)
+            .ok_or_else(|| Error::Unsupported {
+                op,
+                what: format!("making tensor {:?} an IREE parameter", entry.desc.name),
+                reason: "the context does not allow unregistered dialects (IREE's util and \
+                         flow), which the parameters are written in (mlir-opt-22: \
+                         --allow-unregistered-dialect)"
+                    .into(),
+            })?;
+        return Ok(Some((origin.clone(), parameter)));
+    }
     let key = reference::key(form, &entry.desc.name);
     let reference =
         resource::reference(typed::attr_type(value), &key).ok_or_else(|| Error::Unsupported {

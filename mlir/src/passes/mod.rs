@@ -30,6 +30,7 @@ mod compare;
 mod entry;
 mod export;
 mod import;
+mod parameters;
 mod pipeline;
 mod resource;
 
@@ -49,6 +50,7 @@ unsafe extern "C" {
         threshold: u64,
         inline_small: bool,
         checksums: bool,
+        parameters: MlirStringRef,
     ) -> MlirPass;
     fn hurray_mlir_create_import_constants(file: MlirStringRef) -> MlirPass;
 }
@@ -74,7 +76,8 @@ fn read_only<'c, 'a>(
 /// (nested under `builtin.module`).
 pub fn export_pass(options: &ExportOptions) -> Pass {
     let file = options.file.to_string_lossy();
-    // SAFETY: the shim copies the string into the new pass's option and
+    let parameters = options.parameters.as_deref().unwrap_or_default();
+    // SAFETY: the shim copies the strings into the new pass's options and
     // returns an owned pass.
     let raw = unsafe {
         hurray_mlir_create_export_constants(
@@ -82,6 +85,7 @@ pub fn export_pass(options: &ExportOptions) -> Pass {
             options.threshold,
             options.inline_small,
             options.checksums,
+            melior::StringRef::new(parameters).to_raw(),
         )
     };
     // SAFETY: a pass just created, owned by nobody else; the pass manager

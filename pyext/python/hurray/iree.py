@@ -31,8 +31,9 @@ def parameter_index(
     index=None,
 ):
     """An ``iree.runtime.ParameterIndex`` whose entries are the tensors of the
-    Hurray file at ``path`` (all, or ``names``), keyed by tensor name, each
-    over the file's read-only map at the tensor's offset (no copy).
+    Hurray file at ``path`` (all that hold data, or ``names``), keyed by
+    tensor name, each over the file's read-only map at the tensor's offset
+    (no copy).
 
     The file is opened and verified first. Every entry's key is the tensor's
     name; use ``index.create_provider(scope=...)`` with the scope the
@@ -41,8 +42,9 @@ def parameter_index(
 
     Raises:
         ValueError: a tensor that is not plain dense values (a sparse layout,
-            a quantized tensor, a descriptor-only tensor): IREE parameters are
-            raw bytes, and the scales of a quantized tensor would be lost.
+            a quantized tensor; a descriptor-only tensor named in ``names``):
+            IREE parameters are raw bytes, and the scales of a quantized
+            tensor would be lost.
         KeyError: a name in ``names`` that the file lacks.
     """
     import iree.runtime as rt
@@ -52,6 +54,10 @@ def parameter_index(
     with _hurray.open(path, read_only=True) as f:
         for name in f.keys() if names is None else names:
             t = f[name]
+            if names is None and t.descriptor_only:
+                # A signature or a placeholder (what from-mlir and the export
+                # pass write beside the constants): no bytes, no parameter.
+                continue
             if t.layout != "dense" or t.quantized or t.descriptor_only:
                 kind = "quantized" if t.quantized else (
                     "descriptor-only" if t.descriptor_only else t.layout

@@ -417,3 +417,52 @@ fn mutated_models_are_errors_or_models_never_panics() {
         let _ = hurray_onnx::exercise(&m);
     }
 }
+
+#[test]
+fn hurray_tensors_onnx_cannot_point_at_are_refused_by_name() {
+    // An existing file whose "m" is sparse, and one whose "m" is quantized
+    // (per-tensor int8): ONNX external data holds dense plain values only.
+    use hurray::{Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer, shape};
+    let dir = tempfile::tempdir().unwrap();
+    let model_bytes = model(&graph(&[tensor("m", 3, &[2, 2], &[1, 0, 0, 2])], &[]));
+    let m = Model::from_bytes(model_bytes, dir.path().to_owned()).unwrap();
+    let existing = Options {
+        existing: true,
+        threshold: 0,
+        ..Options::default()
+    };
+    let sparse =
+        TensorDescriptor::new("m", ElementType::Int8, shape(&[2, 2])).with_layout(Layout::Csr {
+            nnz: 2,
+            index_type: ElementType::Int64,
+        });
+    let pointers: Vec<u8> = [0i64, 1, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let indices: Vec<u8> = [0i64, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let quantized = TensorDescriptor::new("m", ElementType::Int8, shape(&[2, 2]))
+        .with_quantization(Quantization::new(
+            QuantizationScheme::PerTensor,
+            ElementType::Float32,
+            ElementType::Float32,
+        ));
+    let scale = 0.5f32.to_le_bytes();
+    let cases: [(&TensorDescriptor, Vec<&[u8]>, &str); 2] = [
+        (&sparse, vec![&pointers, &indices, &[1, 2]], "layout = csr"),
+        (
+            &quantized,
+            vec![&[1, 0, 0, 2], &scale, &[]],
+            "quantization = per_tensor",
+        ),
+    ];
+    for (desc, buffers, want) in cases {
+        let w = dir.path().join("w.hurray");
+        let mut writer = Writer::create(&w).unwrap();
+        writer.add_tensor(desc, &buffers).unwrap();
+        writer.finish().unwrap();
+        let out = dir.path().join("m.onnx");
+        let e = externalize(&m, &out, &w, &existing)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"m\"") && e.contains(want), "{e}");
+        assert!(!out.exists());
+    }
+}

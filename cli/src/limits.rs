@@ -15,3 +15,12 @@ pub const MAX_INDEX_JSON: u64 = 100_000_000;
 /// The longest `.npy` header read (NumPy writes a few hundred bytes; its own
 /// reader's default cap is 10 000): a header is read whole before parsing.
 pub const NPY_MAX_HEADER: u64 = 1 << 20;
+
+/// The longest name and the longest metadata of one IRPA entry read (IREE
+/// writes a name and a short JSON): entries may share one range of an
+/// archive's metadata, so each entry's copy is bounded, not just the file.
+pub const IRPA_MAX_NAME: u64 = 1 << 16;
+pub const IRPA_MAX_METADATA: u64 = 1 << 20;
+
+/// The most dimensions an IRPA entry's metadata may give its tensor.
+pub const IRPA_MAX_RANK: usize = 64;

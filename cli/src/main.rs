@@ -88,7 +88,7 @@ enum Command {
         #[arg(long)]
         weights: PathBuf,
         /// The Hurray file's alignment: 4096 (a page) lets ONNX Runtime map each tensor.
-        #[arg(long, default_value_t = 4096)]
+        #[arg(long, default_value_t = 4096, conflicts_with = "existing")]
         align: u64,
         /// Initializers smaller than this many bytes stay inline in OUT.
         #[arg(long, default_value_t = 1024)]

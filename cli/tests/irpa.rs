@@ -112,6 +112,25 @@ fn bad_archives_are_refused_and_nothing_is_written() {
         ),
         (
             {
+                // Two entries with one name.
+                let mut b = good.clone();
+                let name: Vec<u8> = b[96 + 20..96 + 36].to_vec();
+                b[176 + 20..176 + 36].copy_from_slice(&name);
+                b
+            },
+            "appears twice",
+        ),
+        (
+            {
+                // Metadata claimed longer than the limit (entries may share it).
+                let mut b = good.clone();
+                b[96 + 44..96 + 52].copy_from_slice(&(2u64 << 20).to_le_bytes());
+                b
+            },
+            "the limits are",
+        ),
+        (
+            {
                 // A linked archive.
                 let mut b = good.clone();
                 b[16..24].copy_from_slice(&4096u64.to_le_bytes());

@@ -132,6 +132,10 @@ def test_tensors_iree_cannot_take_are_refused_by_name(hurray, tmp_path):
         hurray.iree.parameter_index(path, names=["sparse.csr_empty"])
     with pytest.raises(KeyError):
         hurray.iree.parameter_index(path, names=["missing"])
+    mask = tmp_path / "mask.hurray"
+    hurray.save(mask, {"mask": np.array([True, False, True])})
+    with pytest.raises(ValueError, match="'mask' is bool"):
+        hurray.iree.parameter_index(mask)
     plain = ["dense.weight", "empty.slice", "packed.int4"]
     index = hurray.iree.parameter_index(path, names=plain)
     entries = dict(index.items())

@@ -253,6 +253,13 @@ def test_bad_input_names_the_tensor_and_writes_nothing(hurray, exported, tmp_pat
     # A weights file outside the output model's directory.
     with pytest.raises(ValueError, match="model's directory"):
         hurray.onnx.externalize(d / "legacy.onnx", escape / "o.onnx", tmp_path / "w.hurray")
+    # Arguments that cannot be honoured are refused, not ignored.
+    with pytest.raises(ValueError, match="already written"):
+        hurray.onnx.externalize(d / "legacy.onnx", out, tmp_path / "w.hurray", align=64, existing=True)
+    with pytest.raises(ValueError, match="base_dir is for a ModelProto"):
+        hurray.onnx.externalize(d / "legacy.onnx", out, tmp_path / "w.hurray", base_dir=tmp_path)
+    with pytest.raises(ValueError, match="pass base_dir"):
+        hurray.onnx.externalize(onnx.load(str(bad), load_external_data=False), out, tmp_path / "w.hurray")
     assert not out.exists() and not (tmp_path / "w.hurray").exists()
     assert not (escape / "o.onnx").exists()
     r = cli("onnx-externalize", bad, out, "--weights", tmp_path / "w.hurray")

@@ -79,6 +79,10 @@ pub fn check_expansion(tensor: &str, stored: u64, output: u64) -> Result<()> {
 /// files, which are read one tensor at a time and never held whole.
 pub const MAX_ONNX_MODEL_BYTES: u64 = 2 << 30;
 
+/// The most dimensions an ONNX initializer may list before `hurray-onnx`
+/// refuses it (each costs 8 bytes read from a byte of input).
+pub const MAX_ONNX_RANK: usize = 64;
+
 /// How many messages deep `hurray-onnx` walks an ONNX model to its
 /// initializers before refusing it (model, graph, then node, attribute and
 /// graph again for each level of subgraph, the bodies of `If`, `Loop` and

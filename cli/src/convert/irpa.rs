@@ -12,6 +12,7 @@
 //! repeated pattern) and linked archives are refused by name.
 
 use super::{Data, Entry, Feed, Source};
+use crate::limits::{IRPA_MAX_METADATA, IRPA_MAX_NAME, IRPA_MAX_RANK};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementClass, ElementType};
 use std::borrow::Cow;
@@ -114,13 +115,10 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
     if file.u32(0)? != MAGIC {
         bail!("not an IRPA archive (no IRPA magic)");
     }
-    let version = (file.range(4, 2, "version")?, file.range(6, 2, "version")?);
-    if version.0 != [0, 0] {
-        bail!(
-            "IRPA version {:?}.{:?} is not read (0.x is)",
-            version.0,
-            version.1
-        );
+    let major = u16::from_le_bytes(file.range(4, 2, "version")?.try_into()?);
+    let minor = u16::from_le_bytes(file.range(6, 2, "version")?.try_into()?);
+    if major != 0 {
+        bail!("IRPA version {major}.{minor} is not read (0.x is)");
     }
     if file.u64(8)? != HEADER_LEN {
         bail!("an IRPA header of {} bytes (88 expected)", file.u64(8)?);
@@ -136,6 +134,7 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
     let meta = Bytes(metadata);
     let store = Bytes(storage);
     let mut out = Vec::new();
+    let mut names = std::collections::HashSet::new();
     let mut at = 0u64;
     for i in 0..count {
         let size = table.u64(at)?;
@@ -144,11 +143,20 @@ pub(super) fn source(bytes: &[u8]) -> Result<Source<'_>> {
         }
         let kind = table.u32(at + 8)?;
         let (name_at, name_len) = table.span(at + 20)?;
+        let (meta_at, meta_len) = table.span(at + 36)?;
+        if name_len > IRPA_MAX_NAME || meta_len > IRPA_MAX_METADATA {
+            bail!(
+                "IRPA entry #{i}: a name of {name_len} bytes or metadata of {meta_len} bytes \
+                 (the limits are {IRPA_MAX_NAME} and {IRPA_MAX_METADATA})"
+            );
+        }
         let name = std::str::from_utf8(meta.range(name_at, name_len, "a name")?)
             .with_context(|| format!("IRPA entry #{i}: its name is not UTF-8"))?
             .to_owned();
-        let (meta_at, meta_len) = table.span(at + 36)?;
         let blob = meta.range(meta_at, meta_len, "metadata")?;
+        if kind != TYPE_SKIP && !names.insert(name.clone()) {
+            bail!("IRPA entry {name:?} appears twice");
+        }
         match kind {
             TYPE_SKIP => {}
             TYPE_DATA => {
@@ -201,13 +209,16 @@ fn entry<'a>(name: String, metadata: &[u8], data: &'a [u8]) -> Result<Entry<'a>>
     })?;
     let shape = v["shape"]
         .as_array()
+        .filter(|dims| dims.len() <= IRPA_MAX_RANK)
         .and_then(|dims| {
             dims.iter()
                 .map(serde_json::Value::as_u64)
                 .collect::<Option<Vec<u64>>>()
         })
         .ok_or_else(|| {
-            anyhow!("IRPA entry {name:?}: its metadata has no shape of whole numbers")
+            anyhow!(
+                "IRPA entry {name:?}: its metadata has no shape of at most {IRPA_MAX_RANK} whole numbers"
+            )
         })?;
     let e = Entry::new(name, element_type, shape, Data::Slice(data));
     // The data must be exactly what the type and shape take.

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::initializer::{self, DATA_FIELDS, Initializer, LOCATION_EXTERNAL};
 use crate::model::Model;
 use crate::wire::{self, Fields};
+use hurray::limits::MAX_ONNX_MODEL_BYTES;
 use hurray::{
     AtomicFile, BufferRole, ElementType, File, Layout, TensorDescriptor, TensorRef, Writer, shape,
 };
@@ -73,7 +74,9 @@ pub fn write_weights(model: &Model, weights: &Path, align: u64) -> Result<()> {
 /// Writes `out_onnx`: `model` with each initializer of at least
 /// `options.threshold` bytes as external data at its bytes inside
 /// `weights`, which is written first (or, with `options.existing`, read).
-/// Everything is checked before anything is written.
+/// Everything is checked before anything is written, and the weights take
+/// their place only once the model's bytes are made, so a failure leaves
+/// both paths as they were.
 pub fn externalize(
     model: &Model,
     out_onnx: &Path,
@@ -81,35 +84,100 @@ pub fn externalize(
     options: &Options,
 ) -> Result<Report> {
     let location = location_from(out_onnx, weights, options.existing)?;
-    if !options.existing {
-        write_weights(model, weights, options.align)?;
+    refuse_input_files(model, weights)?;
+    if options.existing {
+        let file = File::open(weights)?;
+        let bytes = rewritten(model, &file, &location, options)?;
+        return write_model(out_onnx, bytes);
     }
-    let file = File::open(weights)?;
+    // The weights go to a partial file beside their place first.
+    let name = weights.file_name().unwrap_or_default().to_string_lossy();
+    let partial = weights.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let made = write_weights(model, &partial, options.align).and_then(|()| {
+        let file = File::open(&partial)?;
+        rewritten(model, &file, &location, options)
+    });
+    let (bytes, report) = match made {
+        Ok(made) => made,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    if let Err(e) = std::fs::rename(&partial, weights) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(Error::io(weights)(e));
+    }
+    write_model(out_onnx, (bytes, report))
+}
+
+/// The rewritten model's bytes, and what was done, over the weights `file`.
+fn rewritten(
+    model: &Model,
+    file: &File,
+    location: &str,
+    options: &Options,
+) -> Result<(Vec<u8>, Report)> {
     let mut report = Report::default();
     let mut rewrites: Vec<Option<Vec<u8>>> = Vec::new();
-    let location = location.to_string_lossy().replace('\\', "/");
     for init in model.initializers() {
         let proto = &model.bytes[init.proto.clone()];
-        let rewrite = match place_of(model, init, &file, options)? {
+        let rewrite = match place_of(model, init, file, options)? {
             Ok((offset, length)) => {
                 report.external += 1;
-                Some(external_proto(proto, &location, offset, length))
+                Some(external_proto(proto, location, offset, length))
             }
             Err(why) => {
                 report.inline.push((init.name().to_owned(), why));
                 // External data of the input moves into the model: the
                 // output does not reach for the input's files.
-                init.is_external()
-                    .then(|| init.onnx_bytes(&model.bytes, &model.base_dir))
-                    .transpose()?
-                    .map(|raw| inline_proto(proto, &raw))
+                if init.is_external() {
+                    let raw = init.onnx_bytes(&model.bytes, &model.base_dir)?;
+                    if init.element_type() == ElementType::Bool {
+                        init.check_bools(&raw)?;
+                    }
+                    Some(inline_proto(proto, &raw))
+                } else {
+                    None
+                }
             }
         };
         rewrites.push(rewrite);
     }
     let bytes = model.rewrite(|i| rewrites[i].take())?;
+    if bytes.len() as u64 > MAX_ONNX_MODEL_BYTES {
+        return Err(Error::ModelTooLarge {
+            path: PathBuf::from("(the rewritten model)"),
+            size: bytes.len() as u64,
+            limit: MAX_ONNX_MODEL_BYTES,
+        });
+    }
+    Ok((bytes, report))
+}
+
+fn write_model(out_onnx: &Path, (bytes, report): (Vec<u8>, Report)) -> Result<Report> {
     write_atomically(out_onnx, &bytes)?;
     Ok(report)
+}
+
+/// Refuses a weights path that is one of the input's external data files:
+/// writing it would destroy the input's own weights.
+fn refuse_input_files(model: &Model, weights: &Path) -> Result<()> {
+    let Ok(target) = weights.canonicalize() else {
+        return Ok(()); // not there yet: no input file
+    };
+    for init in model.initializers() {
+        if let Some(path) = init.external_path(&model.base_dir)
+            && path.canonicalize().is_ok_and(|p| p == target)
+        {
+            return Err(Error::Argument(format!(
+                "{} holds the external data of initializer {:?}: the weights must go to a file of their own",
+                weights.display(),
+                init.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Where `init`'s bytes lie in `file` (`Ok((offset, length))`), or why it
@@ -248,7 +316,7 @@ fn without_data(proto: &[u8]) -> Vec<u8> {
 
 /// `weights` relative to `out_onnx`'s directory, which it must be inside
 /// (ONNX Runtime reads external data from the model's directory only).
-fn location_from(out_onnx: &Path, weights: &Path, existing: bool) -> Result<PathBuf> {
+fn location_from(out_onnx: &Path, weights: &Path, existing: bool) -> Result<String> {
     let dir = match out_onnx.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -284,8 +352,14 @@ fn location_from(out_onnx: &Path, weights: &Path, existing: bool) -> Result<Path
         ))
     })?;
     let rel = rel.join(file_name);
-    initializer::relative_location("(weights)", &rel.to_string_lossy())?;
-    Ok(rel)
+    let text = rel.to_str().ok_or_else(|| {
+        Error::Argument(format!(
+            "{}: an ONNX location is UTF-8 text",
+            weights.display()
+        ))
+    })?;
+    initializer::relative_location("(weights)", text)?;
+    Ok(text.to_owned())
 }
 
 /// Writes `bytes` to `path` through `hurray::AtomicFile` (a temporary file

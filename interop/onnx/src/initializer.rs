@@ -7,8 +7,9 @@
 //! one byte per element in ONNX and one bit in Hurray.
 
 use crate::error::{Error, Result};
-use crate::wire::{self, Field, Fields, Value};
+use crate::wire::{self, Fields, Value};
 use hurray::ElementType;
+use hurray::limits::MAX_ONNX_RANK;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -51,9 +52,10 @@ pub(crate) const PIECE: u64 = 8 << 20;
 enum Data {
     /// `raw_data`, a range of the model.
     Raw(Range<usize>),
-    /// A typed field (`float_data`, `int32_data`, ...): its number and each
-    /// occurrence (a packed run or one element), ranges of the model.
-    Typed(u32, Vec<Field>),
+    /// A typed field (`float_data`, `int32_data`, ...), by number: its
+    /// occurrences are found again in the `TensorProto` when read, so
+    /// parsing keeps nothing per element.
+    Typed(u32),
     /// External data: a file relative to the model's directory, an offset
     /// and an optional length (the rest of the file when absent).
     External {
@@ -82,31 +84,45 @@ impl Initializer {
         let mut data_type = 0i32;
         let mut dims = Vec::new();
         let mut raw = None;
-        let mut typed: Vec<Field> = Vec::new();
+        let mut typed: Option<u32> = None;
+        let mut mixed = false;
         let mut external = Vec::new();
         let mut location = 0;
         let mut segmented = false;
-        let shift = |r: Range<usize>| r.start + at..r.end + at;
         for field in Fields::new(proto, what) {
-            let mut field = field.map_err(|e| shifted(e, at))?;
+            let field = field.map_err(|e| shifted(e, at))?;
             match (field.number, field.value) {
                 (NAME, Value::Bytes(s, e)) => {
-                    name = Some(String::from_utf8_lossy(&proto[s..e]).into_owned());
+                    let text = std::str::from_utf8(&proto[s..e]).map_err(|_| Error::Malformed {
+                        message: what,
+                        at: at + s,
+                        reason: "an initializer's name is not UTF-8",
+                    })?;
+                    name = Some(text.to_owned());
                 }
                 (DATA_TYPE, Value::Varint(v)) => data_type = v as i32,
-                (DIMS, _) => wire::scalars(proto, &field, None, &mut dims, what)?,
+                (DIMS, _) => {
+                    wire::scalars(proto, &field, None, &mut dims, what)
+                        .map_err(|e| shifted(e, at))?;
+                    if dims.len() > MAX_ONNX_RANK {
+                        return Err(Error::Malformed {
+                            message: what,
+                            at: at + field.span.start,
+                            reason: "more dimensions than the limit (MAX_ONNX_RANK)",
+                        });
+                    }
+                }
                 (RAW_DATA, Value::Bytes(s, e)) => raw = Some(s + at..e + at),
                 (
                     FLOAT_DATA | INT32_DATA | STRING_DATA | INT64_DATA | DOUBLE_DATA | UINT64_DATA,
                     _,
                 ) => {
-                    if let Value::Bytes(s, e) = field.value {
-                        field.value = Value::Bytes(s + at, e + at);
-                    }
-                    field.span = shift(field.span);
-                    typed.push(field);
+                    mixed |= typed.is_some_and(|n| n != field.number);
+                    typed = Some(field.number);
                 }
-                (EXTERNAL_DATA, Value::Bytes(s, e)) => external.push(entry(&proto[s..e])?),
+                (EXTERNAL_DATA, Value::Bytes(s, e)) => {
+                    external.push(entry(&proto[s..e]).map_err(|e| shifted(e, at + s))?)
+                }
                 (DATA_LOCATION, Value::Varint(v)) => location = v,
                 (SEGMENT, _) => segmented = true,
                 _ => {}
@@ -139,27 +155,22 @@ impl Initializer {
                 );
             }
         };
-        let dims = dims
-            .into_iter()
-            .map(|d| i64::try_from(d).ok().filter(|d| *d >= 0).map(|d| d as u64))
-            .collect::<Option<Vec<u64>>>();
-        let Some(dims) = dims else {
-            return bad("dims", "negative".into(), "dimensions are at least 0");
-        };
+        if let Some(d) = dims.iter().find(|d| (**d as i64) < 0) {
+            return bad("dims", (*d as i64).to_string(), "dimensions are at least 0");
+        }
         let data = if location == LOCATION_EXTERNAL {
             external_data(&name, external)?
         } else if let Some(r) = raw {
             Data::Raw(r)
-        } else if let Some(first) = typed.first() {
-            let number = first.number;
-            if typed.iter().any(|f| f.number != number) || number != typed_field(element_type) {
+        } else if let Some(number) = typed {
+            if mixed || number != typed_field(element_type) {
                 return bad(
                     "data",
                     format!("field {number}"),
                     &format!("not the field ONNX keeps {} in", element_type.name()),
                 );
             }
-            Data::Typed(number, typed)
+            Data::Typed(number)
         } else {
             // No data at all: an empty tensor, or one the length check refuses.
             Data::Raw(at..at)
@@ -309,6 +320,16 @@ impl Initializer {
         Ok(())
     }
 
+    /// The external data file this initializer names, if it is external.
+    pub(crate) fn external_path(&self, base_dir: &Path) -> Option<PathBuf> {
+        match &self.data {
+            Data::External { location, .. } => relative_location(&self.name, location)
+                .ok()
+                .map(|p| base_dir.join(p)),
+            _ => None,
+        }
+    }
+
     /// Checks `BOOL` bytes are 0 or 1.
     pub(crate) fn check_bools(&self, bytes: &[u8]) -> Result<()> {
         match bytes.iter().find(|b| **b > 1) {
@@ -354,31 +375,11 @@ impl Initializer {
 
     /// The typed field decoded into `raw_data`'s layout.
     fn typed_bytes(&self, model: &[u8]) -> Result<Vec<u8>> {
-        let Data::Typed(number, fields) = &self.data else {
+        let Data::Typed(number) = self.data else {
             return Ok(Vec::new());
         };
         let et = self.element_type;
-        // Bytes per entry: a float or double (a complex element takes two);
-        // otherwise the element's width, sub-byte types keeping one packed
-        // byte per entry (the 6-bit floats: one code each, packed below).
-        let (width, fixed) = match *number {
-            FLOAT_DATA => (4, Some(4)),
-            DOUBLE_DATA => (8, Some(8)),
-            _ => (et.bits().div_ceil(8) as usize, None),
-        };
-        let mut values = Vec::new();
-        let mut out = Vec::new();
-        for f in fields {
-            values.clear();
-            wire::scalars(model, f, fixed, &mut values, "TensorProto")?;
-            for v in &values {
-                out.extend_from_slice(&v.to_le_bytes()[..width]);
-            }
-        }
-        if et.bits() == 6 {
-            out = hurray::pack::pack_codes(out.into_iter().map(|c| c & 0x3f), 6);
-        }
-        let field = match *number {
+        let field = match number {
             FLOAT_DATA => "float_data",
             INT32_DATA => "int32_data",
             INT64_DATA => "int64_data",
@@ -386,8 +387,112 @@ impl Initializer {
             UINT64_DATA => "uint64_data",
             _ => "string_data",
         };
+        let count = self.count()?;
+        let complex = matches!(et, ElementType::Complex64 | ElementType::Complex128);
+        // What one entry is: a float or double (a complex element takes
+        // two); for int32_data, one element, except the 2- and 4-bit types,
+        // whose entries are bytes of packed codes (the 6-bit floats: one code
+        // per entry, packed here).
+        let (width, fixed, entries) = match number {
+            FLOAT_DATA => (
+                4,
+                Some(4),
+                if complex {
+                    count.checked_mul(2)
+                } else {
+                    Some(count)
+                },
+            ),
+            DOUBLE_DATA => (
+                8,
+                Some(8),
+                if complex {
+                    count.checked_mul(2)
+                } else {
+                    Some(count)
+                },
+            ),
+            _ if matches!(et.bits(), 2 | 4) => {
+                (1, None, hurray::pack::packed_len(count, et.bits()))
+            }
+            _ => (et.bits().div_ceil(8) as usize, None, Some(count)),
+        };
+        let entries = entries.ok_or_else(|| {
+            Error::tensor(
+                &self.name,
+                "dims",
+                format!("{:?}", self.dims),
+                "the entry count overflows",
+            )
+        })?;
+        let proto = &model[self.proto.clone()];
+        let mut found = 0u64;
+        self.for_each_entry(proto, number, fixed, |_| {
+            found += 1;
+            Ok(())
+        })?;
+        if found != entries {
+            return Err(Error::tensor(
+                &self.name,
+                field,
+                format!("{found} entries"),
+                format!("{} of {:?} takes {entries}", et.name(), self.dims),
+            ));
+        }
+        // Counted against the shape first: memory follows what is present.
+        let mut out = Vec::new();
+        out.try_reserve_exact(found as usize * width).map_err(|_| {
+            Error::tensor(
+                &self.name,
+                field,
+                found,
+                "larger than this machine's memory",
+            )
+        })?;
+        let range = entry_range(et, number);
+        self.for_each_entry(proto, number, fixed, |v| {
+            let value = match range {
+                Range32::Any64 => v as i64 as i128,
+                Range32::Int32 { .. } => i128::from(v as i64),
+            };
+            if let Range32::Int32 { min, max } = range
+                && !(min..=max).contains(&value)
+            {
+                return Err(Error::tensor(
+                    &self.name,
+                    field,
+                    value,
+                    format!(
+                        "not a value of {} as ONNX stores it ({min}..={max})",
+                        et.name()
+                    ),
+                ));
+            }
+            out.extend_from_slice(&v.to_le_bytes()[..width]);
+            Ok(())
+        })?;
+        if et.bits() == 6 {
+            out = hurray::pack::pack_codes(out, 6);
+        }
         self.check_len(field, out.len() as u64, self.onnx_len()?)?;
         Ok(out)
+    }
+
+    /// Calls `each` with every entry of the typed field `number` in `proto`.
+    fn for_each_entry(
+        &self,
+        proto: &[u8],
+        number: u32,
+        fixed: Option<usize>,
+        mut each: impl FnMut(u64) -> Result<()>,
+    ) -> Result<()> {
+        for f in Fields::new(proto, "TensorProto") {
+            let f = f?;
+            if f.number == number {
+                wire::each_scalar(proto, &f, fixed, "TensorProto", &mut each)?;
+            }
+        }
+        Ok(())
     }
 
     /// The external file, offset and length, checked to lie inside the file
@@ -437,6 +542,35 @@ fn shifted(e: Error, at: usize) -> Error {
     }
 }
 
+/// The values an `int32_data` entry may hold for a type (bit patterns and
+/// packed bytes as unsigned numbers); the other fields take any value.
+#[derive(Debug, Clone, Copy)]
+enum Range32 {
+    Any64,
+    Int32 { min: i128, max: i128 },
+}
+
+fn entry_range(t: ElementType, number: u32) -> Range32 {
+    if number != INT32_DATA {
+        return Range32::Any64;
+    }
+    let bits = match t.bits() {
+        2 | 4 => 8, // a byte of packed codes
+        1 => 1,     // BOOL: 0 or 1
+        b => b,
+    };
+    match (t.class(), bits) {
+        (hurray::ElementClass::SignedInt, b) if t.bits() >= 8 => Range32::Int32 {
+            min: -(1 << (b - 1)),
+            max: (1 << (b - 1)) - 1,
+        },
+        (_, b) => Range32::Int32 {
+            min: 0,
+            max: (1 << b.min(32)) - 1,
+        },
+    }
+}
+
 /// The typed field ONNX keeps a type's values in.
 fn typed_field(t: ElementType) -> u32 {
     use ElementType::*;
@@ -455,7 +589,13 @@ fn entry(bytes: &[u8]) -> Result<(String, String)> {
     for f in Fields::new(bytes, "StringStringEntryProto") {
         let f = f?;
         if let Value::Bytes(s, e) = f.value {
-            let text = String::from_utf8_lossy(&bytes[s..e]).into_owned();
+            let text = std::str::from_utf8(&bytes[s..e])
+                .map_err(|_| Error::Malformed {
+                    message: "StringStringEntryProto",
+                    at: s,
+                    reason: "an external data entry is not UTF-8",
+                })?
+                .to_owned();
             match f.number {
                 1 => key = text,
                 2 => value = text,

@@ -133,14 +133,29 @@ pub(crate) fn scalars(
     out: &mut Vec<u64>,
     what: &'static str,
 ) -> Result<()> {
+    each_scalar(message, field, width, what, &mut |v| {
+        out.push(v);
+        Ok(())
+    })
+}
+
+/// Calls `each` with every element of a repeated scalar field (see
+/// [`scalars`]), without collecting them.
+pub(crate) fn each_scalar(
+    message: &[u8],
+    field: &Field,
+    width: Option<usize>,
+    what: &'static str,
+    each: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<()> {
     match (field.value, width) {
-        (Value::Varint(v), None) => out.push(v),
-        (Value::Fixed32(v), Some(4)) => out.push(u64::from(v)),
-        (Value::Fixed64(v), Some(8)) => out.push(v),
+        (Value::Varint(v), None) => each(v)?,
+        (Value::Fixed32(v), Some(4)) => each(u64::from(v))?,
+        (Value::Fixed64(v), Some(8)) => each(v)?,
         (Value::Bytes(s, e), None) => {
             let mut inner = Fields::new(&message[s..e], what);
             while inner.at < inner.buf.len() {
-                out.push(inner.varint()?);
+                each(inner.varint()?)?;
             }
         }
         (Value::Bytes(s, e), Some(w)) => {
@@ -152,11 +167,11 @@ pub(crate) fn scalars(
                     reason: "a packed fixed-width field's length is not a multiple of its width",
                 });
             }
-            out.extend(bytes.chunks_exact(w).map(|c| {
+            for c in bytes.chunks_exact(w) {
                 let mut b = [0u8; 8];
                 b[..w].copy_from_slice(c);
-                u64::from_le_bytes(b)
-            }));
+                each(u64::from_le_bytes(b))?;
+            }
         }
         _ => {
             return Err(Error::Malformed {

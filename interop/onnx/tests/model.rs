@@ -193,7 +193,7 @@ fn bad_tensors_are_refused_by_name() {
     let one = |t: Vec<u8>| model(&graph(&[t], &[]));
     let cases = [
         (tensor("s", 8, &[1], b"x"), "\"s\": data_type = STRING"),
-        (tensor("n", 1, &[-1], &[]), "\"n\": dims = negative"),
+        (tensor("n", 1, &[-1], &[]), "\"n\": dims = -1"),
         (
             tensor("short", 1, &[4], &[0; 12]),
             "\"short\": raw_data = 12 bytes",
@@ -216,6 +216,36 @@ fn bad_tensors_are_refused_by_name() {
     varint_field(&mut t, 7, 1);
     let e = refusal(one(t));
     assert!(e.contains("\"f\": data = field 7"), "{e}");
+    // Typed entries out of range for their type, or too many: refused, not
+    // truncated (256 would read as a false BOOL, 300 as an INT8 44).
+    for (data_type, values, want) in [
+        (
+            9u64,
+            vec![256u64, 1],
+            "\"t\": int32_data = 256: not a value of bool",
+        ),
+        (
+            3,
+            vec![300, 1],
+            "\"t\": int32_data = 300: not a value of i8",
+        ),
+        (3, vec![(-129i64) as u64, 1], "\"t\": int32_data = -129"),
+        (6, vec![1, 2, 3], "\"t\": int32_data = 3 entries"),
+        (27, vec![1, 2, 3], "\"t\": int32_data = 3 entries"),
+    ] {
+        let mut t = Vec::new();
+        varint_field(&mut t, 1, 2);
+        varint_field(&mut t, 2, data_type);
+        bytes_field(&mut t, 8, b"t");
+        for v in values {
+            varint_field(&mut t, 5, v);
+        }
+        let e = refusal(one(t));
+        assert!(e.contains(want), "{e} lacks {want}");
+    }
+    // More dimensions than MAX_ONNX_RANK.
+    let e = refusal(one(tensor("r", 1, &[1; 65], &[0; 4])));
+    assert!(e.contains("MAX_ONNX_RANK"), "{e}");
     // A duplicate name across a graph and its subgraph.
     let inner = graph(&[tensor("w", 1, &[1], &[0; 4])], &[]);
     let outer = graph(
@@ -465,4 +495,54 @@ fn hurray_tensors_onnx_cannot_point_at_are_refused_by_name() {
         assert!(e.contains("\"m\"") && e.contains(want), "{e}");
         assert!(!out.exists());
     }
+}
+
+#[test]
+fn a_failed_externalize_leaves_both_outputs_and_the_input_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("d.bin"), f32_bytes(&[1.0, 2.0, 3.0, 4.0])).unwrap();
+    let (out, weights) = (dir.path().join("m.onnx"), dir.path().join("w.hurray"));
+    std::fs::write(&out, b"the previous model").unwrap();
+    std::fs::write(&weights, b"the previous weights").unwrap();
+    // An external BOOL (kept inline) whose byte is 2: found after the
+    // weights are written, before either output takes its place.
+    std::fs::write(dir.path().join("b.bin"), [1u8, 2]).unwrap();
+    let mut b = Vec::new();
+    varint_field(&mut b, 1, 2);
+    varint_field(&mut b, 2, 9);
+    bytes_field(&mut b, 8, b"mask");
+    for (k, v) in [("location", "b.bin"), ("offset", "0")] {
+        let mut e = Vec::new();
+        bytes_field(&mut e, 1, k.as_bytes());
+        bytes_field(&mut e, 2, v.as_bytes());
+        bytes_field(&mut b, 13, &e);
+    }
+    varint_field(&mut b, 14, 1);
+    let bad = Model::from_bytes(model(&graph(&[b], &[])), dir.path().to_owned()).unwrap();
+    let e = externalize(&bad, &out, &weights, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"mask\"") && e.contains("BOOL byte"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"the previous model");
+    assert_eq!(std::fs::read(&weights).unwrap(), b"the previous weights");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 4, "no partial file is left: {left:?}");
+    // The input's own external data file is refused as the weights.
+    let input = Model::from_bytes(
+        model(&graph(&[external_tensor("d.bin", 0, 16)], &[])),
+        dir.path().to_owned(),
+    )
+    .unwrap();
+    let e = externalize(&input, &out, &dir.path().join("d.bin"), &Options::default()).unwrap_err();
+    assert!(
+        matches!(e, Error::Argument(_)) && e.to_string().contains("\"ext\""),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("d.bin")).unwrap(),
+        f32_bytes(&[1.0, 2.0, 3.0, 4.0])
+    );
 }

@@ -117,6 +117,11 @@ fn export_with<W: Write>(
 ) -> Result<Exported> {
     let op = super::read_only(module);
     let collected = lower::collect(&op, LowerOptions::default())?;
+    let symbols = if options.parameters.is_some() {
+        parameters::top_level_symbols(&op)
+    } else {
+        Default::default()
+    };
     let mut written = Vec::new();
     let mut references = Vec::new();
     let mut inline = 0usize;
@@ -125,7 +130,7 @@ fn export_with<W: Write>(
             written.push(entry);
             continue;
         }
-        match reference_for(&entry, options)? {
+        match reference_for(&entry, options, &symbols, op.to_raw())? {
             Some(reference) => {
                 references.push((entry.desc.name.clone(), reference));
                 written.push(entry);
@@ -186,6 +191,8 @@ fn export_with<W: Write>(
 fn reference_for<'c>(
     entry: &Entry<'c>,
     options: &ExportOptions,
+    symbols: &std::collections::HashSet<String>,
+    module: mlir_sys::MlirOperation,
 ) -> Result<Option<(Origin<'c>, Attribute<'c>)>> {
     let Some(origin) = &entry.origin else {
         return Ok(None);
@@ -206,10 +213,16 @@ fn reference_for<'c>(
         Form::Dense
     };
     if let Some(scope) = &options.parameters {
+        // A bool is a bit in Hurray and a byte in IREE's i1 buffers: it
+        // stays inline rather than be misread.
+        if entry.desc.element_type == hurray::ElementType::Bool {
+            return Ok(None);
+        }
         let op = entry.op.clone();
         let ty = typed::attr_type(value);
         // SAFETY: the collected op is alive (see `export_with`).
         let constant = unsafe { melior::ir::OperationRef::from_raw(origin.op) };
+        parameters::check(&constant, module, scope, &entry.desc.name, symbols)?;
         if let Ok(result) = constant.result(0)
             && result.r#type() != ty
         {

@@ -20,6 +20,7 @@ use melior::ir::attribute::{FlatSymbolRefAttribute, StringAttribute, TypeAttribu
 use melior::ir::block::BlockLike;
 use melior::ir::operation::{OperationBuilder, OperationLike, OperationRefMut};
 use melior::ir::{Attribute, Identifier, Location, RegionLike, Type, ValueLike};
+use std::collections::HashSet;
 
 /// The prefix of the globals' symbols (a tensor's name is not a symbol of
 /// the module, and must not clash with one).
@@ -62,6 +63,67 @@ fn quoted(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// The `sym_name`s of the module's top-level ops.
+pub(crate) fn top_level_symbols(module: &melior::ir::OperationRef<'_, '_>) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
+        return out;
+    };
+    let mut next = body.first_operation();
+    while let Some(op) = next {
+        if let Ok(name) = op.attribute("sym_name")
+            && let Ok(name) = StringAttribute::try_from(name)
+        {
+            out.insert(name.value().to_owned());
+        }
+        next = op.next_in_block();
+    }
+    out
+}
+
+/// Whether `constant` can become a parameter: an empty scope, a constant
+/// with more than one result, one in a nested module (its global would be
+/// out of reach) or a symbol already taken are refused, before anything is
+/// written.
+pub(crate) fn check(
+    constant: &melior::ir::OperationRef<'_, '_>,
+    module: mlir_sys::MlirOperation,
+    scope: &str,
+    name: &str,
+    symbols: &HashSet<String>,
+) -> Result<()> {
+    let refuse = |reason: String| {
+        Err(Error::Unsupported {
+            op: lower::describe_op(constant),
+            what: format!("making tensor {name:?} an IREE parameter"),
+            reason,
+        })
+    };
+    if scope.is_empty() {
+        return refuse("the parameter scope is empty".into());
+    }
+    if constant.result_count() > 1 {
+        return refuse(format!("the op has {} results", constant.result_count()));
+    }
+    if constant.result_count() == 1 {
+        let mut parent = constant.parent_operation();
+        while let Some(p) = parent {
+            if p.name().as_string_ref().as_str() == Ok("builtin.module") {
+                if p.to_raw().ptr != module.ptr {
+                    return refuse("it is inside a nested module".into());
+                }
+                break;
+            }
+            parent = p.parent_operation();
+        }
+        let symbol = format!("{SYMBOL_PREFIX}{name}");
+        if symbols.contains(&symbol) {
+            return refuse(format!("the module already has a symbol {symbol:?}"));
+        }
+    }
+    Ok(())
 }
 
 /// Replaces the constant `op` (one result, of `parameter`'s type) by a load

@@ -44,29 +44,41 @@ def parameter_index(
         ValueError: a tensor that is not plain dense values (a sparse layout,
             a quantized tensor; a descriptor-only tensor named in ``names``):
             IREE parameters are raw bytes, and the scales of a quantized
-            tensor would be lost.
+            tensor would be lost; a bool tensor (a bit per element in
+            Hurray, a byte in IREE); a file replaced while it was verified.
         KeyError: a name in ``names`` that the file lacks.
     """
     import iree.runtime as rt
 
     path = os.fspath(path)
     entries = []
-    with _hurray.open(path, read_only=True) as f:
-        for name in f.keys() if names is None else names:
-            t = f[name]
-            if names is None and t.descriptor_only:
-                # A signature or a placeholder (what from-mlir and the export
-                # pass write beside the constants): no bytes, no parameter.
-                continue
-            if t.layout != "dense" or t.quantized or t.descriptor_only:
-                kind = "quantized" if t.quantized else (
-                    "descriptor-only" if t.descriptor_only else t.layout
-                )
-                raise ValueError(
-                    f"tensor {name!r} is {kind}: an IREE parameter is plain dense bytes"
-                )
-            entries.append((name, *t.buffer_range("values")))
+    # The file mapped is the file verified: opened first, and still the file
+    # at `path` once verification is done (not one renamed over it).
     with open(path, "rb") as file:
+        opened = os.fstat(file.fileno())
+        with _hurray.open(path, read_only=True) as f:
+            for name in f.keys() if names is None else names:
+                t = f[name]
+                if names is None and t.descriptor_only:
+                    # A signature or a placeholder (what from-mlir and the
+                    # export pass write beside the constants): no bytes.
+                    continue
+                if t.layout != "dense" or t.quantized or t.descriptor_only:
+                    kind = "quantized" if t.quantized else (
+                        "descriptor-only" if t.descriptor_only else t.layout
+                    )
+                    raise ValueError(
+                        f"tensor {name!r} is {kind}: an IREE parameter is plain dense bytes"
+                    )
+                if t.dtype == "bool":
+                    raise ValueError(
+                        f"tensor {name!r} is bool: Hurray packs it a bit per element, IREE's "
+                        "i1 buffers take a byte"
+                    )
+                entries.append((name, *t.buffer_range("values")))
+        now = os.stat(path)
+        if (now.st_dev, now.st_ino, now.st_size) != (opened.st_dev, opened.st_ino, opened.st_size):
+            raise ValueError(f"{path} was replaced while it was verified")
         # The map lives as long as IREE's handle holds it (wrap_memory keeps a
         # reference to the buffer).
         pages = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)

@@ -92,14 +92,18 @@ def save_lowered(
     cli = _hurray_command()
     with tempfile.TemporaryDirectory(prefix="hurray-lowered-") as tmp:
         source = os.path.join(tmp, "module.mlir")
-        with open(source, "w") as f:
+        with open(source, "w", encoding="utf-8") as f:
             f.write(text)
         args = [cli, "from-mlir", source, "-o", os.fspath(filename)]
         args += [] if signatures else ["--no-signatures"]
         args += ["--tensor-empty"] if tensor_empty else []
         args += ["--allow-expansion"] if allow_expansion else []
         run = subprocess.run(args, capture_output=True, text=True)
-    if run.returncode != 0:
-        if "unrecognized subcommand" in run.stderr:
-            raise RuntimeError(f"{cli} has no from-mlir: build it with `--features mlir`")
+    if run.returncode == 0:
+        return
+    if "unrecognized subcommand" in run.stderr:
+        raise RuntimeError(f"{cli} has no from-mlir: build it with `--features mlir`")
+    if run.returncode == 1 and run.stderr.strip():
+        # The lowering's own refusal, naming the op and the tensor.
         raise ValueError(run.stderr.strip().removeprefix("hurray: "))
+    raise RuntimeError(f"{cli} from-mlir ended with status {run.returncode}: {run.stderr.strip()}")

@@ -16,7 +16,7 @@ needed, but a :class:`onnx.ModelProto` is accepted.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 from . import _hurray
 
@@ -28,11 +28,18 @@ _PROTOBUF_LIMIT = 2**31
 def _model_args(model: Any, base_dir: Union[str, os.PathLike, None]):
     """(path, bytes, base_dir) for the runtime, from a path or a ModelProto."""
     if isinstance(model, (str, os.PathLike)):
+        if base_dir is not None:
+            raise ValueError("base_dir is for a ModelProto: a model's path says where its external data is")
         return os.fspath(model), None, ""
     serialize = getattr(model, "SerializeToString", None)
     if serialize is None:
         raise TypeError(
             f"model must be a path or an onnx.ModelProto, not {type(model).__name__}"
+        )
+    if base_dir is None and _has_external_data(model):
+        raise ValueError(
+            "the ModelProto keeps initializers in external data: pass base_dir, the "
+            "directory its locations are relative to"
         )
     if model.ByteSize() >= _PROTOBUF_LIMIT:
         raise ValueError(
@@ -42,11 +49,25 @@ def _model_args(model: Any, base_dir: Union[str, os.PathLike, None]):
     return None, serialize(), os.fspath(base_dir) if base_dir is not None else ""
 
 
+def _has_external_data(model: Any) -> bool:
+    """Whether any initializer of the model or its subgraphs is external."""
+    graphs = [model.graph]
+    while graphs:
+        g = graphs.pop()
+        if any(t.data_location == 1 for t in g.initializer):
+            return True
+        for node in g.node:
+            for a in node.attribute:
+                graphs.extend([a.g] if a.HasField("g") else [])
+                graphs.extend(a.graphs)
+    return False
+
+
 def externalize(
     model_or_path: Any,
     out_onnx_path: Union[str, os.PathLike],
     weights_path: Union[str, os.PathLike],
-    align: int = 4096,
+    align: Optional[int] = None,
     threshold: int = 1024,
     *,
     existing: bool = False,
@@ -64,8 +85,9 @@ def externalize(
             only).
         weights_path: the Hurray file to write, or with ``existing=True`` to
             point into.
-        align: the Hurray file's alignment (4096: a page, so ONNX Runtime maps
-            each tensor).
+        align: the Hurray file's alignment (default 4096: a page, so ONNX
+            Runtime maps each tensor); not with ``existing``, whose file is
+            already written.
         threshold: initializers smaller than this stay inline in the model.
         existing: point into an existing Hurray file instead of writing one;
             each initializer found there by name must have the same type,
@@ -84,6 +106,8 @@ def externalize(
         FileNotFoundError: a missing model, external data file or existing
             weights file.
     """
+    if existing and align is not None:
+        raise ValueError("align is for a weights file being written; with existing=True it is already written")
     path, data, base = _model_args(model_or_path, base_dir)
     return _hurray.onnx_externalize(
         path,
@@ -91,7 +115,7 @@ def externalize(
         base,
         os.fspath(out_onnx_path),
         os.fspath(weights_path),
-        align,
+        4096 if align is None else align,
         threshold,
         existing,
     )

@@ -1,11 +1,11 @@
 import os
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 def externalize(
     model_or_path: Any,
     out_onnx_path: Union[str, os.PathLike[str]],
     weights_path: Union[str, os.PathLike[str]],
-    align: int = 4096,
+    align: Optional[int] = None,
     threshold: int = 1024,
     *,
     existing: bool = False,

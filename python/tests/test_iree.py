@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-from deploy_model import DeployModel  # noqa: E402
+from deploy import DeployModel, cli, hurray_cli, mappings_of  # noqa: E402
 rt = pytest.importorskip("iree.runtime")
 ic = pytest.importorskip("iree.compiler")
 aot = pytest.importorskip("iree.turbine.aot")
@@ -23,19 +23,28 @@ def compiled(tmp_path_factory):
     exported = aot.export(model, args=(ids,))
     mlir = str(exported.mlir_module)
     assert '#flow.parameter.named<"model"::"fc.weight">' in mlir
-    vmfb = ic.compile_str(mlir, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=generic"])
+    vmfb = compile_llvm_cpu(mlir)
     d = tmp_path_factory.mktemp("iree")
     aot.save_module_parameters(str(d / "model.irpa"), model)
     return model, ids.numpy(), want, vmfb, d
 
 
-def run(vmfb, index, ids):
+def compile_llvm_cpu(mlir):
+    """iree-compile of ``mlir`` for the CPU this runs on."""
+    return ic.compile_str(mlir, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=generic"])
+
+
+def run(vmfb, index, inputs):
+    """``main(inputs)`` of the compiled module, its parameters (scope
+    ``model``) served by ``index`` when there is one."""
     instance = rt.VmInstance()
     device = rt.get_device("local-task")
     main = rt.VmModule.copy_buffer(instance, vmfb)
-    params = rt.create_io_parameters_module(instance, index.create_provider(scope="model"))
-    context = rt.VmContext(instance, modules=[rt.create_hal_module(instance, device), params, main])
-    return rt.FunctionInvoker(context, device, main.lookup_function("main"))(ids).to_host()
+    modules = [rt.create_hal_module(instance, device)]
+    if index is not None:
+        modules.append(rt.create_io_parameters_module(instance, index.create_provider(scope="model")))
+    context = rt.VmContext(instance, modules=[*modules, main])
+    return rt.FunctionInvoker(context, device, main.lookup_function("main"))(inputs).to_host()
 
 
 def test_iree_runs_on_the_tensors_of_a_file_torch_saved(hurray, compiled, tmp_path):
@@ -74,17 +83,13 @@ def test_iree_runs_on_the_tensors_of_a_file_torch_saved(hurray, compiled, tmp_pa
 def test_iree_runs_on_an_archive_hurray_convert_wrote(hurray, compiled, tmp_path):
     """`hurray convert model.hurray model.irpa` (and back) gives an archive
     IREE loads and runs exactly as on its own."""
-    import subprocess
-    from pathlib import Path
-
     import hurray.torch
 
     model, ids, want, vmfb, d = compiled
-    cli = Path(__file__).resolve().parents[2] / "target" / "debug" / "hurray"
-    assert cli.exists(), f"{cli} is not built: run `cargo build -p hurray-cli` first"
     path, irpa = tmp_path / "model.hurray", tmp_path / "model.irpa"
     hurray.torch.save_file(model.state_dict(), path)
-    subprocess.run([str(cli), "convert", str(path), str(irpa)], check=True, capture_output=True)
+    done = cli("convert", path, irpa)
+    assert done.returncode == 0, done.stderr
     ours = rt.ParameterIndex()
     ours.load(str(irpa))
     theirs = rt.ParameterIndex()
@@ -92,7 +97,8 @@ def test_iree_runs_on_an_archive_hurray_convert_wrote(hurray, compiled, tmp_path
     assert np.array_equal(run(vmfb, ours, ids), run(vmfb, theirs, ids))
     # IREE's archive converts to the tensors torch saved.
     back = tmp_path / "back.hurray"
-    subprocess.run([str(cli), "convert", str(d / "model.irpa"), str(back)], check=True, capture_output=True)
+    done = cli("convert", d / "model.irpa", back)
+    assert done.returncode == 0, done.stderr
     with hurray.open(path) as a, hurray.open(back) as b:
         assert sorted(a.keys()) == sorted(b.keys())
         for name in a.keys():
@@ -100,30 +106,21 @@ def test_iree_runs_on_an_archive_hurray_convert_wrote(hurray, compiled, tmp_path
 
 
 def file_offset_at(address, path):
-    """The offset in ``path`` that ``address`` maps, from /proc/self/maps."""
-    real = str(path.resolve())
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split()
-            if len(fields) >= 6 and fields[5] == real:
-                lo, hi = (int(x, 16) for x in fields[0].split("-"))
-                if lo <= address < hi:
-                    return int(fields[2], 16) + address - lo
-    raise AssertionError(f"{address:#x} is not in a mapping of {real}")
+    """The offset in ``path`` that ``address`` maps."""
+    for lo, hi, offset in mappings_of(path):
+        if lo <= address < hi:
+            return offset + address - lo
+    raise AssertionError(f"{address:#x} is not in a mapping of {path}")
 
 
 def test_tensors_iree_cannot_take_are_refused_by_name(hurray, tmp_path):
     """The bundled example holds a sparse and a descriptor-only tensor beside
     dense, empty and packed int4 ones."""
-    import subprocess
-    from pathlib import Path
-
     import hurray.iree
 
-    cli = Path(__file__).resolve().parents[2] / "target" / "debug" / "hurray"
-    assert cli.exists(), f"{cli} is not built: run `cargo build -p hurray-cli` first"
     path = tmp_path / "example.hurray"
-    subprocess.run([str(cli), "example", str(path)], check=True, capture_output=True)
+    done = cli("example", path)
+    assert done.returncode == 0, done.stderr
     with pytest.raises(ValueError, match="'sparse.csr_empty' is csr"):
         hurray.iree.parameter_index(path)
     with pytest.raises(ValueError, match="'signature.input' is descriptor-only"):
@@ -152,16 +149,12 @@ def test_the_export_pass_makes_constants_iree_parameters(hurray, tmp_path):
     them as IREE parameters; iree-compile builds it, and IREE runs it with
     parameters from that file, exactly as the module with its constants
     inline."""
-    import subprocess
-    from pathlib import Path
-
     import hurray.iree
 
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
-    cli = Path(__file__).resolve().parents[2] / "target" / "debug" / "hurray"
-    if subprocess.run([str(cli), "opt", "--help"], capture_output=True).returncode != 0:
-        pytest.skip(f"{cli} with the mlir feature is not built (cargo build -p hurray-cli --features mlir)")
+    if cli("opt", "--help").returncode != 0:
+        pytest.skip(f"{hurray_cli()} with the mlir feature is not built (cargo build -p hurray-cli --features mlir)")
     rng = np.random.default_rng(5)
     w1 = rng.standard_normal((3, 16), dtype=np.float32)
     b1 = rng.standard_normal((16,), dtype=np.float32)
@@ -176,23 +169,12 @@ def test_the_export_pass_makes_constants_iree_parameters(hurray, tmp_path):
     source.write_text(module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True))
     weights, exported = tmp_path / "mlp.hurray", tmp_path / "mlp.params.mlir"
     pipeline = f"builtin.module(hurray-export-constants{{file={weights} parameters=model threshold=0}})"
-    run = subprocess.run([str(cli), "opt", str(source), "-o", str(exported), f"--pass-pipeline={pipeline}"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    opt = cli("opt", source, "-o", exported, f"--pass-pipeline={pipeline}")
+    assert opt.returncode == 0, opt.stderr
     text = exported.read_text()
     assert text.count("#flow.parameter.named<\"model\"::") == 3 and "stablehlo.constant" not in text
 
-    def compile_and_run(mlir, index=None):
-        vmfb = ic.compile_str(mlir, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=generic"])
-        instance = rt.VmInstance()
-        device = rt.get_device("local-task")
-        main = rt.VmModule.copy_buffer(instance, vmfb)
-        modules = [rt.create_hal_module(instance, device)]
-        if index is not None:
-            modules.append(rt.create_io_parameters_module(instance, index.create_provider(scope="model")))
-        context = rt.VmContext(instance, modules=[*modules, main])
-        return rt.FunctionInvoker(context, device, main.lookup_function("main"))(x).to_host()
-
-    inline = compile_and_run(source.read_text())
-    from_file = compile_and_run(text, hurray.iree.parameter_index(weights))
+    inline = run(compile_llvm_cpu(source.read_text()), None, x)
+    from_file = run(compile_llvm_cpu(text), hurray.iree.parameter_index(weights), x)
     assert np.array_equal(from_file, inline)
     assert np.allclose(from_file, np.asarray(mlp(x)), atol=1e-5)

@@ -3,32 +3,14 @@ onnx-externalize`, `hurray convert model.onnx`), checked with the real
 producers and consumers: torch.onnx.export, the onnx package's own tensor
 helpers, and ONNX Runtime."""
 
-import os
-import subprocess
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
-from deploy_model import DeployModel  # noqa: E402
+from deploy import DeployModel, cli, mappings_of  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def hurray_cli() -> Path:
-    """`target/debug/hurray`, which `cargo xtask test` builds before the Python tests."""
-    path = Path(os.environ.get("HURRAY_CLI", ROOT / "target" / "debug" / "hurray"))
-    assert path.exists(), f"{path} is not built: run `cargo build -p hurray-cli` first"
-    return path
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(hurray_cli()), *map(str, args)], capture_output=True, text=True)
-
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
@@ -93,25 +75,11 @@ def test_an_exported_model_runs_from_a_hurray_file(hurray, exported, tmp_path, e
     # ONNX Runtime maps the Hurray file: each external tensor's bytes lie in
     # a mapping of the file while the session lives (no copy into its heap).
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    mapped = mappings_of(weights)
+    mapped = [(offset, offset + hi - lo) for lo, hi, offset in mappings_of(weights)]
     for name, e in entries.items():
         offset, length = int(e["offset"]), int(e["length"])
-        assert any(lo <= offset and offset + length <= hi for lo, hi in mapped), name
+        assert any(start <= offset and offset + length <= end for start, end in mapped), name
     del session
-
-
-def mappings_of(path):
-    """The file ranges of ``path`` this process maps, from /proc/self/maps."""
-    real = str(path.resolve())
-    ranges = []
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split()
-            if len(fields) >= 6 and fields[5] == real:
-                lo, hi = (int(x, 16) for x in fields[0].split("-"))
-                start = int(fields[2], 16)
-                ranges.append((start, start + hi - lo))
-    return ranges
 
 
 def test_the_cli_externalizes_and_converts(hurray, exported, tmp_path):

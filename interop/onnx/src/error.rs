@@ -49,6 +49,23 @@ impl Error {
         move |source| Error::Io { path, source }
     }
 
+    /// A `Malformed` error found in a message at offset `by` of the model,
+    /// with its offset made the model's; other errors as they are.
+    pub(crate) fn shifted(self, by: usize) -> Error {
+        match self {
+            Error::Malformed {
+                message,
+                at,
+                reason,
+            } => Error::Malformed {
+                message,
+                at: at + by,
+                reason,
+            },
+            e => e,
+        }
+    }
+
     pub(crate) fn tensor(
         tensor: &str,
         field: &'static str,

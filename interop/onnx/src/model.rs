@@ -79,7 +79,7 @@ fn walk(
     // The rewritten message, begun at the first field that changes.
     let mut out: Option<Vec<u8>> = None;
     for field in Fields::new(buf, msg.name()) {
-        let field = field.map_err(|e| at_offset(e, base))?;
+        let field = field.map_err(|e| e.shifted(base))?;
         let replaced = match (msg.child(field.number), field.value) {
             (Some(child), Value::Bytes(s, e)) => {
                 let inner = &buf[s..e];
@@ -107,21 +107,6 @@ fn walk(
         }
     }
     Ok(out)
-}
-
-fn at_offset(e: Error, base: usize) -> Error {
-    match e {
-        Error::Malformed {
-            message,
-            at,
-            reason,
-        } => Error::Malformed {
-            message,
-            at: at + base,
-            reason,
-        },
-        e => e,
-    }
 }
 
 /// An ONNX model's bytes and the directory its external data is relative to.

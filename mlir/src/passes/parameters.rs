@@ -73,11 +73,7 @@ pub(crate) fn top_level_symbols(module: &melior::ir::OperationRef<'_, '_>) -> Ha
     };
     let mut next = body.first_operation();
     while let Some(op) = next {
-        if let Ok(name) = op.attribute("sym_name")
-            && let Ok(name) = StringAttribute::try_from(name)
-        {
-            out.insert(name.value().to_owned());
-        }
+        out.extend(lower::sym_name(&op));
         next = op.next_in_block();
     }
     out

@@ -119,6 +119,17 @@ class ChecksumAlgorithm(object):
     Crc32c = 1
 
 
+# Added in 1.4. How `Tensor.digests` and `ShardMember.header_digest` were
+# computed (ADR-0012): a cryptographic hash, so that a header that records
+# them commits to every byte of the data, and a signature over the header
+# (docs/spec/signatures.md) covers the whole file.
+class DigestAlgorithm(object):
+    # No digests in the file.
+    None_ = 0
+    # BLAKE3 with its default 32-byte output.
+    Blake3 = 1
+
+
 # One contiguous byte range in the file. `offset` counts from the first byte
 # of the file (or message); the range must lie inside the data region. A
 # non-empty range starts at a multiple of the tensor's alignment. A range of
@@ -838,8 +849,39 @@ class Tensor(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
         return o == 0
 
+    # Added in 1.4. One digest per buffer, in the order of `checksums`,
+    # concatenated: each `Header.digest_algorithm`'s output length (32 bytes
+    # for BLAKE3); absent when the file has none. Independent of `checksums`:
+    # a file may have either, both or neither.
+    # Tensor
+    def Digests(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 1))
+        return 0
+
+    # Tensor
+    def DigestsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint8Flags, o)
+        return 0
+
+    # Tensor
+    def DigestsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def DigestsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        return o == 0
+
 def TensorStart(builder):
-    builder.StartObject(11)
+    builder.StartObject(12)
 
 def TensorAddName(builder, name):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
@@ -885,6 +927,12 @@ def TensorAddChecksums(builder, checksums):
 
 def TensorStartChecksumsVector(builder, numElems):
     return builder.StartVector(8, numElems, 8)
+
+def TensorAddDigests(builder, digests):
+    builder.PrependUOffsetTRelativeSlot(11, flatbuffers.number_types.UOffsetTFlags.py_type(digests), 0)
+
+def TensorStartDigestsVector(builder, numElems):
+    return builder.StartVector(1, numElems, 1)
 
 def TensorEnd(builder):
     return builder.EndObject()
@@ -940,8 +988,39 @@ class ShardMember(object):
             return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
         return 0
 
+    # Added in 1.4. The member's header digest (docs/spec/signatures.md), with
+    # the index's `Header.digest_algorithm`: the index then commits to every
+    # member's header, which commits to the member's data. Present for every
+    # member exactly when the index has a digest algorithm.
+    # ShardMember
+    def HeaderDigest(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 1))
+        return 0
+
+    # ShardMember
+    def HeaderDigestAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint8Flags, o)
+        return 0
+
+    # ShardMember
+    def HeaderDigestLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardMember
+    def HeaderDigestIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
 def ShardMemberStart(builder):
-    builder.StartObject(3)
+    builder.StartObject(4)
 
 def ShardMemberAddPath(builder, path):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(path), 0)
@@ -951,6 +1030,12 @@ def ShardMemberAddSize(builder, size):
 
 def ShardMemberAddCrc32c(builder, crc32c):
     builder.PrependUint64Slot(2, crc32c, 0)
+
+def ShardMemberAddHeaderDigest(builder, headerDigest):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(headerDigest), 0)
+
+def ShardMemberStartHeaderDigestVector(builder, numElems):
+    return builder.StartVector(1, numElems, 1)
 
 def ShardMemberEnd(builder):
     return builder.EndObject()
@@ -1428,8 +1513,17 @@ class Header(object):
             return obj
         return None
 
+    # Added in 1.4. The algorithm of every tensor's `digests` and every shard
+    # member's `header_digest`; `None` when there are none.
+    # Header
+    def DigestAlgorithm(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
 def HeaderStart(builder):
-    builder.StartObject(6)
+    builder.StartObject(7)
 
 def HeaderAddTensors(builder, tensors):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(tensors), 0)
@@ -1457,6 +1551,9 @@ def HeaderAddChecksumAlgorithm(builder, checksumAlgorithm):
 
 def HeaderAddShardIndex(builder, shardIndex):
     builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(shardIndex), 0)
+
+def HeaderAddDigestAlgorithm(builder, digestAlgorithm):
+    builder.PrependUint8Slot(6, digestAlgorithm, 0)
 
 def HeaderEnd(builder):
     return builder.EndObject()

@@ -48,6 +48,24 @@ impl ChecksumAlgorithm {
     }
 }
 
+/// A header's two integrity algorithms, as the wire spells them: its
+/// checksums' (format 1.2) and its digests' (format 1.4). Every tensor of
+/// a reader carries them (an unknown value is refused only when verified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Algorithms {
+    pub(crate) checksum: fb::ChecksumAlgorithm,
+    pub(crate) digest: fb::DigestAlgorithm,
+}
+
+impl Algorithms {
+    pub(crate) fn of(header: &fb::Header<'_>) -> Algorithms {
+        Algorithms {
+            checksum: header.checksum_algorithm(),
+            digest: header.digest_algorithm(),
+        }
+    }
+}
+
 /// A checksum computed over bytes that arrive in pieces.
 #[derive(Clone)]
 pub(crate) struct Running {

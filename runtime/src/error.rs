@@ -202,6 +202,19 @@ pub enum Error {
         expected: u64,
         found: u64,
     },
+    /// A buffer's bytes do not have the digest the header records (format
+    /// 1.4): changed since the file was written
+    /// ([`TensorRef::verify_checksum`](crate::TensorRef::verify_checksum)).
+    #[error(
+        "tensor {tensor:?}: buffer {buffer} has {algorithm} digest {found}, the header records {expected}: the data was changed"
+    )]
+    DigestMismatch {
+        tensor: String,
+        buffer: &'static str,
+        algorithm: &'static str,
+        expected: String,
+        found: String,
+    },
     /// No tensor of that name.
     #[error("no tensor named {name:?}")]
     NotFound { name: String },

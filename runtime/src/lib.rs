@@ -40,6 +40,7 @@ mod buffer;
 mod checksum;
 mod count;
 mod descriptor;
+mod digest;
 mod element;
 mod error;
 pub mod limits;
@@ -107,6 +108,7 @@ pub use count::{element_count, packed_len};
 pub use descriptor::{
     Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,
 };
+pub use digest::{DIGEST_LEN, Digest, DigestAlgorithm};
 pub use element::Element;
 pub use generated::element_type::{ElementClass, ElementType};
 pub use validate::Plan;

@@ -2,6 +2,7 @@
 //! the writer before it writes an index) and its wire form.
 
 use crate::ElementType;
+use crate::digest::{DIGEST_LEN, Digest, DigestAlgorithm};
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
 use crate::generated::fb;
@@ -16,6 +17,10 @@ pub struct ShardMember {
     pub size: u64,
     /// CRC-32C of all of the member's bytes.
     pub crc32c: u64,
+    /// The member's header digest (format 1.4), with the index's
+    /// [`digest_algorithm`](crate::ShardedFile::digest_algorithm): present
+    /// for every member exactly when the index has one.
+    pub header_digest: Option<Digest>,
 }
 
 /// One piece of a logical tensor: a tensor of a member file placed at
@@ -71,6 +76,8 @@ pub(crate) struct ShardIndex {
     pub(crate) members: Vec<ShardMember>,
     /// Sorted by name.
     pub(crate) tensors: Vec<ShardedTensor>,
+    /// The algorithm of the members' header digests (format 1.4).
+    pub(crate) digest: Option<DigestAlgorithm>,
 }
 
 fn invalid(field: String, value: impl std::fmt::Display, reason: &str) -> Error {
@@ -109,6 +116,17 @@ impl ShardIndex {
         for (i, m) in self.members.iter().enumerate() {
             let field = format!("shard_index.members[{i}].path");
             check_member_path(&field, &m.path)?;
+            if m.header_digest.is_some() != self.digest.is_some() {
+                return Err(invalid(
+                    format!("shard_index.members[{i}].header_digest"),
+                    if m.header_digest.is_some() {
+                        "present"
+                    } else {
+                        "absent"
+                    },
+                    "every member has a header digest exactly when the index names a digest algorithm",
+                ));
+            }
             if !paths.insert(m.path.as_str()) {
                 return Err(invalid(field, format!("{:?}", m.path), "listed twice"));
             }
@@ -223,16 +241,37 @@ fn check_tensor(t: &ShardedTensor, members: usize) -> Result<()> {
 
 /// The index as the header holds it, read into the model (the header is
 /// verified; every list is as long as real header bytes make it).
-pub(crate) fn from_wire(index: fb::ShardIndex<'_>) -> Result<ShardIndex> {
-    let members = index
-        .members()
-        .iter()
-        .map(|m| ShardMember {
+pub(crate) fn from_wire(
+    index: fb::ShardIndex<'_>,
+    digest: fb::DigestAlgorithm,
+) -> Result<ShardIndex> {
+    let digest = DigestAlgorithm::from_wire(digest).map_err(|value| {
+        invalid(
+            "digest_algorithm".into(),
+            value,
+            "a digest algorithm this reader does not know: it could not check the members",
+        )
+    })?;
+    let mut members = Vec::with_capacity(index.members().len());
+    for (i, m) in index.members().iter().enumerate() {
+        let header_digest = match (m.header_digest(), digest) {
+            (None, _) => None,
+            (Some(d), Some(_)) if d.len() == DIGEST_LEN => Digest::from_slice(d.bytes()),
+            (Some(d), _) => {
+                return Err(invalid(
+                    format!("shard_index.members[{i}].header_digest"),
+                    format!("{} byte(s)", d.len()),
+                    "one digest of the index's digest algorithm",
+                ));
+            }
+        };
+        members.push(ShardMember {
             path: m.path().to_owned(),
             size: m.size(),
             crc32c: m.crc32c(),
-        })
-        .collect();
+            header_digest,
+        });
+    }
     let mut tensors = Vec::with_capacity(index.tensors().len());
     for t in index.tensors() {
         let element_type = ElementType::from_wire(t.element_type().0).ok_or_else(|| {
@@ -264,7 +303,11 @@ pub(crate) fn from_wire(index: fb::ShardIndex<'_>) -> Result<ShardIndex> {
             pieces,
         });
     }
-    Ok(ShardIndex { members, tensors })
+    Ok(ShardIndex {
+        members,
+        tensors,
+        digest,
+    })
 }
 
 /// Builds the index table into `fbb` (the writer's header).
@@ -277,12 +320,14 @@ pub(crate) fn to_wire<'b>(
         .iter()
         .map(|m| {
             let path = fbb.create_string(&m.path);
+            let header_digest = m.header_digest.map(|d| fbb.create_vector(&d.0));
             fb::ShardMember::create(
                 fbb,
                 &fb::ShardMemberArgs {
                     path: Some(path),
                     size: m.size,
                     crc32c: m.crc32c,
+                    header_digest,
                 },
             )
         })

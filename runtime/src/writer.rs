@@ -10,6 +10,7 @@
 use crate::atomic::{AtomicFile, Durability};
 use crate::checksum::ChecksumAlgorithm;
 use crate::descriptor::TensorDescriptor;
+use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
 use crate::generated::fb;
@@ -20,6 +21,7 @@ use std::path::Path;
 
 mod header;
 mod staging;
+mod sums;
 mod tensor;
 
 use header::{build_metadata, build_tensor};
@@ -45,8 +47,9 @@ struct Written {
     /// (offset, length) of each buffer: layout buffers, then scales, zero
     /// points and offsets.
     buffers: Vec<(u64, u64)>,
-    /// The checksum of each buffer (empty when the file has none).
-    checksums: Vec<u64>,
+    /// The checksum and digest of each buffer (each list empty when the
+    /// file has none).
+    sums: sums::Sums,
 }
 
 /// Where a finished stream goes.
@@ -71,6 +74,17 @@ impl Sink {
     }
 }
 
+/// What [`Writer::finish_parts`] hands back.
+#[derive(Debug)]
+pub(crate) struct Finished<W> {
+    /// The file's length.
+    pub(crate) len: u64,
+    /// Its header digest, when it has digests.
+    pub(crate) header_digest: Option<crate::digest::Digest>,
+    /// What the writer wrote to.
+    pub(crate) out: W,
+}
+
 /// Writes a Hurray file tensor by tensor, to any `Write`.
 #[derive(Debug)]
 pub struct Writer<W: Write> {
@@ -82,8 +96,9 @@ pub struct Writer<W: Write> {
     names: BTreeSet<String>,
     metadata: BTreeMap<String, String>,
     poisoned: Option<String>,
-    /// Per-buffer checksums (format 1.2); CRC-32C unless turned off.
-    checksum: Option<ChecksumAlgorithm>,
+    /// Per-buffer checksums (format 1.2; CRC-32C unless turned off) and
+    /// digests (format 1.4; none unless asked for).
+    wanted: sums::SumsWanted,
     /// The index of a sharded checkpoint, for an index file (format 1.3).
     shard_index: Option<crate::shard_index::ShardIndex>,
 }
@@ -145,7 +160,10 @@ impl<W: Write> Writer<W> {
             names: BTreeSet::new(),
             metadata: BTreeMap::new(),
             poisoned: None,
-            checksum: Some(ChecksumAlgorithm::Crc32c),
+            wanted: sums::SumsWanted {
+                checksum: Some(ChecksumAlgorithm::Crc32c),
+                digest: None,
+            },
             shard_index: None,
         })
     }
@@ -182,7 +200,26 @@ impl<W: Write> Writer<W> {
                 reason: "set the checksums before writing the first tensor".into(),
             });
         }
-        self.checksum = algorithm;
+        self.wanted.checksum = algorithm;
+        Ok(())
+    }
+
+    /// Sets how buffers are digested (none by default), as
+    /// [`set_checksums`](Self::set_checksums) sets their checksums: before
+    /// the first tensor. With digests the header commits to every byte of
+    /// the data, so a signature over the header covers the whole file
+    /// (ADR-0012); a sharded checkpoint's index then records each member's
+    /// header digest.
+    pub fn set_digests(&mut self, algorithm: Option<DigestAlgorithm>) -> Result<()> {
+        if !self.written.is_empty() {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "digest_algorithm".into(),
+                value: algorithm.map_or("none", DigestAlgorithm::name).into(),
+                reason: "set the digests before writing the first tensor".into(),
+            });
+        }
+        self.wanted.digest = algorithm;
         Ok(())
     }
 
@@ -282,7 +319,7 @@ impl<W: Write> Writer<W> {
         self.names.insert(desc.name.clone());
         TensorWriter {
             alignment: desc.alignment.unwrap_or(0).max(self.alignment),
-            checksum: self.checksum,
+            wanted: self.wanted,
             writer: self,
             desc: desc.clone(),
             lengths,
@@ -290,7 +327,7 @@ impl<W: Write> Writer<W> {
             buffers: Vec::new(),
             remaining: None,
             running: None,
-            checksums: Vec::new(),
+            sums: sums::Sums::default(),
         }
     }
 
@@ -355,7 +392,14 @@ impl<W: Write> Writer<W> {
 
     /// [`finish`](Self::finish), handing back the sink as well: the file
     /// length and the `W` the writer wrote to.
-    pub fn finish_into_inner(mut self) -> Result<(u64, W)> {
+    pub fn finish_into_inner(self) -> Result<(u64, W)> {
+        self.finish_parts().map(|f| (f.len, f.out))
+    }
+
+    /// [`finish_into_inner`](Self::finish_into_inner), with the file's
+    /// header digest when it has digests (what an index records of a
+    /// member).
+    pub(crate) fn finish_parts(mut self) -> Result<Finished<W>> {
         self.check_alive()?;
         self.pad_to(8)?;
         let header = self.build_header();
@@ -381,6 +425,18 @@ impl<W: Write> Writer<W> {
         };
         self.raw_write(&footer.encode())?;
         let len = self.pos;
+        let header_digest = self.wanted.digest.map(|algorithm| {
+            crate::digest::header_digest(
+                algorithm,
+                crate::digest::HeaderFacts {
+                    version: (format::VERSION_MAJOR, format::VERSION_MINOR),
+                    header_offset,
+                    flags,
+                    file_len: len,
+                    header: &header,
+                },
+            )
+        });
         debug_assert_eq!(len, header_offset + header.len() as u64 + FOOTER_LEN);
         let out = match self.out.into_inner() {
             Ok(out) => out,
@@ -390,7 +446,11 @@ impl<W: Write> Writer<W> {
             // The reopened handle is flushed; the rename makes it the file.
             atomic.commit()?;
         }
-        Ok((len, out))
+        Ok(Finished {
+            len,
+            header_digest,
+            out,
+        })
     }
 
     fn build_header(&mut self) -> Vec<u8> {
@@ -427,9 +487,14 @@ impl<W: Write> Writer<W> {
                 alignment: self.alignment,
                 name_index,
                 checksum_algorithm: self
+                    .wanted
                     .checksum
                     .map_or(fb::ChecksumAlgorithm::None, ChecksumAlgorithm::to_wire),
                 shard_index,
+                digest_algorithm: self
+                    .wanted
+                    .digest
+                    .map_or(fb::DigestAlgorithm::None, DigestAlgorithm::to_wire),
             },
         );
         fb::finish_header_buffer(&mut fbb, root);

@@ -543,6 +543,96 @@ impl<'a> ::flatbuffers::Verifiable for ChecksumAlgorithm {
 }
 
 impl ::flatbuffers::SimpleToVerifyInSlice for ChecksumAlgorithm {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_DIGEST_ALGORITHM: u8 = 0;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_DIGEST_ALGORITHM: u8 = 1;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_DIGEST_ALGORITHM: [DigestAlgorithm; 2] = [
+  DigestAlgorithm::None,
+  DigestAlgorithm::Blake3,
+];
+
+/// Added in 1.4. How `Tensor.digests` and `ShardMember.header_digest` were
+/// computed (ADR-0012): a cryptographic hash, so that a header that records
+/// them commits to every byte of the data, and a signature over the header
+/// (docs/spec/signatures.md) covers the whole file.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct DigestAlgorithm(pub u8);
+#[allow(non_upper_case_globals)]
+impl DigestAlgorithm {
+  /// No digests in the file.
+  pub const None: Self = Self(0);
+  /// BLAKE3 with its default 32-byte output.
+  pub const Blake3: Self = Self(1);
+
+  pub const ENUM_MIN: u8 = 0;
+  pub const ENUM_MAX: u8 = 1;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::None,
+    Self::Blake3,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::None => Some("None"),
+      Self::Blake3 => Some("Blake3"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for DigestAlgorithm {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for DigestAlgorithm {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for DigestAlgorithm {
+    type Output = DigestAlgorithm;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for DigestAlgorithm {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for DigestAlgorithm {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for DigestAlgorithm {}
 /// One contiguous byte range in the file. `offset` counts from the first byte
 /// of the file (or message); the range must lie inside the data region. A
 /// non-empty range starts at a multiple of the tensor's alignment. A range of
@@ -1630,6 +1720,7 @@ impl<'a> Tensor<'a> {
   pub const VT_QUANTIZATION: ::flatbuffers::VOffsetT = 20;
   pub const VT_METADATA: ::flatbuffers::VOffsetT = 22;
   pub const VT_CHECKSUMS: ::flatbuffers::VOffsetT = 24;
+  pub const VT_DIGESTS: ::flatbuffers::VOffsetT = 26;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1642,6 +1733,7 @@ impl<'a> Tensor<'a> {
   ) -> ::flatbuffers::WIPOffset<Tensor<'bldr>> {
     let mut builder = TensorBuilder::new(_fbb);
     builder.add_alignment(args.alignment);
+    if let Some(x) = args.digests { builder.add_digests(x); }
     if let Some(x) = args.checksums { builder.add_checksums(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
     if let Some(x) = args.quantization { builder.add_quantization(x); }
@@ -1763,6 +1855,17 @@ impl<'a> Tensor<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u64>>>(Tensor::VT_CHECKSUMS, None)}
   }
+  /// Added in 1.4. One digest per buffer, in the order of `checksums`,
+  /// concatenated: each `Header.digest_algorithm`'s output length (32 bytes
+  /// for BLAKE3); absent when the file has none. Independent of `checksums`:
+  /// a file may have either, both or neither.
+  #[inline]
+  pub fn digests(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Tensor::VT_DIGESTS, None)}
+  }
   #[inline]
   #[allow(non_snake_case)]
   pub fn layout_as_dense(&self) -> Option<Dense<'a>> {
@@ -1849,6 +1952,7 @@ impl ::flatbuffers::Verifiable for Tensor<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<Quantization>>("quantization", Self::VT_QUANTIZATION, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<KeyValue>>>>("metadata", Self::VT_METADATA, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u64>>>("checksums", Self::VT_CHECKSUMS, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("digests", Self::VT_DIGESTS, false)?
      .finish();
     Ok(())
   }
@@ -1865,6 +1969,7 @@ pub struct TensorArgs<'a> {
     pub quantization: Option<::flatbuffers::WIPOffset<Quantization<'a>>>,
     pub metadata: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<KeyValue<'a>>>>>,
     pub checksums: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u64>>>,
+    pub digests: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for TensorArgs<'a> {
   #[inline]
@@ -1881,6 +1986,7 @@ impl<'a> Default for TensorArgs<'a> {
       quantization: None,
       metadata: None,
       checksums: None,
+      digests: None,
     }
   }
 }
@@ -1933,6 +2039,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TensorBuilder<'a, 'b, A> {
   #[inline]
   pub fn add_checksums(&mut self, checksums: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u64>>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_CHECKSUMS, checksums);
+  }
+  #[inline]
+  pub fn add_digests(&mut self, digests: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Tensor::VT_DIGESTS, digests);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TensorBuilder<'a, 'b, A> {
@@ -1998,6 +2108,7 @@ impl ::core::fmt::Debug for Tensor<'_> {
       ds.field("quantization", &self.quantization());
       ds.field("metadata", &self.metadata());
       ds.field("checksums", &self.checksums());
+      ds.field("digests", &self.digests());
       ds.finish()
   }
 }
@@ -2021,6 +2132,7 @@ impl<'a> ShardMember<'a> {
   pub const VT_PATH: ::flatbuffers::VOffsetT = 4;
   pub const VT_SIZE: ::flatbuffers::VOffsetT = 6;
   pub const VT_CRC32C: ::flatbuffers::VOffsetT = 8;
+  pub const VT_HEADER_DIGEST: ::flatbuffers::VOffsetT = 10;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2034,6 +2146,7 @@ impl<'a> ShardMember<'a> {
     let mut builder = ShardMemberBuilder::new(_fbb);
     builder.add_crc32c(args.crc32c);
     builder.add_size(args.size);
+    if let Some(x) = args.header_digest { builder.add_header_digest(x); }
     if let Some(x) = args.path { builder.add_path(x); }
     builder.finish()
   }
@@ -2065,6 +2178,17 @@ impl<'a> ShardMember<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<u64>(ShardMember::VT_CRC32C, Some(0)).unwrap()}
   }
+  /// Added in 1.4. The member's header digest (docs/spec/signatures.md), with
+  /// the index's `Header.digest_algorithm`: the index then commits to every
+  /// member's header, which commits to the member's data. Present for every
+  /// member exactly when the index has a digest algorithm.
+  #[inline]
+  pub fn header_digest(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ShardMember::VT_HEADER_DIGEST, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ShardMember<'_> {
@@ -2076,6 +2200,7 @@ impl ::flatbuffers::Verifiable for ShardMember<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("path", Self::VT_PATH, true)?
      .visit_field::<u64>("size", Self::VT_SIZE, false)?
      .visit_field::<u64>("crc32c", Self::VT_CRC32C, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("header_digest", Self::VT_HEADER_DIGEST, false)?
      .finish();
     Ok(())
   }
@@ -2084,6 +2209,7 @@ pub struct ShardMemberArgs<'a> {
     pub path: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub size: u64,
     pub crc32c: u64,
+    pub header_digest: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for ShardMemberArgs<'a> {
   #[inline]
@@ -2092,6 +2218,7 @@ impl<'a> Default for ShardMemberArgs<'a> {
       path: None, // required field
       size: 0,
       crc32c: 0,
+      header_digest: None,
     }
   }
 }
@@ -2112,6 +2239,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ShardMemberBuilder<'a, 'b, A>
   #[inline]
   pub fn add_crc32c(&mut self, crc32c: u64) {
     self.fbb_.push_slot::<u64>(ShardMember::VT_CRC32C, crc32c, 0);
+  }
+  #[inline]
+  pub fn add_header_digest(&mut self, header_digest: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardMember::VT_HEADER_DIGEST, header_digest);
   }
   #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ShardMemberBuilder<'a, 'b, A> {
@@ -2135,6 +2266,7 @@ impl ::core::fmt::Debug for ShardMember<'_> {
       ds.field("path", &self.path());
       ds.field("size", &self.size());
       ds.field("crc32c", &self.crc32c());
+      ds.field("header_digest", &self.header_digest());
       ds.finish()
   }
 }
@@ -2601,6 +2733,7 @@ impl<'a> Header<'a> {
   pub const VT_NAME_INDEX: ::flatbuffers::VOffsetT = 10;
   pub const VT_CHECKSUM_ALGORITHM: ::flatbuffers::VOffsetT = 12;
   pub const VT_SHARD_INDEX: ::flatbuffers::VOffsetT = 14;
+  pub const VT_DIGEST_ALGORITHM: ::flatbuffers::VOffsetT = 16;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2617,6 +2750,7 @@ impl<'a> Header<'a> {
     if let Some(x) = args.name_index { builder.add_name_index(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
     if let Some(x) = args.tensors { builder.add_tensors(x); }
+    builder.add_digest_algorithm(args.digest_algorithm);
     builder.add_checksum_algorithm(args.checksum_algorithm);
     builder.finish()
   }
@@ -2678,6 +2812,15 @@ impl<'a> Header<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<ShardIndex>>(Header::VT_SHARD_INDEX, None)}
   }
+  /// Added in 1.4. The algorithm of every tensor's `digests` and every shard
+  /// member's `header_digest`; `None` when there are none.
+  #[inline]
+  pub fn digest_algorithm(&self) -> DigestAlgorithm {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<DigestAlgorithm>(Header::VT_DIGEST_ALGORITHM, Some(DigestAlgorithm::None)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Header<'_> {
@@ -2692,6 +2835,7 @@ impl ::flatbuffers::Verifiable for Header<'_> {
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u32>>>("name_index", Self::VT_NAME_INDEX, false)?
      .visit_field::<ChecksumAlgorithm>("checksum_algorithm", Self::VT_CHECKSUM_ALGORITHM, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<ShardIndex>>("shard_index", Self::VT_SHARD_INDEX, false)?
+     .visit_field::<DigestAlgorithm>("digest_algorithm", Self::VT_DIGEST_ALGORITHM, false)?
      .finish();
     Ok(())
   }
@@ -2703,6 +2847,7 @@ pub struct HeaderArgs<'a> {
     pub name_index: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u32>>>,
     pub checksum_algorithm: ChecksumAlgorithm,
     pub shard_index: Option<::flatbuffers::WIPOffset<ShardIndex<'a>>>,
+    pub digest_algorithm: DigestAlgorithm,
 }
 impl<'a> Default for HeaderArgs<'a> {
   #[inline]
@@ -2714,6 +2859,7 @@ impl<'a> Default for HeaderArgs<'a> {
       name_index: None,
       checksum_algorithm: ChecksumAlgorithm::None,
       shard_index: None,
+      digest_algorithm: DigestAlgorithm::None,
     }
   }
 }
@@ -2748,6 +2894,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> HeaderBuilder<'a, 'b, A> {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<ShardIndex>>(Header::VT_SHARD_INDEX, shard_index);
   }
   #[inline]
+  pub fn add_digest_algorithm(&mut self, digest_algorithm: DigestAlgorithm) {
+    self.fbb_.push_slot::<DigestAlgorithm>(Header::VT_DIGEST_ALGORITHM, digest_algorithm, DigestAlgorithm::None);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> HeaderBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     HeaderBuilder {
@@ -2771,6 +2921,7 @@ impl ::core::fmt::Debug for Header<'_> {
       ds.field("name_index", &self.name_index());
       ds.field("checksum_algorithm", &self.checksum_algorithm());
       ds.field("shard_index", &self.shard_index());
+      ds.field("digest_algorithm", &self.digest_algorithm());
       ds.finish()
   }
 }

@@ -231,6 +231,7 @@ pub(crate) struct HeaderFields<'a> {
     pub(crate) name_index: Option<LeVector<'a, u32>>,
     pub(crate) checksum_algorithm: u8,
     pub(crate) shard_index: Option<fb::ShardIndex<'a>>,
+    pub(crate) digest_algorithm: u8,
 }
 
 impl<'a> HeaderFields<'a> {
@@ -243,6 +244,7 @@ impl<'a> HeaderFields<'a> {
             name_index: t.name_index().map(|v| LeVector::new(v.bytes())),
             checksum_algorithm: t.checksum_algorithm().0,
             shard_index: t.shard_index(),
+            digest_algorithm: t.digest_algorithm().0,
         }
     }
 }
@@ -273,8 +275,11 @@ fn verify_header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, 
     // shard_index
     let mut shard_index = None;
     if let Some(at) = c.field(&t, 14) { let value; let at = c.offset(at)?; let proof = verify_shard_index(c, at, depth + 1, visit)?; value = Some(c.view::<fb::ShardIndex<'a>>(&proof)); shard_index = value; }
+    // digest_algorithm
+    let mut digest_algorithm = 0u8;
+    if let Some(at) = c.field(&t, 16) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; digest_algorithm = value; }
     let proof = c.done(t);
-    visit.header(&HeaderFields { tensors, metadata, alignment, name_index, checksum_algorithm, shard_index });
+    visit.header(&HeaderFields { tensors, metadata, alignment, name_index, checksum_algorithm, shard_index, digest_algorithm });
     Ok(proof)
 }
 
@@ -453,6 +458,7 @@ pub(crate) struct ShardMemberFields<'a> {
     pub(crate) path: &'a str,
     pub(crate) size: u64,
     pub(crate) crc32c: u64,
+    pub(crate) header_digest: Option<LeVector<'a, u8>>,
 }
 
 impl<'a> ShardMemberFields<'a> {
@@ -462,6 +468,7 @@ impl<'a> ShardMemberFields<'a> {
             path: t.path(),
             size: t.size(),
             crc32c: t.crc32c(),
+            header_digest: t.header_digest().map(|v| LeVector::new(v.bytes())),
         }
     }
 }
@@ -481,8 +488,11 @@ fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: u
     // crc32c
     let mut crc32c = 0u64;
     if let Some(at) = c.field(&t, 8) { let value; value = c.scalar::<u64>(at, ::core::mem::align_of::<u64>())?; crc32c = value; }
+    // header_digest
+    let mut header_digest = None;
+    if let Some(at) = c.field(&t, 10) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = Some(c.elements::<u8>(&v)); header_digest = value; }
     let proof = c.done(t);
-    visit.shard_member(&ShardMemberFields { path, size, crc32c });
+    visit.shard_member(&ShardMemberFields { path, size, crc32c, header_digest });
     Ok(proof)
 }
 
@@ -598,6 +608,7 @@ pub(crate) struct TensorFields<'a> {
     pub(crate) quantization: Option<fb::Quantization<'a>>,
     pub(crate) metadata: Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<fb::KeyValue<'a>>>>,
     pub(crate) checksums: Option<LeVector<'a, u64>>,
+    pub(crate) digests: Option<LeVector<'a, u8>>,
 }
 
 impl<'a> TensorFields<'a> {
@@ -614,6 +625,7 @@ impl<'a> TensorFields<'a> {
             quantization: t.quantization(),
             metadata: t.metadata(),
             checksums: t.checksums().map(|v| LeVector::new(v.bytes())),
+            digests: t.digests().map(|v| LeVector::new(v.bytes())),
         }
     }
 
@@ -689,7 +701,10 @@ fn verify_tensor<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, 
     // checksums
     let mut checksums = None;
     if let Some(at) = c.field(&t, 24) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u64>(), ::core::mem::align_of::<u64>())?; value = Some(c.elements::<u64>(&v)); checksums = value; }
+    // digests
+    let mut digests = None;
+    if let Some(at) = c.field(&t, 26) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = Some(c.elements::<u8>(&v)); digests = value; }
     let proof = c.done(t);
-    visit.tensor(&TensorFields { name, element_type, shape, layout, buffers, descriptor_only, alignment, quantization, metadata, checksums });
+    visit.tensor(&TensorFields { name, element_type, shape, layout, buffers, descriptor_only, alignment, quantization, metadata, checksums, digests });
     Ok(proof)
 }

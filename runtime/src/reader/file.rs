@@ -15,6 +15,7 @@ use super::tensor::FileData;
 use super::{Metadata, Reader, TensorRef, Tensors, locate, locate_parts};
 use crate::aligned::AlignedBytes;
 use crate::buffer::BufferRole;
+use crate::digest::{Digest, DigestAlgorithm, HeaderFacts};
 use crate::error::{Error, Result};
 use crate::format::{FOOTER_LEN, PREFIX_LEN};
 use crate::source::{OPEN_SUFFIX, ReadRequest, Source};
@@ -31,6 +32,8 @@ pub struct File {
     /// mapped file, and costs no request to an object store.
     header: AlignedBytes,
     version: (u16, u16),
+    /// The footer's flags.
+    flags: u64,
     /// The index of tensor names built while verifying.
     names: Option<NameTable>,
     /// The file's length when it was opened.
@@ -128,6 +131,7 @@ impl File {
             data: Data::Resident(storage),
             header,
             version,
+            flags,
             names,
         })
     }
@@ -187,6 +191,7 @@ impl File {
             },
             header,
             version,
+            flags,
             names,
             len: ends.len,
         })
@@ -447,6 +452,38 @@ impl File {
     /// The format version (major, minor).
     pub fn version(&self) -> (u16, u16) {
         self.version
+    }
+
+    /// The algorithm of the file's digests (format 1.4): `Ok(None)` when
+    /// it has none, [`Error::InvalidField`] for one this build does not
+    /// know.
+    pub fn digest_algorithm(&self) -> Result<Option<DigestAlgorithm>> {
+        let wire = self.reader().header().digest_algorithm();
+        DigestAlgorithm::from_wire(wire).map_err(|value| Error::InvalidField {
+            tensor: String::new(),
+            field: "digest_algorithm".into(),
+            value: value.to_string(),
+            reason: "a digest algorithm this reader does not know".into(),
+        })
+    }
+
+    /// The file's header digest with `algorithm` (docs/spec/signatures.md):
+    /// over every byte outside the data region that a reader interprets.
+    /// With the file's digests, which the header records, it commits to
+    /// the whole file; computed from the header this `File` holds, so it
+    /// reads nothing.
+    pub fn header_digest(&self, algorithm: DigestAlgorithm) -> Digest {
+        let header = self.header.as_slice();
+        crate::digest::header_digest(
+            algorithm,
+            HeaderFacts {
+                version: self.version,
+                header_offset: self.len - FOOTER_LEN - header.len() as u64,
+                flags: self.flags,
+                file_len: self.len,
+                header,
+            },
+        )
     }
 
     /// File-wide metadata, sorted by key.

@@ -1,6 +1,7 @@
 //! The iterator over a file's tensors, each read in place.
 
 use super::tensor::{FileData, TensorRef};
+use crate::checksum::Algorithms;
 use crate::generated::fb;
 
 /// Iterator over a file's tensors.
@@ -9,7 +10,7 @@ pub struct Tensors<'a> {
     pub(super) data: FileData<'a>,
     pub(super) inner: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
     pub(super) file_alignment: u64,
-    pub(super) checksum: fb::ChecksumAlgorithm,
+    pub(super) sums: Algorithms,
     pub(super) next: usize,
 }
 
@@ -29,7 +30,7 @@ impl<'a> Iterator for Tensors<'a> {
         let t = v.get(self.next);
         let data = self.data.of(self.next);
         self.next += 1;
-        Some(TensorRef::new(data, t, self.file_alignment, self.checksum))
+        Some(TensorRef::new(data, t, self.file_alignment, self.sums))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.inner.map_or(0, |v| v.len()) - self.next;

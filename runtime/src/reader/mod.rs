@@ -6,6 +6,7 @@
 //! overlaps no other. Opening touches only the prefix, footer and header, so
 //! its cost does not depend on the size of the data.
 
+use crate::checksum::Algorithms;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
@@ -70,7 +71,7 @@ pub struct Reader<'a> {
     /// What every look-up needs from the header, read once.
     tensors: Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<fb::Tensor<'a>>>>,
     alignment: u64,
-    checksum: fb::ChecksumAlgorithm,
+    sums: Algorithms,
 }
 
 /// Where a reader's index of names is.
@@ -284,14 +285,18 @@ impl<'a> Reader<'a> {
                 .and_then(|at| header_bytes.get(at..at.checked_add(size)?))
         };
         let alignment = peek(fb::Header::VT_ALIGNMENT, 8).map_or(64, |b| format::read_u64(b, 0));
-        let checksum = peek(fb::Header::VT_CHECKSUM_ALGORITHM, 1)
-            .map_or(fb::ChecksumAlgorithm::None, |b| fb::ChecksumAlgorithm(b[0]));
+        let sums = Algorithms {
+            checksum: peek(fb::Header::VT_CHECKSUM_ALGORITHM, 1)
+                .map_or(fb::ChecksumAlgorithm::None, |b| fb::ChecksumAlgorithm(b[0])),
+            digest: peek(fb::Header::VT_DIGEST_ALGORITHM, 1)
+                .map_or(fb::DigestAlgorithm::None, |b| fb::DigestAlgorithm(b[0])),
+        };
         let mut fused = semantics::Fused::new(
             semantics::Checks::new(
                 data_end,
                 flags,
                 alignment,
-                checksum,
+                sums,
                 header_bytes.len() / 64,
                 true,
             ),
@@ -304,7 +309,10 @@ impl<'a> Reader<'a> {
         let Some(&fields) = fused.header() else {
             return Err(Failure::Unexpected("the walk gave no header fields"));
         };
-        if fields.alignment != alignment || fields.checksum_algorithm != checksum.0 {
+        if fields.alignment != alignment
+            || fields.checksum_algorithm != sums.checksum.0
+            || fields.digest_algorithm != sums.digest.0
+        {
             // The peek reads the bytes the walk read.
             return Err(Failure::Unexpected(
                 "the header's scalars differ from the peek",
@@ -322,7 +330,7 @@ impl<'a> Reader<'a> {
             names: Names::Owned(names),
             tensors: fields.tensors,
             alignment: fields.alignment,
-            checksum,
+            sums,
         })
     }
 
@@ -373,7 +381,7 @@ impl<'a> Reader<'a> {
             names,
             tensors: header.tensors(),
             alignment: header.alignment(),
-            checksum: header.checksum_algorithm(),
+            sums: Algorithms::of(&header),
         }
     }
 
@@ -445,7 +453,7 @@ impl<'a> Reader<'a> {
             data: self.data,
             inner: self.tensors,
             file_alignment: self.alignment,
-            checksum: self.checksum,
+            sums: self.sums,
             next: 0,
         }
     }
@@ -467,7 +475,7 @@ impl<'a> Reader<'a> {
                         e.element_type,
                         e.alignment,
                         self.alignment,
-                        self.checksum,
+                        self.sums,
                         e.first_is_values.then_some(e.first),
                     ));
                 }
@@ -480,7 +488,7 @@ impl<'a> Reader<'a> {
             self.data.of(i),
             t,
             self.alignment,
-            self.checksum,
+            self.sums,
         ))
     }
 
@@ -543,7 +551,7 @@ impl<'a> Reader<'a> {
 
     fn place(&self, i: usize, data: tensor::DataBytes<'a>) -> TensorRef<'a> {
         match self.tensors.map(|v| v.get(i)) {
-            Some(t) => TensorRef::new(data, t, self.alignment, self.checksum),
+            Some(t) => TensorRef::new(data, t, self.alignment, self.sums),
             None => unreachable!("a place found by `position`"),
         }
     }

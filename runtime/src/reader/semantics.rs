@@ -17,7 +17,7 @@ mod file;
 mod overlap;
 mod passes;
 
-use errors::{buffer_count, checksums_error, names_not_sorted};
+use errors::{buffer_count, checksums_error, digests_error, names_not_sorted};
 use file::{check_file, check_metadata, check_name_index};
 
 /// One buffer's byte range.
@@ -37,6 +37,10 @@ pub(super) struct Checks<'a> {
     /// Checksums need an algorithm (an unknown one is refused only when
     /// they are verified: reading the data does not need them).
     checksums_in_file: bool,
+    /// Each buffer's digest length (format 1.4): `Some(0)` when the header
+    /// names no algorithm, `None` for one this build does not know (its
+    /// digests are refused when verified).
+    digest_len: Option<usize>,
     previous: Option<&'a str>,
     index: usize,
     /// The fused path (its short cuts, its index of names) or the reference.
@@ -63,7 +67,7 @@ impl<'a> Checks<'a> {
         data_end: u64,
         flags: u64,
         file_alignment: u64,
-        checksum_algorithm: fb::ChecksumAlgorithm,
+        sums: crate::checksum::Algorithms,
         tensors: usize,
         fused: bool,
     ) -> Self {
@@ -71,7 +75,12 @@ impl<'a> Checks<'a> {
             data_end,
             flags,
             file_alignment,
-            checksums_in_file: checksum_algorithm != fb::ChecksumAlgorithm::None,
+            checksums_in_file: sums.checksum != fb::ChecksumAlgorithm::None,
+            digest_len: match sums.digest {
+                fb::DigestAlgorithm::None => Some(0),
+                fb::DigestAlgorithm::Blake3 => Some(crate::digest::DIGEST_LEN),
+                _ => None,
+            },
             previous: None,
             index: 0,
             fused,
@@ -200,6 +209,7 @@ impl<'a> Checks<'a> {
             plan.buffer_count()
         };
         check_checksums(t.checksums, name, buffer_count, self.checksums_in_file)?;
+        check_digests(t.digests, name, buffer_count, self.digest_len)?;
         if t.metadata.is_some() {
             check_metadata(name, t.metadata)?;
         }
@@ -234,6 +244,7 @@ impl<'a> Checks<'a> {
         }
         .range()?;
         check_checksums(t.checksums, name, 1, self.checksums_in_file)?;
+        check_digests(t.digests, name, 1, self.digest_len)?;
         if t.metadata.is_some() {
             check_metadata(name, t.metadata)?;
         }
@@ -466,6 +477,22 @@ fn check_checksums(
         None => Ok(()),
         Some(sums) if in_file && sums.len() == buffers => Ok(()),
         Some(sums) => Err(checksums_error(name, sums.len(), buffers, in_file)),
+    }
+}
+
+/// A tensor's digests, if any, are one per buffer it has, each as long as
+/// the header's algorithm makes them (format 1.4).
+#[inline(always)]
+fn check_digests(
+    digests: Option<LeVector<'_, u8>>,
+    name: &str,
+    buffers: usize,
+    digest_len: Option<usize>,
+) -> Result<()> {
+    match (digests, digest_len) {
+        (None, _) | (Some(_), None) => Ok(()),
+        (Some(d), Some(len)) if len > 0 && d.len() == len.saturating_mul(buffers) => Ok(()),
+        (Some(d), Some(len)) => Err(digests_error(name, d.len(), buffers, len)),
     }
 }
 

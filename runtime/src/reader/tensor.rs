@@ -6,8 +6,9 @@ use super::semantics::{layout_params, plan_of};
 use super::shape::Shape;
 use crate::ElementType;
 use crate::buffer::BufferRole;
-use crate::checksum::ChecksumAlgorithm;
+use crate::checksum::{Algorithms, ChecksumAlgorithm};
 use crate::descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor};
+use crate::digest::{DIGEST_LEN, Digest, DigestAlgorithm};
 use crate::error::{Error, Result};
 use crate::generated::fb;
 use crate::validate::{LayoutParams, Plan};
@@ -78,8 +79,12 @@ pub struct TensorRef<'a> {
 struct Facts(u64);
 
 impl Facts {
-    fn new(element_type: ElementType, checksum: fb::ChecksumAlgorithm) -> Self {
-        Facts(u64::from(element_type.to_wire()) | (u64::from(checksum.0) << 8))
+    fn new(element_type: ElementType, sums: Algorithms) -> Self {
+        Facts(
+            u64::from(element_type.to_wire())
+                | (u64::from(sums.checksum.0) << 8)
+                | (u64::from(sums.digest.0) << 16),
+        )
     }
 
     fn element_type(self) -> ElementType {
@@ -91,6 +96,10 @@ impl Facts {
 
     fn checksum(self) -> fb::ChecksumAlgorithm {
         fb::ChecksumAlgorithm((self.0 >> 8) as u8)
+    }
+
+    fn digest(self) -> fb::DigestAlgorithm {
+        fb::DigestAlgorithm((self.0 >> 16) as u8)
     }
 }
 
@@ -110,18 +119,10 @@ impl<'a> TensorRef<'a> {
         data: DataBytes<'a>,
         t: fb::Tensor<'a>,
         file_alignment: u64,
-        checksum: fb::ChecksumAlgorithm,
+        sums: Algorithms,
     ) -> Self {
         let (element_type, alignment) = (t.element_type().0, t.alignment());
-        TensorRef::with_facts(
-            data,
-            t,
-            element_type,
-            alignment,
-            file_alignment,
-            checksum,
-            None,
-        )
+        TensorRef::with_facts(data, t, element_type, alignment, file_alignment, sums, None)
     }
 
     /// [`TensorRef::new`] with the tensor's element type and `alignment`
@@ -134,7 +135,7 @@ impl<'a> TensorRef<'a> {
         element_type: u8,
         alignment: u64,
         file_alignment: u64,
-        checksum: fb::ChecksumAlgorithm,
+        sums: Algorithms,
         values: Option<(u64, u64)>,
     ) -> Self {
         let element_type = match ElementType::from_wire(element_type) {
@@ -149,7 +150,7 @@ impl<'a> TensorRef<'a> {
         TensorRef {
             data,
             t,
-            facts: Facts::new(element_type, checksum),
+            facts: Facts::new(element_type, sums),
             alignment,
             values,
         }
@@ -179,11 +180,72 @@ impl<'a> TensorRef<'a> {
         )
     }
 
-    /// Reads every buffer of the tensor and compares its checksum with the
-    /// one the header records: `Ok(true)` when all match, `Ok(false)` when
-    /// the file records none, [`Error::ChecksumMismatch`] naming the buffer
-    /// and both values otherwise. This reads the data; opening does not.
+    /// The digest the header records for each buffer (format 1.4), with
+    /// the buffer's role, in [`buffers`](Self::buffers) order, and their
+    /// algorithm; `None` when the tensor has none, or the file's algorithm
+    /// is one this build does not know (verifying then refuses it).
+    pub fn digests(&self) -> Option<(DigestAlgorithm, Vec<(BufferRole, Digest)>)> {
+        let algorithm = DigestAlgorithm::from_wire(self.facts.digest()).ok()??;
+        let bytes = self.t.digests()?.bytes();
+        let digests = self
+            .buffers()
+            .into_iter()
+            .zip(bytes.chunks_exact(DIGEST_LEN))
+            .filter_map(|((role, _), d)| Some((role, Digest::from_slice(d)?)))
+            .collect();
+        Some((algorithm, digests))
+    }
+
+    /// Reads every buffer of the tensor and compares it with what the
+    /// header records of it: its checksum (format 1.2) and its digest
+    /// (format 1.4), each where the file has them. `Ok(true)` when all
+    /// match, `Ok(false)` when the tensor records neither,
+    /// [`Error::ChecksumMismatch`] or [`Error::DigestMismatch`] naming the
+    /// buffer and both values otherwise. This reads the data; opening does
+    /// not.
     pub fn verify_checksum(&self) -> Result<bool> {
+        let digests = self.verify_digests()?;
+        Ok(self.verify_crc()? || digests)
+    }
+
+    /// The digests part of [`verify_checksum`](Self::verify_checksum).
+    fn verify_digests(&self) -> Result<bool> {
+        if self.t.digests().is_none() {
+            return Ok(false);
+        }
+        let algorithm = match DigestAlgorithm::from_wire(self.facts.digest()) {
+            Ok(Some(a)) => a,
+            Ok(None) => return Ok(false),
+            Err(value) => {
+                return Err(Error::InvalidField {
+                    tensor: self.name().to_owned(),
+                    field: "digest_algorithm".into(),
+                    value: value.to_string(),
+                    reason: "a digest algorithm this reader does not know".into(),
+                });
+            }
+        };
+        self.require_read()?;
+        let Some((_, digests)) = self.digests() else {
+            return Ok(false);
+        };
+        for ((role, bytes), (_, expected)) in self.buffers().into_iter().zip(digests) {
+            let found = algorithm.of(bytes);
+            if found != expected {
+                return Err(Error::DigestMismatch {
+                    tensor: self.name().to_owned(),
+                    buffer: role.name(),
+                    algorithm: algorithm.name(),
+                    expected: expected.to_hex(),
+                    found: found.to_hex(),
+                });
+            }
+        }
+        Ok(true)
+    }
+
+    /// The checksums part of [`verify_checksum`](Self::verify_checksum).
+    fn verify_crc(&self) -> Result<bool> {
         let Some(sums) = self.checksums() else {
             return Ok(false);
         };

@@ -160,7 +160,7 @@ impl ShardedFile {
                 reason: "a Hurray file of tensors, not the index of a sharded checkpoint".into(),
             });
         };
-        let index = index::from_wire(wire)?;
+        let index = index::from_wire(wire, reader.header().digest_algorithm())?;
         index.validate()?;
         let metadata = reader.metadata().to_map();
         let opened = index.members.iter().map(|_| OnceLock::new()).collect();
@@ -195,6 +195,13 @@ impl ShardedFile {
     /// The checkpoint's metadata (the index file's).
     pub fn metadata(&self) -> &BTreeMap<String, String> {
         &self.metadata
+    }
+
+    /// The algorithm of the members' header digests that the index records
+    /// (format 1.4), `None` when it records none. Every member is checked
+    /// against its digest when it is opened.
+    pub fn digest_algorithm(&self) -> Option<crate::DigestAlgorithm> {
+        self.index.digest
     }
 
     /// The member files, in index order.
@@ -281,6 +288,21 @@ impl ShardedFile {
                 file
             }
         };
+        if let (Some(algorithm), Some(expected)) = (self.index.digest, m.header_digest) {
+            // The index commits to the member's header, which commits to
+            // its data: a member replaced by another file, even one of the
+            // same length, is refused here, before any of its tensors is
+            // read (ADR-0012).
+            let found = member.header_digest(algorithm);
+            if found != expected {
+                return Err(Error::MemberMismatch {
+                    member: m.path.clone(),
+                    field: "header digest",
+                    expected: format!("{} {expected}", algorithm.name()),
+                    found: format!("{found}: not the member this index was written with"),
+                });
+            }
+        }
         if member.is_shard_index() {
             // Indexes do not nest: that keeps every walk over members finite.
             return Err(Error::MemberMismatch {

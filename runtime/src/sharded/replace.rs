@@ -40,7 +40,7 @@ impl Replaced {
         let Some(wire) = file.reader().header().shard_index() else {
             return Replaced::Nothing;
         };
-        match index::from_wire(wire) {
+        match index::from_wire(wire, file.reader().header().digest_algorithm()) {
             Ok(index) => Replaced::Checkpoint(index.members.into_iter().map(|m| m.path).collect()),
             Err(_) => Replaced::Unreadable,
         }

@@ -6,6 +6,7 @@ use crate::ElementType;
 use crate::atomic::{AtomicFile, CommitFailed, Durability, parent_dir};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::{Layout, TensorDescriptor};
+use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};
 use crate::shard_index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
 use crate::writer::Writer;
@@ -102,6 +103,9 @@ pub struct ShardedWriter {
     placed_files: Vec<String>,
     /// The index is in place: nothing is undone any more.
     committed: bool,
+    /// The digests of members this writer writes, and of the index's
+    /// record of every member's header (format 1.4).
+    digest: Option<DigestAlgorithm>,
 }
 
 impl ShardedWriter {
@@ -137,7 +141,25 @@ impl ShardedWriter {
             placed: BTreeSet::new(),
             placed_files: Vec::new(),
             committed: false,
+            digest: None,
         })
+    }
+
+    /// Records digests (none by default): every member written gets
+    /// per-buffer digests, and the index records each member's header
+    /// digest, so that a signature over the index covers the whole
+    /// checkpoint (ADR-0012). Before the first tensor.
+    pub fn set_digests(&mut self, algorithm: Option<DigestAlgorithm>) -> Result<()> {
+        if self.current.is_some() || !self.members.is_empty() {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "digest_algorithm".into(),
+                value: algorithm.map_or("none", DigestAlgorithm::name).into(),
+                reason: "set the digests before writing the first tensor".into(),
+            });
+        }
+        self.digest = algorithm;
+        Ok(())
     }
 
     /// A member holds tensors up to this many bytes; a tensor that would
@@ -267,12 +289,26 @@ impl ShardedWriter {
                 },
             );
         }
+        if self.digest.is_some() && file.digest_algorithm()? != self.digest {
+            // The index would commit to a header that does not commit to
+            // its data.
+            return Err(Error::MemberMismatch {
+                member: path.to_owned(),
+                field: "digest_algorithm",
+                expected: self.digest.map_or("none", DigestAlgorithm::name).to_owned(),
+                found: file
+                    .digest_algorithm()?
+                    .map_or("none", DigestAlgorithm::name)
+                    .to_owned(),
+            });
+        }
         self.tensors = tensors;
         self.placed.insert(path.to_owned());
         self.members.push(ShardMember {
             path: path.to_owned(),
             size: file.file_len(),
             crc32c: super::verify::whole_crc32c(&file)?,
+            header_digest: self.digest.map(|a| file.header_digest(a)),
         });
         Ok(())
     }
@@ -370,9 +406,11 @@ impl ShardedWriter {
             file,
             crc: Running::new(ChecksumAlgorithm::Crc32c),
         };
+        let mut writer = Writer::to_file_at(member, &dest)?;
+        writer.set_digests(self.digest)?;
         self.current = Some(OpenMember {
             path,
-            writer: Writer::to_file_at(member, &dest)?,
+            writer,
             names: BTreeSet::new(),
         });
         Ok(())
@@ -382,7 +420,8 @@ impl ShardedWriter {
         let Some(m) = self.current.take() else {
             return Ok(());
         };
-        let (size, mut sink) = m.writer.finish_into_inner()?;
+        let finished = m.writer.finish_parts()?;
+        let (size, header_digest, mut sink) = (finished.len, finished.header_digest, finished.out);
         sink.flush()
             .map_err(|e| Error::io("writing", self.dir.join(&m.path), e))?;
         let Member { file, crc } = sink;
@@ -394,6 +433,7 @@ impl ShardedWriter {
             path: m.path,
             size,
             crc32c: crc.finish(),
+            header_digest,
         });
         Ok(())
     }
@@ -408,6 +448,7 @@ impl ShardedWriter {
         let index = ShardIndex {
             members: members.clone(),
             tensors: std::mem::take(&mut self.tensors).into_values().collect(),
+            digest: self.digest,
         };
         index.validate()?;
         let file = AtomicFile::create_with(&self.index_path, self.durability)?;
@@ -415,6 +456,7 @@ impl ShardedWriter {
         for (k, v) in std::mem::take(&mut self.metadata) {
             w.set_metadata(k, v);
         }
+        w.set_digests(self.digest)?;
         w.set_shard_index(index);
         let (_, mut file) = w.finish_into_inner()?;
         file.flush()

@@ -125,6 +125,7 @@ fn craft(
                 quantization,
                 metadata: None,
                 checksums: None,
+                digests: None,
             },
         ));
     }
@@ -153,6 +154,7 @@ fn craft(
             name_index: None,
             checksum_algorithm: fb::ChecksumAlgorithm::None,
             shard_index: None,
+            digest_algorithm: fb::DigestAlgorithm::None,
         },
     );
     fb::finish_header_buffer(&mut fbb, root);

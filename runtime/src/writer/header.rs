@@ -135,7 +135,11 @@ pub(super) fn build_tensor<'b>(
     });
     let metadata = build_metadata(fbb, &d.metadata);
     // A descriptor-only tensor has no buffers, so no checksums either.
-    let checksums = (!w.checksums.is_empty()).then(|| fbb.create_vector(&w.checksums));
+    let checksums = (!w.sums.checksums.is_empty()).then(|| fbb.create_vector(&w.sums.checksums));
+    let digests = (!w.sums.digests.is_empty()).then(|| {
+        let bytes: Vec<u8> = w.sums.digests.iter().flat_map(|d| d.0).collect();
+        fbb.create_vector(&bytes)
+    });
     fb::Tensor::create(
         fbb,
         &fb::TensorArgs {
@@ -150,6 +154,7 @@ pub(super) fn build_tensor<'b>(
             quantization,
             metadata,
             checksums,
+            digests,
         },
     )
 }

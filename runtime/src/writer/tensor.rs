@@ -1,9 +1,9 @@
 //! [`TensorWriter`]: one tensor's bytes streamed into its buffers in order,
 //! each padded to its alignment and checksummed as it passes.
 
+use super::sums::{BufferSums, Sums, SumsWanted};
 use super::{PACK_PIECE, Writer, Written};
 use crate::buffer::BufferRole;
-use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::descriptor::TensorDescriptor;
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -36,11 +36,11 @@ pub struct TensorWriter<'w, W: Write> {
     pub(super) buffers: Vec<(u64, u64)>,
     /// Bytes still owed to the current buffer; `None` before the first byte.
     pub(super) remaining: Option<u64>,
-    pub(super) checksum: Option<ChecksumAlgorithm>,
-    /// The checksum of the current buffer so far.
-    pub(super) running: Option<Running>,
-    /// The checksums of the buffers completed so far.
-    pub(super) checksums: Vec<u64>,
+    pub(super) wanted: SumsWanted,
+    /// The checksum and digest of the current buffer so far.
+    pub(super) running: Option<BufferSums>,
+    /// The checksums and digests of the buffers completed so far.
+    pub(super) sums: Sums,
 }
 
 impl<W: Write> TensorWriter<'_, W> {
@@ -52,11 +52,12 @@ impl<W: Write> TensorWriter<'_, W> {
         }
     }
 
-    /// Records a zero-length buffer, and its checksum (that of no bytes).
+    /// Records a zero-length buffer, and its checksum and digest (those of
+    /// no bytes).
     fn push_empty(&mut self) {
         self.buffers.push((0, 0));
-        if let Some(c) = self.checksum {
-            self.checksums.push(c.of(&[]));
+        if let Some(s) = self.wanted.start() {
+            s.finish_into(&mut self.sums);
         }
     }
 
@@ -72,7 +73,7 @@ impl<W: Write> TensorWriter<'_, W> {
             self.writer.pad_to(self.alignment)?;
             self.buffers.push((self.writer.pos, len));
             self.remaining = Some(len);
-            self.running = self.checksum.map(Running::new);
+            self.running = self.wanted.start();
             return Ok(());
         }
         self.remaining = Some(0);
@@ -210,7 +211,7 @@ impl<W: Write> TensorWriter<'_, W> {
         if left == 0
             && let Some(running) = self.running.take()
         {
-            self.checksums.push(running.finish());
+            running.finish_into(&mut self.sums);
         }
     }
 
@@ -233,19 +234,20 @@ impl<W: Write> TensorWriter<'_, W> {
             let reason = format!("buffer {role} is short of bytes");
             return Err(self.mismatch(reason));
         }
-        let (buffers, checksums) = if self.desc.descriptor_only {
-            (Vec::new(), Vec::new())
+        let (buffers, sums) = if self.desc.descriptor_only {
+            (Vec::new(), Sums::default())
         } else {
             (
                 std::mem::take(&mut self.buffers),
-                std::mem::take(&mut self.checksums),
+                std::mem::take(&mut self.sums),
             )
         };
-        debug_assert!(self.checksum.is_none() || checksums.len() == buffers.len());
+        debug_assert!(self.wanted.checksum.is_none() || sums.checksums.len() == buffers.len());
+        debug_assert!(self.wanted.digest.is_none() || sums.digests.len() == buffers.len());
         self.writer.written.push(Written {
             desc: self.desc.clone(),
             buffers,
-            checksums,
+            sums,
         });
         Ok(())
     }

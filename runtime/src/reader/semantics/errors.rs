@@ -46,3 +46,19 @@ pub(super) fn checksums_error(name: &str, found: usize, buffers: usize, in_file:
         },
     }
 }
+
+/// `check_digests`' error, out of line as `checksums_error` is.
+#[cold]
+#[inline(never)]
+pub(super) fn digests_error(name: &str, found: usize, buffers: usize, digest_len: usize) -> Error {
+    Error::InvalidField {
+        tensor: name.to_owned(),
+        field: "digests".into(),
+        value: format!("{found} byte(s)"),
+        reason: if digest_len > 0 {
+            format!("one {digest_len}-byte digest per buffer: the tensor has {buffers}")
+        } else {
+            "the header names no digest algorithm".into()
+        },
+    }
+}

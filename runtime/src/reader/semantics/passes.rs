@@ -20,7 +20,10 @@ impl Reader<'_> {
             data_end,
             flags,
             header.alignment,
-            fb::ChecksumAlgorithm(header.checksum_algorithm),
+            crate::checksum::Algorithms {
+                checksum: fb::ChecksumAlgorithm(header.checksum_algorithm),
+                digest: fb::DigestAlgorithm(header.digest_algorithm),
+            },
             tensors.map_or(0, |t| t.len()),
             false,
         );

@@ -10,3 +10,4 @@ pub mod limits;
 pub mod mlir_cmd;
 pub mod onnx;
 pub mod output;
+pub mod sign;

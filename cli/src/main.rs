@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 #[cfg(feature = "mlir")]
 use hurray_cli::mlir_cmd;
-use hurray_cli::{cat, convert, inspect, onnx, output};
+use hurray_cli::{cat, convert, inspect, onnx, output, sign};
 
 #[derive(Parser)]
 #[command(
@@ -75,6 +75,10 @@ enum Command {
         /// 64 MiB: broadcast strides expanded densely, highly compressed .npz members).
         #[arg(long)]
         allow_expansion: bool,
+        /// Record a BLAKE3 digest of every buffer in the Hurray file(s) written, so that
+        /// `hurray sign` can sign them (format 1.4).
+        #[arg(long)]
+        digests: bool,
     },
     /// Write an ONNX model whose initializers are external data inside a Hurray file, so ONNX
     /// Runtime maps the weights every Hurray reader opens. Writes WEIGHTS from IN's initializers
@@ -98,6 +102,31 @@ enum Command {
         #[arg(long)]
         existing: bool,
     },
+    /// Sign a file (or a sharded checkpoint's index) written with digests: an ed25519
+    /// signature over its header digest, which commits to every byte (of every member), written
+    /// to FILE.sig.
+    Sign {
+        /// The Hurray file, or a sharded checkpoint's index, to sign (a local path).
+        file: PathBuf,
+        /// The private key: PEM, as `openssl genpkey -algorithm ed25519` writes it.
+        #[arg(long)]
+        key: PathBuf,
+        /// Where to write the signature (default FILE.sig).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Check a signed file or checkpoint: the signature, then every member's header and every
+    /// buffer's digest; exit 1 naming what failed.
+    Verify {
+        /// The Hurray file, or a sharded checkpoint's index (a URL with feature `remote`).
+        file: PathBuf,
+        /// The public key: PEM, as `openssl pkey -pubout` writes it.
+        #[arg(long)]
+        key: PathBuf,
+        /// The signature to check (default FILE.sig).
+        #[arg(long)]
+        signature: Option<PathBuf>,
+    },
     #[cfg(feature = "mlir")]
     #[command(flatten)]
     Mlir(mlir_cmd::MlirCommand),
@@ -116,8 +145,16 @@ fn main() -> ExitCode {
             input,
             output,
             allow_expansion,
-        } => convert::convert(&input, &output, convert::Options { allow_expansion })
-            .map(|()| ExitCode::SUCCESS),
+            digests,
+        } => convert::convert(
+            &input,
+            &output,
+            convert::Options {
+                allow_expansion,
+                digests,
+            },
+        )
+        .map(|()| ExitCode::SUCCESS),
         Command::OnnxExternalize {
             input,
             output,
@@ -136,6 +173,14 @@ fn main() -> ExitCode {
             },
         )
         .map(|()| ExitCode::SUCCESS),
+        Command::Sign { file, key, output } => {
+            sign::sign(&file, &key, output.as_deref()).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Verify {
+            file,
+            key,
+            signature,
+        } => sign::verify(&file, &key, signature.as_deref()),
         #[cfg(feature = "mlir")]
         Command::Mlir(command) => mlir_cmd::run(command),
     };

@@ -250,6 +250,20 @@ impl Signature {
         Ok(file.commit()?)
     }
 
+    /// Reads the signature `source` holds (an object beside a file in an
+    /// object store), in one read of at most [`MAX_SIGNATURE_FILE_BYTES`].
+    pub fn read_source(source: &dyn hurray::source::Source) -> Result<Signature> {
+        let location = source.location().to_owned();
+        let ends = source
+            .read_ends(MAX_SIGNATURE_FILE_BYTES + 1, 0)
+            .map_err(|source| Error::Io {
+                action: "reading",
+                path: location.clone(),
+                source,
+            })?;
+        Signature::from_json(&ends.prefix, &location)
+    }
+
     /// Reads the signature file at `path` (at most
     /// [`MAX_SIGNATURE_FILE_BYTES`]).
     pub fn read(path: impl AsRef<Path>) -> Result<Signature> {

@@ -32,10 +32,11 @@ pub(super) fn check_complete(file: &File, path: &Path) -> Result<()> {
 /// Copies a Hurray file as it is: every layout, quantization and
 /// descriptor-only tensor. A file read from a URL streams: each tensor is
 /// read, written and dropped.
-pub(super) fn copy(file: &File, output: &Path) -> Result<()> {
+pub(super) fn copy(file: &File, output: &Path, options: super::Options) -> Result<()> {
     let reader = file.reader();
     let bar = super::progress_bar(file.tensors().map(|t| t.byte_length()).sum());
     let mut w = Writer::create(output)?;
+    w.set_digests(options.digest_algorithm())?;
     w.set_alignment(reader.alignment())?;
     for (k, v) in reader.metadata() {
         w.set_metadata(k, v);
@@ -131,8 +132,13 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    pub(super) fn create(path: &Path, metadata: &BTreeMap<String, String>) -> Result<Self> {
+    pub(super) fn create(
+        path: &Path,
+        metadata: &BTreeMap<String, String>,
+        digests: Option<hurray::DigestAlgorithm>,
+    ) -> Result<Self> {
         let mut writer = Writer::create(path)?;
+        writer.set_digests(digests)?;
         for (k, v) in metadata {
             writer.set_metadata(k.clone(), v.clone());
         }

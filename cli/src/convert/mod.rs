@@ -251,16 +251,38 @@ pub struct Options {
     /// (broadcast strides expanded densely, highly compressed members); see
     /// [`hurray::limits::check_expansion`].
     pub allow_expansion: bool,
+    /// Record a BLAKE3 digest of every buffer in the Hurray files written
+    /// (format 1.4), and each member's header digest in an index, so that
+    /// `hurray sign` can sign them (ADR-0012).
+    pub digests: bool,
+}
+
+impl Options {
+    /// The digest algorithm of the Hurray files written.
+    pub(crate) fn digest_algorithm(self) -> Option<hurray::DigestAlgorithm> {
+        self.digests.then_some(hurray::DigestAlgorithm::Blake3)
+    }
 }
 
 /// Converts `input` to `output`, formats chosen by extension.
 pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     let context = || format!("converting {} to {}", input.display(), output.display());
+    if options.digests && Format::of(output).ok() != Some(Format::Hurray) {
+        bail!(
+            "{}: --digests records digests in Hurray files; the output is not one",
+            output.display()
+        );
+    }
     // A sharded checkpoint: transformers' index (or its directory).
     if let Some(index) = sharded::safetensors_index_of(input)? {
         return sharded::from_safetensors(&index, output, options).with_context(context);
     }
     if onnx::is_onnx(input) {
+        if options.digests {
+            bail!(
+                "--digests: an ONNX model's weights are written without digests; convert them to .hurray first, then that file with --digests"
+            );
+        }
         return onnx::to_hurray(input, output).with_context(context);
     }
     let from = Format::of(input)?;
@@ -274,7 +296,7 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         let to = Format::of(output)?;
         hurray_format::check_complete(&file, input)?;
         if to == Format::Hurray {
-            return hurray_format::copy(&file, output).with_context(context);
+            return hurray_format::copy(&file, output, options).with_context(context);
         }
         // The other writers take every tensor at once: a file read from a
         // URL is read whole first (one batch of concurrent range GETs). A
@@ -472,7 +494,11 @@ fn transfer(
         safetensors_format::order(&mut source.entries);
     }
     let mut sink: Box<dyn Sink> = match to {
-        Format::Hurray => Box::new(hurray_format::Sink::create(output, &source.metadata)?),
+        Format::Hurray => Box::new(hurray_format::Sink::create(
+            output,
+            &source.metadata,
+            options.digest_algorithm(),
+        )?),
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),
         Format::Npy => Box::new(npy::Sink::create(output)?),
         Format::Npz => Box::new(npz::Sink::create(output)?),

@@ -149,6 +149,7 @@ pub(super) fn from_safetensors(index_path: &Path, output: &Path, options: Option
         }
     }
     let mut writer = ShardedWriter::create(output)?;
+    writer.set_digests(options.digest_algorithm())?;
     for (key, value) in &index.metadata {
         writer.set_metadata(format!("{METADATA_PREFIX}{key}"), value.to_string());
     }

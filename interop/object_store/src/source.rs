@@ -112,10 +112,13 @@ impl Source for ObjectSource {
 
     fn read_ends(&self, prefix: u64, suffix: u64) -> io::Result<Ends> {
         runtime()?.block_on(async {
-            // Both GETs at once: one round trip.
+            // Both GETs at once: one round trip. A range of no bytes does
+            // not exist, so at least one byte of each end is asked for and
+            // the extra byte dropped below.
+            let (ask_prefix, ask_suffix) = (prefix.max(1), suffix.max(1));
             let ends = futures::try_join!(
-                self.get(GetRange::Bounded(0..prefix.max(1))),
-                self.get(GetRange::Suffix(suffix.max(1)))
+                self.get(GetRange::Bounded(0..ask_prefix)),
+                self.get(GetRange::Suffix(ask_suffix))
             );
             let ((head_meta, head), (tail_meta, tail)) = match ends {
                 Ok(ends) => ends,
@@ -139,13 +142,16 @@ impl Source for ObjectSource {
             }
             let size = tail_meta.size;
             // The store checks the ranges it got; the bodies are checked here.
-            if head.len() as u64 != prefix.min(size) || tail.len() as u64 != suffix.min(size) {
+            if head.len() as u64 != ask_prefix.min(size) || tail.len() as u64 != ask_suffix.min(size)
+            {
                 return Err(io::Error::other(format!(
-                    "the store sent {} and {} bytes for the first {prefix} and last {suffix} of {size}",
+                    "the store sent {} and {} bytes for the first {ask_prefix} and last {ask_suffix} of {size}",
                     head.len(),
                     tail.len()
                 )));
             }
+            let head = head.slice(..prefix.min(size) as usize);
+            let tail = tail.slice(tail.len() - suffix.min(size) as usize..);
             if let Ok(mut opened) = self.opened.lock() {
                 *opened = Some(Version {
                     etag: tail_meta.e_tag.clone(),

@@ -84,6 +84,16 @@ impl PyFile {
         }
     }
 
+    /// The file (shared).
+    pub(crate) fn file(&self) -> Arc<File> {
+        self.file.clone()
+    }
+
+    /// Where it was opened from: its path or URL.
+    pub(crate) fn location(&self) -> &str {
+        &self.source
+    }
+
     fn tensor(&self, name: String) -> PyTensor {
         PyTensor::new(self.file.clone(), name)
     }

@@ -28,6 +28,7 @@ mod onnx;
 mod remote;
 mod sharded;
 mod sharded_writer;
+mod sign;
 mod tensor;
 mod url;
 mod write;
@@ -45,6 +46,9 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtypes::element_types, m)?)?;
     m.add_function(wrap_pyfunction!(onnx::onnx_externalize, m)?)?;
     m.add_function(wrap_pyfunction!(onnx::onnx_write_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(sign::sign, m)?)?;
+    m.add_function(wrap_pyfunction!(sign::verify, m)?)?;
+    m.add_function(wrap_pyfunction!(sign::check_signature, m)?)?;
     m.add_class::<file::PyFile>()?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<export::StoredBits>()?;
@@ -53,6 +57,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sharded_writer::PyShardedWriter>()?;
     m.add("HurrayError", m.py().get_type::<error::HurrayError>())?;
     m.add("ChecksumError", m.py().get_type::<error::ChecksumError>())?;
+    m.add("SignatureError", m.py().get_type::<error::SignatureError>())?;
     m.add(
         "MemberMismatchError",
         m.py().get_type::<error::MemberMismatchError>(),

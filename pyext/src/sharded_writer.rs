@@ -50,16 +50,21 @@ impl PyShardedWriter {
     /// members are named after it (`model-00001.hurray`, ...) in its
     /// directory unless `start_member` names them. `max_shard_size` is in
     /// bytes (the runtime's default is transformers' 5 GB); `durable=False`
-    /// skips the fsyncs (still atomic for every reader).
+    /// skips the fsyncs (still atomic for every reader); `digests=True`
+    /// records BLAKE3 digests in every member and each member's header
+    /// digest in the index, so the checkpoint can be signed.
     #[new]
-    #[pyo3(signature = (index_path, *, max_shard_size=None, metadata=None, durable=true))]
+    #[pyo3(signature = (index_path, *, max_shard_size=None, metadata=None, durable=true, digests=false))]
     fn new(
         index_path: PathBuf,
         max_shard_size: Option<u64>,
         metadata: Option<BTreeMap<String, String>>,
         durable: bool,
+        digests: bool,
     ) -> PyResult<Self> {
         let mut w = ShardedWriter::create(index_path).map_err(err)?;
+        w.set_digests(digests.then_some(hurray::DigestAlgorithm::Blake3))
+            .map_err(err)?;
         if let Some(bytes) = max_shard_size {
             w.set_max_shard_size(bytes);
         }

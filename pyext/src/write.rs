@@ -3,7 +3,9 @@
 
 use crate::error::err;
 use crate::import::import;
-use hurray::{ChecksumAlgorithm, Durability, ElementType, TensorDescriptor, Writer};
+use hurray::{
+    ChecksumAlgorithm, DigestAlgorithm, Durability, ElementType, TensorDescriptor, Writer,
+};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -18,9 +20,11 @@ use std::io::Write;
 /// and sub-byte types are packed by the runtime as they stream out. Nothing
 /// is written at `path` unless every tensor is. `durable=False` skips the
 /// fsyncs: still atomic for every reader, not flushed to the disk.
-/// `checksums=False` records no per-buffer checksums (CRC-32C by default).
+/// `checksums=False` records no per-buffer checksums (CRC-32C by default);
+/// `digests=True` records a BLAKE3 digest of each buffer (format 1.4), so
+/// the file can be signed.
 #[pyfunction]
-#[pyo3(signature = (path, items, metadata=None, *, durable=true, checksums=true))]
+#[pyo3(signature = (path, items, metadata=None, *, durable=true, checksums=true, digests=false))]
 pub(crate) fn write<'py>(
     py: Python<'py>,
     path: Option<std::path::PathBuf>,
@@ -28,9 +32,13 @@ pub(crate) fn write<'py>(
     metadata: Option<BTreeMap<String, String>>,
     durable: bool,
     checksums: bool,
+    digests: bool,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let metadata = metadata.unwrap_or_default();
-    let checksums = checksums.then_some(ChecksumAlgorithm::Crc32c);
+    let sums = Sums {
+        checksums: checksums.then_some(ChecksumAlgorithm::Crc32c),
+        digests: digests.then_some(DigestAlgorithm::Blake3),
+    };
     match path {
         Some(path) => {
             let durability = if durable {
@@ -39,29 +47,32 @@ pub(crate) fn write<'py>(
                 Durability::RenameOnly
             };
             let w = Writer::create_with(&path, durability).map_err(err)?;
-            write_to(w, items, &metadata, checksums)?;
+            write_to(w, items, &metadata, sums)?;
             Ok(None)
         }
         None => {
             let mut out = Vec::new();
-            write_to(
-                Writer::new(&mut out).map_err(err)?,
-                items,
-                &metadata,
-                checksums,
-            )?;
+            write_to(Writer::new(&mut out).map_err(err)?, items, &metadata, sums)?;
             Ok(Some(PyBytes::new(py, &out)))
         }
     }
+}
+
+/// What a written file records of each buffer.
+#[derive(Clone, Copy)]
+struct Sums {
+    checksums: Option<ChecksumAlgorithm>,
+    digests: Option<DigestAlgorithm>,
 }
 
 fn write_to<W: Write>(
     mut w: Writer<W>,
     items: &Bound<'_, PyAny>,
     metadata: &BTreeMap<String, String>,
-    checksums: Option<ChecksumAlgorithm>,
+    sums: Sums,
 ) -> PyResult<()> {
-    w.set_checksums(checksums).map_err(err)?;
+    w.set_checksums(sums.checksums).map_err(err)?;
+    w.set_digests(sums.digests).map_err(err)?;
     for (k, v) in metadata {
         w.set_metadata(k, v);
     }

@@ -1,7 +1,7 @@
 """Type stubs of the ``hurray`` package."""
 
 import os
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import flax as flax
 from . import jax as jax
@@ -11,6 +11,7 @@ from ._hurray import ChecksumError as ChecksumError
 from ._hurray import File as File
 from ._hurray import HurrayError as HurrayError
 from ._hurray import MemberMismatchError as MemberMismatchError
+from ._hurray import SignatureError as SignatureError
 from ._hurray import ShardedFile as ShardedFile
 from ._hurray import ShardedTensor as ShardedTensor
 from ._hurray import StoredBits as StoredBits
@@ -32,4 +33,19 @@ def save(
     *,
     durable: bool = True,
     checksums: bool = True,
+    digests: bool = False,
 ) -> None: ...
+def sign(
+    path: Union[str, os.PathLike],
+    private_key: Union[str, os.PathLike, bytes],
+    output: Optional[Union[str, os.PathLike]] = None,
+) -> str:
+    """Signs a file (or index) written with digests; writes and returns ``path + ".sig"``."""
+def verify(
+    path: Union[str, os.PathLike],
+    public_key: Union[str, os.PathLike, bytes],
+    *,
+    signature: Optional[Union[str, os.PathLike]] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Tuple[int, int]:
+    """The signature, every member's header and every digest; returns (files, tensors)."""

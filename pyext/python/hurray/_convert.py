@@ -230,14 +230,17 @@ def source(name: str, value):
     raise ValueError(f"tensor {name!r}: dtype {dtype} ({dtype.str}) has no Hurray element type")
 
 
-def write(path, tensors, metadata=None, durable=True, checksums=True):
+def write(path, tensors, metadata=None, durable=True, checksums=True, digests=False):
     """Writes a mapping name -> tensor (any framework) to ``path``, or to
     bytes with ``path=None``. The file appears whole or not at all; with
     ``durable=True`` it is also flushed to the disk before it appears.
-    ``checksums=False`` records no per-buffer checksums."""
+    ``checksums=False`` records no per-buffer checksums; ``digests=True``
+    records a BLAKE3 digest of each buffer (so the file can be signed)."""
     if metadata is not None:
         for k, v in metadata.items():
             if not isinstance(k, str) or not isinstance(v, str):
                 raise TypeError(f"metadata must map str to str, got {k!r}: {v!r}")
     items = ((name, source(name, value)) for name, value in tensors.items())
-    return _hurray.write(None if path is None else str(path), items, metadata, durable=durable, checksums=checksums)
+    return _hurray.write(
+        None if path is None else str(path), items, metadata, durable=durable, checksums=checksums, digests=digests
+    )

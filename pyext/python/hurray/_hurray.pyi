@@ -12,6 +12,10 @@ class HurrayError(Exception):
 class ChecksumError(HurrayError):
     """A buffer's bytes do not match the checksum the file records: the data is corrupt."""
 
+class SignatureError(HurrayError):
+    """A signature does not verify, was made with another key, or signs another header than the
+    file's; or a file could not be signed (no digests, a key that is not an ed25519 key)."""
+
 class MemberMismatchError(ChecksumError):
     """A member file of a sharded checkpoint is not what its index records (its
     length, its CRC-32C, or a piece's type and shape): replaced, truncated or corrupt."""
@@ -174,6 +178,7 @@ class ShardedWriter:
         max_shard_size: Optional[int] = None,
         metadata: Optional[Dict[str, str]] = None,
         durable: bool = True,
+        digests: bool = False,
     ) -> None: ...
     def start_member(self, path: str) -> None: ...
     def member_path(self, preferred: str) -> str: ...
@@ -209,7 +214,25 @@ def write(
     *,
     durable: bool = True,
     checksums: bool = True,
+    digests: bool = False,
 ) -> Optional[bytes]: ...
+def sign(
+    path: Union[str, os.PathLike], private_key: Union[str, os.PathLike, bytes], output: Optional[str] = None
+) -> pathlib.Path: ...
+def verify(
+    path: str,
+    public_key: Union[str, os.PathLike, bytes],
+    *,
+    signature: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Tuple[int, int]: ...
+def check_signature(
+    file: File,
+    public_key: Union[str, os.PathLike, bytes],
+    *,
+    signature: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> None: ...
 def element_types() -> List[Dict[str, Any]]: ...
 def onnx_externalize(
     model_path: Optional[str],

@@ -43,6 +43,16 @@ class safe_open:
     ``GOOGLE_*``, ``AZURE_*``); ``storage_options`` (``object_store`` keys
     such as ``aws_endpoint``) override them. A sharded checkpoint's index at
     a URL finds its members next to it.
+
+    ``verify`` makes the loader refuse what fails a check (not in
+    safetensors): ``True`` checks each tensor's checksums and digests when
+    it is first read; a public key (the path of a PEM file, or its PEM text
+    as bytes) also checks the signature beside the file (``filename +
+    ".sig"``, or ``signature``) before anything is read, raising
+    :class:`hurray.SignatureError`, and then requires the file's digests: a
+    tensor whose bytes differ raises :class:`hurray.ChecksumError` when it
+    is read. A sharded checkpoint's members are each checked against the
+    index when first opened. Only the tensors read are hashed.
     """
 
     def __init__(
@@ -53,6 +63,8 @@ class safe_open:
         *,
         read_only: bool = False,
         storage_options: Optional[Dict[str, str]] = None,
+        verify: Any = None,
+        signature: Optional[str] = None,
     ):
         if framework not in _convert.FRAMEWORKS:
             raise ValueError(f"framework must be one of {', '.join(_convert.FRAMEWORKS)}, not {framework!r}")
@@ -60,22 +72,49 @@ class safe_open:
         self._device = device
         # Whole-tensor views that slices index, made once per name.
         self._views: Dict[str, Any] = {}
+        # Tensors whose checksums and digests were checked (with `verify`).
+        self._verify = verify is not None and verify is not False
+        self._verified: set = set()
         location = str(filename)
         # Whether tensors are in a map that slices may view in place.
         self._mapped = not _hurray.is_url(location)
         if _hurray.is_url(location):
             # The header now (two range GETs), each tensor when first used.
             self._file = _hurray.open(location, storage_options=storage_options)
+            self._check_signature(verify, signature, storage_options)
             if self._file.is_shard_index:
                 self._file = _hurray.open_sharded_remote(location, storage_options)
             return
         if storage_options:
             raise ValueError(f"{location}: storage_options apply to URLs, and this is a local path")
         self._file = _hurray.open(location, read_only=read_only)
+        self._check_signature(verify, signature, None)
         if self._file.is_shard_index:
             # Members are mapped as a plain file would be: a tensor one
             # member holds whole is exported in place.
             self._file = _hurray.open_sharded(location, read_only=read_only)
+
+    def _check_signature(self, verify: Any, signature: Optional[str], storage_options) -> None:
+        """With a key as ``verify``, the signature over the open header."""
+        if verify is None or isinstance(verify, bool):
+            if signature is not None:
+                raise ValueError("signature= is the signature to check with a key given as verify=")
+            return
+        _hurray.check_signature(
+            self._file,
+            verify if isinstance(verify, bytes) else str(verify),
+            signature=None if signature is None else str(signature),
+            storage_options=storage_options,
+        )
+
+    def _checked(self, name: str, tensor):
+        """``tensor``, its checksums and digests checked first when the
+        loader verifies (once per name)."""
+        if self._verify and name not in self._verified:
+            if not tensor.verify_checksum():
+                raise ValueError(f"{name}: verify was asked for, but the file records no checksums or digests of it")
+            self._verified.add(name)
+        return tensor
 
     def __enter__(self) -> "safe_open":
         return self
@@ -124,7 +163,7 @@ class safe_open:
         has the type, a tensor of a sharded checkpoint that one member holds
         whole included; a tensor stored in pieces is a copy assembled from
         them)."""
-        tensor = self._open()[name]
+        tensor = self._checked(name, self._open()[name])
         if isinstance(tensor, _hurray.ShardedTensor):
             whole = tensor.whole()
             if whole is None:
@@ -133,8 +172,10 @@ class safe_open:
         return _convert.to_framework(tensor, self._framework, self._device)
 
     def get_slice(self, name: str) -> "TensorSlice":
-        """A lazy handle: index it (``[a:b, i, ...]``) to read only that part."""
-        return TensorSlice(self, self._open()[name])
+        """A lazy handle: index it (``[a:b, i, ...]``) to read only that part
+        (with ``verify``, the whole tensor is read and checked first: its
+        digests cover whole buffers)."""
+        return TensorSlice(self, self._checked(name, self._open()[name]))
 
     def _view(self, tensor):
         """The whole tensor for slices to index and copy: a zero-copy view of

@@ -20,10 +20,14 @@ def save_file(
     metadata: Optional[Dict[str, str]] = None,
     *,
     durable: bool = True,
+    digests: bool = False,
 ) -> None:
     """Writes ``tensors`` to ``filename``, each streamed from its own memory.
 
     The file appears whole or not at all. ``durable=True`` (the default)
     also flushes it to the disk first (fsync), so a power loss cannot leave
-    a partial file; ``durable=False`` skips that, as safetensors does."""
-    _convert.write(filename, tensors, metadata, durable)
+    a partial file; ``durable=False`` skips that, as safetensors does.
+    ``digests=True`` records a BLAKE3 digest of every buffer (format 1.4):
+    the header then commits to every byte, and :func:`hurray.sign` can sign
+    the file."""
+    _convert.write(filename, tensors, metadata, durable, digests=digests)

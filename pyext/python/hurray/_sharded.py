@@ -46,9 +46,10 @@ class ShardedWriter:
         *,
         max_shard_size: int = DEFAULT_MAX_SHARD_SIZE,
         durable: bool = True,
+        digests: bool = False,
     ):
         self._writer = _hurray.ShardedWriter(
-            str(index_path), max_shard_size=max_shard_size, metadata=metadata, durable=durable
+            str(index_path), max_shard_size=max_shard_size, metadata=metadata, durable=durable, digests=digests
         )
 
     def start_member(self, path: str) -> None:
@@ -120,12 +121,15 @@ def save_sharded(
     *,
     max_shard_size: int = DEFAULT_MAX_SHARD_SIZE,
     durable: bool = True,
+    digests: bool = False,
 ) -> None:
     """Writes ``tensors`` (name -> array of any framework) as a sharded
     checkpoint: members of at most ``max_shard_size`` bytes each (a larger
     tensor alone in its member), then the index ``path``, which
     ``hurray.safe_open(path, ...)`` opens as one file. Whole tensors only;
-    :class:`ShardedWriter` also writes tensors in chunks."""
-    with ShardedWriter(path, metadata, max_shard_size=max_shard_size, durable=durable) as w:
+    :class:`ShardedWriter` also writes tensors in chunks. ``digests=True``
+    records a BLAKE3 digest of every buffer and each member's header digest
+    in the index, so that :func:`hurray.sign` can sign the checkpoint."""
+    with ShardedWriter(path, metadata, max_shard_size=max_shard_size, durable=durable, digests=digests) as w:
         for name, value in tensors.items():
             w.add(name, value)

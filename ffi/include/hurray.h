@@ -74,6 +74,12 @@ typedef enum HurrayStatus {
   // (size, CRC-32C, or a piece's type and shape): replaced, truncated or
   // corrupt.
   HURRAY_ERR_MEMBER_MISMATCH = 14,
+  // A file's signature does not verify: made with another key, changed,
+  // or signing another header than the file's (which was changed after
+  // it was signed); or the file records no digests to sign
+  // (`hurray_file_open_signed`). A buffer whose digest does not match is
+  // `HURRAY_ERR_CHECKSUM_MISMATCH`.
+  HURRAY_ERR_SIGNATURE = 15,
 } HurrayStatus;
 
 // The layout of a tensor.
@@ -251,6 +257,25 @@ uint32_t hurray_dtype_bits(uint8_t dtype);
 // # Safety
 // `path` is a NUL-terminated UTF-8 string; `out` is writable.
 enum HurrayStatus hurray_file_open(const char *path, struct HurrayFile **out);
+
+// Opens the Hurray file at `path` (memory-mapped) and refuses it unless
+// the ed25519 public key in the PEM file `public_key` (as `openssl pkey
+// -pubout` writes it) signed its header: the signature is read from
+// `signature`, or from `path` with `.sig` appended when `signature` is
+// NULL (what `hurray sign` writes). Only the header is read here; each
+// tensor's checksums and digests are checked before its data is first
+// handed out (`hurray_tensor_data`, `hurray_tensor_buffer`, DLPack
+// exports, slices), which then fail with `HURRAY_ERR_CHECKSUM_MISMATCH`
+// for a tensor whose bytes changed. A signature that fails is
+// `HURRAY_ERR_SIGNATURE`; `hurray_last_error_message` names what failed.
+//
+// # Safety
+// `path` and `public_key` are NUL-terminated UTF-8 strings, `signature`
+// is one or NULL; `out` is writable.
+enum HurrayStatus hurray_file_open_signed(const char *path,
+                                          const char *public_key,
+                                          const char *signature,
+                                          struct HurrayFile **out);
 
 // Opens and verifies the Hurray file at `url`, an object in S3, GCS, Azure
 // or behind HTTP(S) (`s3://bucket/key`, `gs://`, `az://`, `https://`), or

@@ -54,6 +54,7 @@ pub unsafe extern "C" fn hurray_tensor_to_dlpack(
 ) -> HurrayStatus {
     with_tensor(tensor, |t| {
         check_out(out, "out")?;
+        t.data_ref()?;
         let m = ManagedTensor::by_name(t.file.clone(), t.name())
             .map_err(|e| Failure::from_error(&e, Context::View))?;
         // SAFETY: checked non-null; caller contract.

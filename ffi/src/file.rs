@@ -14,6 +14,9 @@ pub struct HurrayFile {
     pub(crate) file: Arc<File>,
     /// Tensor handles, built in one pass on first use (O(tensors), not O(data)).
     pub(crate) tensors: OnceLock<Box<[HurrayTensor]>>,
+    /// Opened by [`hurray_file_open_signed`]: each tensor's checksums and
+    /// digests are checked before its data is first handed out.
+    pub(crate) verify: bool,
 }
 
 impl HurrayFile {
@@ -24,6 +27,7 @@ impl HurrayFile {
         Ok(Box::into_raw(Box::new(HurrayFile {
             file: Arc::new(file),
             tensors: OnceLock::new(),
+            verify: false,
         })))
     }
 
@@ -33,6 +37,7 @@ impl HurrayFile {
         Box::into_raw(Box::new(HurrayFile {
             file,
             tensors: OnceLock::new(),
+            verify: false,
         }))
     }
 
@@ -40,7 +45,7 @@ impl HurrayFile {
         self.tensors.get_or_init(|| {
             self.file
                 .tensors()
-                .map(|t| HurrayTensor::new(&self.file, &t))
+                .map(|t| HurrayTensor::new(&self.file, &t, self.verify))
                 .collect()
         })
     }
@@ -61,6 +66,55 @@ pub unsafe extern "C" fn hurray_file_open(
         // SAFETY: the caller passes a NUL-terminated string.
         let path = unsafe { arg_str(path, "path") }?;
         let handle = HurrayFile::new_handle(File::open(path))?;
+        // SAFETY: `out` is non-null and writable (caller contract).
+        unsafe { out.write(handle) };
+        Ok(())
+    })
+}
+
+/// Opens the Hurray file at `path` (memory-mapped) and refuses it unless
+/// the ed25519 public key in the PEM file `public_key` (as `openssl pkey
+/// -pubout` writes it) signed its header: the signature is read from
+/// `signature`, or from `path` with `.sig` appended when `signature` is
+/// NULL (what `hurray sign` writes). Only the header is read here; each
+/// tensor's checksums and digests are checked before its data is first
+/// handed out (`hurray_tensor_data`, `hurray_tensor_buffer`, DLPack
+/// exports, slices), which then fail with `HURRAY_ERR_CHECKSUM_MISMATCH`
+/// for a tensor whose bytes changed. A signature that fails is
+/// `HURRAY_ERR_SIGNATURE`; `hurray_last_error_message` names what failed.
+///
+/// # Safety
+/// `path` and `public_key` are NUL-terminated UTF-8 strings, `signature`
+/// is one or NULL; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_file_open_signed(
+    path: *const c_char,
+    public_key: *const c_char,
+    signature: *const c_char,
+    out: *mut *mut HurrayFile,
+) -> HurrayStatus {
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: the caller passes NUL-terminated strings.
+        let path = unsafe { arg_str(path, "path") }?;
+        // SAFETY: as above.
+        let key = unsafe { arg_str(public_key, "public_key") }?;
+        let signature = if signature.is_null() {
+            hurray_sign::signature_path(path)
+        } else {
+            // SAFETY: as above.
+            std::path::PathBuf::from(unsafe { arg_str(signature, "signature") }?)
+        };
+        let sign_failure = |e: hurray_sign::Error| Failure::from_sign_error(&e);
+        let key = hurray_sign::PublicKey::from_pem_file(key).map_err(sign_failure)?;
+        let signature = hurray_sign::Signature::read(&signature).map_err(sign_failure)?;
+        let file = File::open(path).map_err(|e| Failure::from_error(&e, Context::Open))?;
+        signature.verify(&file, &key).map_err(sign_failure)?;
+        let handle = Box::into_raw(Box::new(HurrayFile {
+            file: Arc::new(file),
+            tensors: OnceLock::new(),
+            verify: true,
+        }));
         // SAFETY: `out` is non-null and writable (caller contract).
         unsafe { out.write(handle) };
         Ok(())

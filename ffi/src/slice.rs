@@ -91,7 +91,7 @@ pub unsafe extern "C" fn hurray_tensor_read_slice(
         // SAFETY: this fn's contract.
         let ranges = unsafe { ranges_arg(starts, stops, steps, rank) }?;
         let data = t
-            .tensor_ref()?
+            .data_ref()?
             .read_slice(&ranges)
             .map_err(|e| Failure::from_error(&e, Context::View))?;
         // SAFETY: checked non-null; caller contract.

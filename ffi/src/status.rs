@@ -47,6 +47,12 @@ pub enum HurrayStatus {
     /// (size, CRC-32C, or a piece's type and shape): replaced, truncated or
     /// corrupt.
     HURRAY_ERR_MEMBER_MISMATCH = 14,
+    /// A file's signature does not verify: made with another key, changed,
+    /// or signing another header than the file's (which was changed after
+    /// it was signed); or the file records no digests to sign
+    /// (`hurray_file_open_signed`). A buffer whose digest does not match is
+    /// `HURRAY_ERR_CHECKSUM_MISMATCH`.
+    HURRAY_ERR_SIGNATURE = 15,
 }
 
 pub(crate) struct LastError {
@@ -97,7 +103,9 @@ impl Failure {
 
     pub(crate) fn from_error(e: &Error, context: Context) -> Self {
         let status = match (e, context) {
-            (Error::ChecksumMismatch { .. }, _) => HURRAY_ERR_CHECKSUM_MISMATCH,
+            (Error::ChecksumMismatch { .. } | Error::DigestMismatch { .. }, _) => {
+                HURRAY_ERR_CHECKSUM_MISMATCH
+            }
             (Error::MemberMismatch { .. }, _) => HURRAY_ERR_MEMBER_MISMATCH,
             (Error::Io { .. } | Error::Stream(_), _) => HURRAY_ERR_IO,
             (Error::WriterPoisoned { .. }, _) => HURRAY_ERR_WRITER_FAILED,
@@ -112,6 +120,25 @@ impl Failure {
             // holds a piece no slice can read) makes the checkpoint invalid.
             (_, Context::Sharded) => HURRAY_ERR_INVALID_FILE,
             _ => HURRAY_ERR_UNSUPPORTED,
+        };
+        Failure {
+            status,
+            kind: e.kind().to_owned(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl Failure {
+    /// A signing failure: the runtime's own as [`from_error`](Self::from_error)
+    /// maps it, a key that is not one an invalid argument, the rest
+    /// `HURRAY_ERR_SIGNATURE`.
+    pub(crate) fn from_sign_error(e: &hurray_sign::Error) -> Self {
+        let status = match e {
+            hurray_sign::Error::Hurray(e) => return Failure::from_error(e, Context::Open),
+            hurray_sign::Error::Key { .. } => HURRAY_ERR_INVALID_ARGUMENT,
+            hurray_sign::Error::Io { .. } => HURRAY_ERR_IO,
+            _ => HURRAY_ERR_SIGNATURE,
         };
         Failure {
             status,
@@ -206,7 +233,7 @@ pub extern "C" fn hurray_last_error_kind() -> *const c_char {
 /// `int` so that any value a C caller passes is defined behaviour.
 #[unsafe(no_mangle)]
 pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
-    const ALL: [HurrayStatus; 15] = [
+    const ALL: [HurrayStatus; 16] = [
         HURRAY_OK,
         HURRAY_ERR_NULL_ARGUMENT,
         HURRAY_ERR_INVALID_ARGUMENT,
@@ -222,6 +249,7 @@ pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
         HURRAY_ERR_INVALID_SLICE,
         HURRAY_ERR_CHUNKED,
         HURRAY_ERR_MEMBER_MISMATCH,
+        HURRAY_ERR_SIGNATURE,
     ];
     let Some(status) = ALL.into_iter().find(|s| *s as i32 == status) else {
         return c"HURRAY_ERR_UNKNOWN".as_ptr();
@@ -242,6 +270,7 @@ pub extern "C" fn hurray_status_name(status: i32) -> *const c_char {
         HURRAY_ERR_INVALID_SLICE => c"HURRAY_ERR_INVALID_SLICE",
         HURRAY_ERR_CHUNKED => c"HURRAY_ERR_CHUNKED",
         HURRAY_ERR_MEMBER_MISMATCH => c"HURRAY_ERR_MEMBER_MISMATCH",
+        HURRAY_ERR_SIGNATURE => c"HURRAY_ERR_SIGNATURE",
     };
     s.as_ptr()
 }

@@ -54,10 +54,13 @@ pub struct HurrayTensor {
     /// bytes are reached when asked for (of a file read through a source,
     /// the tensor is read then).
     pub(crate) buffers: Vec<(BufferRole, usize)>,
+    /// Of a file opened by `hurray_file_open_signed`: the data is handed
+    /// out only once its checksums and digests matched (set then).
+    pub(crate) verify: Option<OnceLock<()>>,
 }
 
 impl HurrayTensor {
-    pub(crate) fn new(file: &Arc<File>, t: &TensorRef<'_>) -> Self {
+    pub(crate) fn new(file: &Arc<File>, t: &TensorRef<'_>, verify: bool) -> Self {
         let buffers: Vec<_> = if t.is_descriptor_only() {
             Vec::new()
         } else {
@@ -111,6 +114,7 @@ impl HurrayTensor {
             byte_length: t.byte_length(),
             element_count: t.element_count(),
             buffers,
+            verify: verify.then(OnceLock::new),
         }
     }
 
@@ -125,11 +129,26 @@ impl HurrayTensor {
             .map_err(|e| Failure::from_error(&e, Context::View))
     }
 
+    /// [`tensor_ref`](Self::tensor_ref), for handing out its data: of a
+    /// file opened signed, its checksums and digests are checked first
+    /// (once; a tensor with no buffers has none to check).
+    pub(crate) fn data_ref(&self) -> Result<TensorRef<'_>, Failure> {
+        let t = self.tensor_ref()?;
+        if let Some(verified) = &self.verify
+            && verified.get().is_none()
+        {
+            t.verify_checksum()
+                .map_err(|e| Failure::from_error(&e, Context::View))?;
+            let _ = verified.set(());
+        }
+        Ok(t)
+    }
+
     /// The bytes of the buffer of `role`: in the map or memory, or (of a
     /// file read through a source) the tensor read now, once. They live as
     /// long as the file, which this handle holds.
     pub(crate) fn buffer(&self, role: BufferRole) -> Result<(*const c_void, usize), Failure> {
-        let t = self.tensor_ref()?;
+        let t = self.data_ref()?;
         match t.buffer(role) {
             // ADR-007: a zero-length buffer is NULL with length 0.
             Some(b) if !b.is_empty() => Ok((b.as_ptr().cast(), b.len())),

@@ -350,3 +350,50 @@ fn c_program_reads_every_compliance_vector() {
     std::fs::write(&spec_path, spec).unwrap();
     run(&[Path::new("vectors"), &spec_path]);
 }
+
+/// The files `test_signed.c` opens (see its header).
+#[test]
+fn c_program_opens_signed_files() {
+    use hurray::{DigestAlgorithm, ElementType, File, TensorDescriptor, Writer, shape};
+    use hurray_sign::{PrivateKey, Signature, signature_path};
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.hurray");
+    let mut w = Writer::create(&good).unwrap();
+    w.set_digests(Some(DigestAlgorithm::Blake3)).unwrap();
+    w.set_metadata("note", "original");
+    let values: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let desc = TensorDescriptor::new("w", ElementType::Float32, shape(&[256]));
+    w.add_tensor(&desc, &[hurray::as_bytes(&values)]).unwrap();
+    let desc = TensorDescriptor::new("b", ElementType::Float32, shape(&[16]));
+    w.add_tensor(&desc, &[hurray::as_bytes(&values[..16])])
+        .unwrap();
+    w.finish().unwrap();
+    let key = PrivateKey::from_seed([3; 32]);
+    std::fs::write(dir.path().join("key.pub"), key.public_key().to_pem()).unwrap();
+    let sign = |path: &Path| {
+        let s = Signature::sign(&File::open(path).unwrap(), &key).unwrap();
+        s.write(signature_path(path)).unwrap();
+    };
+    sign(&good);
+    let bytes = std::fs::read(&good).unwrap();
+    let at = File::open(&good)
+        .unwrap()
+        .tensor("w")
+        .unwrap()
+        .buffer_range(hurray::BufferRole::Values)
+        .unwrap()
+        .0 as usize;
+    let mut data = bytes.clone();
+    data[at + 100] ^= 1;
+    std::fs::write(dir.path().join("data.hurray"), data).unwrap();
+    std::fs::copy(signature_path(&good), dir.path().join("data.hurray.sig")).unwrap();
+    let mut changed = bytes.clone();
+    let pos = bytes.windows(8).position(|w| w == b"original").unwrap();
+    changed[pos] = b'0';
+    std::fs::write(dir.path().join("header.hurray"), changed).unwrap();
+    std::fs::copy(signature_path(&good), dir.path().join("header.hurray.sig")).unwrap();
+    let other =
+        Signature::sign(&File::open(&good).unwrap(), &PrivateKey::from_seed([4; 32])).unwrap();
+    other.write(dir.path().join("other.sig")).unwrap();
+    run_program("test_signed", &[dir.path()]);
+}

@@ -35,6 +35,8 @@ OFFSET_TYPES = ("f16", "bf16", "f32", "f64")
 FLAG_EXTENDED_QUANTIZATION = 1
 # Footer flag bit 1 (1.3): the file is a sharded checkpoint's index.
 FLAG_SHARD_INDEX = 2
+# Format 1.4: the length of a BLAKE3 digest (Header.digest_algorithm 1).
+DIGEST_LEN = 32
 KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX
 
 DENSE_BUFFERS = ("values",)
@@ -480,6 +482,28 @@ class File:
                         name,
                         "checksums",
                     )
+            if not t.DigestsIsNone():
+                # Format 1.4: one digest per buffer, concatenated, each as
+                # long as the header's algorithm makes it (BLAKE3: 32 bytes).
+                count = t.DigestsLength()
+                if t.DescriptorOnly():
+                    expected = 0
+                else:
+                    expected = len(p.roles) + (0 if quant is None else 2 + (p.offsets is not None))
+                if h.DigestAlgorithm() == 0:
+                    raise HurrayError(
+                        "InvalidField",
+                        f"tensor {name!r}: digests = {count} byte(s): the header names no digest algorithm",
+                        name,
+                        "digests",
+                    )
+                if h.DigestAlgorithm() == 1 and count != DIGEST_LEN * expected:
+                    raise HurrayError(
+                        "InvalidField",
+                        f"tensor {name!r}: digests = {count} byte(s): one {DIGEST_LEN}-byte digest per buffer: the tensor has {expected}",
+                        name,
+                        "digests",
+                    )
             metadata = _check_metadata(name, _kv_list(t))
             self.tensors.append(Tensor(self, t, name, shape, layout, p, alignment, spans, metadata))
         # As the reference reader: the index is checked whether or not the
@@ -578,6 +602,7 @@ class Tensor:
         self._plan = plan_
         self._spans = spans
         self._file_checksum_algorithm = file.header.ChecksumAlgorithm()
+        self._file_digest_algorithm = file.header.DigestAlgorithm()
 
     # -- descriptor -----------------------------------------------------------
     @property
@@ -616,6 +641,16 @@ class Tensor:
         if t.ChecksumsIsNone() or self._file_checksum_algorithm != 1:
             return None
         return {role: t.Checksums(i) for i, role in enumerate(self._spans)}
+
+    def digests(self) -> Optional[Dict[str, str]]:
+        """The BLAKE3 digest the header records for each buffer (format
+        1.4), by role, in hexadecimal; None when the file records none.
+        (This reader checks their shape; it computes no BLAKE3.)"""
+        t = self._t
+        if t.DigestsIsNone() or self._file_digest_algorithm != 1:
+            return None
+        raw = bytes(t.Digests(i) for i in range(t.DigestsLength()))
+        return {role: raw[i * DIGEST_LEN : (i + 1) * DIGEST_LEN].hex() for i, role in enumerate(self._spans)}
 
     def verify_checksum(self) -> bool:
         """Reads every buffer and compares its CRC-32C with the recorded one:

@@ -33,6 +33,7 @@ TABLES = {
         3: ("scalars", 4, False),  # name_index (format 1.1)
         4: ("u8",),  # checksum_algorithm (format 1.2)
         5: ("table", "ShardIndex"),  # shard_index (format 1.3)
+        6: ("u8",),  # digest_algorithm (format 1.4)
     },
     "Tensor": {
         0: ("string", True),
@@ -46,6 +47,7 @@ TABLES = {
         8: ("table", "Quantization"),
         9: ("tables", "KeyValue"),
         10: ("scalars", 8, False),  # checksums (format 1.2)
+        11: ("scalars", 1, False),  # digests (format 1.4)
     },
     "Dense": {0: ("scalars", 8, False)},
     "Coo": {0: ("u64",), 1: ("u8",), 2: ("bool",)},
@@ -69,7 +71,8 @@ TABLES = {
     "KeyValue": {0: ("string", True), 1: ("string", True)},
     # Format 1.3: a sharded checkpoint's index.
     "ShardIndex": {0: ("tables", "ShardMember", True), 1: ("tables", "ShardedTensor", True)},
-    "ShardMember": {0: ("string", True), 1: ("u64",), 2: ("u64",)},
+    # header_digest (format 1.4)
+    "ShardMember": {0: ("string", True), 1: ("u64",), 2: ("u64",), 3: ("scalars", 1, False)},
     "ShardedTensor": {0: ("string", True), 1: ("u8",), 2: ("scalars", 8, True), 3: ("tables", "ShardPiece", True)},
     "ShardPiece": {0: ("u32",), 1: ("string", True), 2: ("scalars", 8, False), 3: ("scalars", 8, True)},
 }

@@ -140,3 +140,45 @@ def test_a_signed_checkpoint_verifies_from_s3(hurray, s3, tmp_path):  # noqa: F8
     with hurray.safe_open(url, "np", storage_options=options, verify=public) as f:
         with pytest.raises(hurray.ChecksumError):
             f.get_tensor("w2")
+
+
+def test_a_signed_checkpoint_directory_also_verifies_with_model_signing(hurray, tmp_path):
+    """OpenSSF model-signing hashes every byte of every file of the
+    directory (SHA-256) and signs the list with an ECDSA key; Hurray's
+    signature signs the index's header digest with ed25519, and a reader
+    hashes only the tensors it reads. Both hold on the same directory, and
+    both refuse a changed member."""
+    import sys
+    from pathlib import Path
+
+    model_signing = Path(sys.executable).parent / "model_signing"
+    private, public = keys(tmp_path)
+    ec, ec_pub = tmp_path / "ec.pem", tmp_path / "ec.pub"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", ec], check=True)
+    subprocess.run(["openssl", "pkey", "-in", ec, "-pubout", "-out", ec_pub], check=True)
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    tensors = {f"w{i}": np.full((64, 64), i, dtype=np.float32) for i in range(4)}
+    hurray.save_sharded(ckpt / "model.hurray", tensors, max_shard_size=40_000, digests=True)
+    hurray.sign(ckpt / "model.hurray", private)
+    bundle = ckpt / "model.sig"
+    sign = [model_signing, "sign", "key", ckpt, "--private_key", ec, "--signature", bundle]
+    subprocess.run(sign, check=True, capture_output=True)
+    check = [model_signing, "verify", "key", ckpt, "--signature", bundle, "--public_key", ec_pub]
+    assert subprocess.run(check, capture_output=True).returncode == 0
+    assert hurray.verify(ckpt / "model.hurray", public) == (2, 4)
+    # The bundle lists every file of the checkpoint, Hurray's signature too.
+    import base64
+    import json
+
+    payload = json.loads(base64.b64decode(json.loads(bundle.read_text())["dsseEnvelope"]["payload"]))
+    listed = sorted(r["name"] for r in payload["predicate"]["resources"])
+    assert listed == sorted(p.name for p in ckpt.iterdir() if p.name != "model.sig")
+    assert "model.hurray.sig" in listed
+
+    member = ckpt / "model-00002.hurray"
+    flip(member, offset_of(hurray, member, "w3") + 5)
+    failed = subprocess.run(check, capture_output=True, text=True)
+    assert failed.returncode == 1 and "model-00002.hurray" in failed.stderr, failed.stderr
+    with pytest.raises(hurray.ChecksumError, match='"w3"'):
+        hurray.verify(ckpt / "model.hurray", public)

@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+import blake3
 import numpy as np
 import pytest
 
@@ -98,6 +99,9 @@ def test_valid_vector(name):
             sums = t.checksums()
             if sums is not None:  # format 1.2: the CRC-32C of the bytes
                 assert sums[b["role"]] == b["crc32c"] == hurray_reader.reader.crc32c(data), ctx
+            digests = t.digests()
+            if digests is not None:  # format 1.4: the BLAKE3 of the bytes
+                assert digests[b["role"]] == b["blake3"] == blake3.blake3(bytes(data)).hexdigest(), ctx
             if len(data):
                 offset = np.frombuffer(data, np.uint8).__array_interface__["data"][0] - np.frombuffer(
                     f.data, np.uint8

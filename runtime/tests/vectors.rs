@@ -239,6 +239,11 @@ fn check_valid(name: &str, exp: &Value) {
                 let (_, sum) = sums.iter().find(|(r, _)| *r == role).expect("a checksum");
                 assert_eq!(json!(sum), b["crc32c"], "{ctx}: {role} checksum");
             }
+            // And the digest (1.4).
+            if let Some((_, digests)) = t.digests() {
+                let (_, d) = digests.iter().find(|(r, _)| *r == role).expect("a digest");
+                assert_eq!(json!(d.to_hex()), b["blake3"], "{ctx}: {role} digest");
+            }
             if !bytes.is_empty() {
                 // Non-empty buffers start on the tensor's alignment (in the file).
                 let off = bytes.as_ptr() as usize - file.bytes().unwrap().as_ptr() as usize;

@@ -24,7 +24,7 @@ pub unsafe extern "C" fn hurray_tensor_data(
     with_tensor(tensor, |t| {
         check_out(data, "data")?;
         check_out(len, "len")?;
-        let r = t.tensor_ref()?;
+        let r = t.data_ref()?;
         let bytes = r
             .data()
             .map_err(|e| Failure::from_error(&e, Context::View))?;

@@ -81,6 +81,8 @@ pub(super) fn build(
 ) -> Result<Vector> {
     let mut bytes = Vec::new();
     let mut w = Writer::new(&mut bytes)?;
+    // Format 1.4: every vector records a BLAKE3 digest of each buffer too.
+    w.set_digests(Some(hurray::DigestAlgorithm::Blake3))?;
     if let Some(a) = alignment {
         w.set_alignment(a)?;
     }
@@ -144,7 +146,11 @@ pub(super) fn build(
                 .map(|((role, len), b)| {
                     // Computed here from the bytes, not taken from the writer.
                     let crc32c = hurray::ChecksumAlgorithm::Crc32c.of(b);
-                    json!({ "role": role.name(), "length": len, "hex": hex(b), "crc32c": crc32c })
+                    let blake3 = hurray::DigestAlgorithm::Blake3.of(b).to_hex();
+                    json!({
+                        "role": role.name(), "length": len, "hex": hex(b),
+                        "crc32c": crc32c, "blake3": blake3,
+                    })
                 })
                 .collect()
         };

@@ -1,5 +1,6 @@
 //! Installing what the tests and the example need on a fresh Debian machine:
-//! the pinned flatc, the Python test environment and the LLVM/MLIR 22 packages.
+//! the pinned flatc, the Python test environment, `openssl` and the LLVM/MLIR
+//! 22 packages.
 
 use anyhow::{Context, Result, bail};
 use hurray_codegen::flatc::Flatc;
@@ -16,6 +17,10 @@ pub(crate) const MLIR_PACKAGES: &[&str] = &[
     "zlib1g-dev",
     "libzstd-dev",
 ];
+
+/// Debian packages the tests call: `openssl` writes the ed25519 and ECDSA
+/// keys the signature tests sign with, as users make them.
+pub(crate) const TEST_PACKAGES: &[&str] = &["openssl"];
 
 /// Runs `cmd`, failing with its description when it fails.
 pub(crate) fn run(cmd: &mut Command) -> Result<()> {
@@ -118,5 +123,6 @@ pub(crate) fn pip(py: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
 pub(crate) fn all(root: &Path) -> Result<()> {
     Flatc::install(root)?;
     python(root)?;
+    apt(TEST_PACKAGES)?;
     apt(MLIR_PACKAGES)
 }

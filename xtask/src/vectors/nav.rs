@@ -29,6 +29,7 @@ pub(crate) mod field {
         pub(crate) const BUFFERS: usize = 5;
         pub(crate) const ALIGNMENT: usize = 7;
         pub(crate) const QUANTIZATION: usize = 8;
+        pub(crate) const DIGESTS: usize = 11;
     }
     pub(crate) mod layout {
         /// Dense.strides

@@ -22,6 +22,16 @@ pub(super) fn vectors(bases: &Bases<'_>, out: &mut Vec<Vector>) -> Result<()> {
         },
     )?);
     out.push(invalid(
+        "digests_length_wrong",
+        "tensor a's digests (format 1.4) are 31 bytes, not one 32-byte BLAKE3 digest per buffer",
+        dense,
+        err("InvalidField", "a", "digests"),
+        |b| {
+            let digests = |n: &Nav<'_>| Ok(n.follow(n.tensor_field(0, field::tensor::DIGESTS)?));
+            patch(b, digests, 31u32)
+        },
+    )?);
+    out.push(invalid(
         "buffer_length_wrong",
         "tensor a's values length 24 changed to 28",
         dense,

@@ -160,32 +160,13 @@ fn a_signed_checkpoint_verifies_and_a_swapped_member_fails() {
     let index: PathBuf = a.join("ckpt.hurray");
     checkpoint(&index, 1);
     checkpoint(&b.join("ckpt.hurray"), 2);
-    ok(&[
-        "sign",
-        &s(&index),
-        "--key",
-        &private,
-        "-o",
-        &s(&a.join("ckpt.sig")),
-    ]);
-    let out = ok(&[
-        "verify",
-        &s(&index),
-        "--key",
-        &public,
-        "--signature",
-        &s(&a.join("ckpt.sig")),
-    ]);
+    let sig = s(&a.join("ckpt.sig"));
+    ok(&["sign", &s(&index), "--key", &private, "-o", &sig]);
+    let verify = ["verify", &s(&index), "--key", &public, "--signature", &sig];
+    let out = ok(&verify);
     assert!(out.contains("4 file(s), 4 tensor(s)"), "{out}");
     std::fs::copy(b.join("ckpt-00002.hurray"), a.join("ckpt-00002.hurray")).unwrap();
-    let out = fails(&[
-        "verify",
-        &s(&index),
-        "--key",
-        &public,
-        "--signature",
-        &s(&a.join("ckpt.sig")),
-    ]);
+    let out = fails(&verify);
     assert!(
         out.contains("ckpt-00002.hurray") && out.contains("header digest"),
         "{out}"

@@ -29,20 +29,21 @@ const TENSOR_BYTES: usize = 16 << 20;
 const ROUNDS: usize = 7;
 const PAGE: usize = 4096;
 
-fn write(path: &Path, tensors: usize, checksums: bool, digests: bool) {
-    let mut w = Writer::create(path).unwrap();
+/// Writes `tensors` tensors of `data` to `path` (renamed into place, not
+/// fsynced), with CRC-32C and BLAKE3 as asked.
+fn write(path: &Path, tensors: usize, data: &[u8], checksums: bool, digests: bool) {
+    let mut w = Writer::create_with(path, hurray::Durability::RenameOnly).unwrap();
     w.set_checksums(checksums.then_some(ChecksumAlgorithm::Crc32c))
         .unwrap();
     w.set_digests(digests.then_some(DigestAlgorithm::Blake3))
         .unwrap();
-    let data: Vec<u8> = (0..TENSOR_BYTES).map(|i| (i * 31 % 251) as u8).collect();
     for i in 0..tensors {
         let desc = TensorDescriptor::new(
             format!("layers.{i:03}.weight"),
             ElementType::Float32,
             shape(&[(TENSOR_BYTES / 4) as u64]),
         );
-        w.add_tensor(&desc, &[&data]).unwrap();
+        w.add_tensor(&desc, &[data]).unwrap();
     }
     w.finish().unwrap();
 }
@@ -75,8 +76,9 @@ fn main() {
     let tensors = (mib << 20).div_ceil(TENSOR_BYTES).max(1);
     let crc = dir.join("hurray-bench-verify-crc.hurray");
     let digested = dir.join("hurray-bench-verify-blake3.hurray");
-    write(&crc, tensors, true, false);
-    write(&digested, tensors, false, true);
+    let data: Vec<u8> = (0..TENSOR_BYTES).map(|i| (i * 31 % 251) as u8).collect();
+    write(&crc, tensors, &data, true, false);
+    write(&digested, tensors, &data, false, true);
     let key = PrivateKey::from_seed([1; 32]);
     let signature = Signature::sign(&File::open(&digested).unwrap(), &key).unwrap();
     let sig_path = hurray_sign::signature_path(&digested);
@@ -142,7 +144,7 @@ fn main() {
     let plain: Vec<Duration> = times[0].clone();
     println!(
         "{} MiB in {tensors} tensors, warm; median of {ROUNDS} rounds",
-        tensors * TENSOR_BYTES >> 20
+        (tensors * TENSOR_BYTES) >> 20
     );
     println!(
         "{:<34} {:>10} {:>10} {:>14}",
@@ -164,31 +166,15 @@ fn main() {
     for p in [&crc, &digested, &sig_path] {
         let _ = std::fs::remove_file(p);
     }
-    saves(&dir, tensors);
+    saves(&dir, tensors, &data);
 }
 
 /// What digests cost a save: the same tensors written (renamed into place,
 /// not fsynced) with CRC-32C (the default), with CRC-32C and BLAKE3, and
 /// with BLAKE3 alone.
-fn saves(dir: &Path, tensors: usize) {
+fn saves(dir: &Path, tensors: usize, data: &[u8]) {
     let path = dir.join("hurray-bench-verify-save.hurray");
-    let data: Vec<u8> = (0..TENSOR_BYTES).map(|i| (i * 31 % 251) as u8).collect();
-    let save = |crc: bool, blake3: bool| {
-        let mut w = Writer::create_with(&path, hurray::Durability::RenameOnly).unwrap();
-        w.set_checksums(crc.then_some(ChecksumAlgorithm::Crc32c))
-            .unwrap();
-        w.set_digests(blake3.then_some(DigestAlgorithm::Blake3))
-            .unwrap();
-        for i in 0..tensors {
-            let desc = TensorDescriptor::new(
-                format!("layers.{i:03}.weight"),
-                ElementType::Float32,
-                shape(&[(TENSOR_BYTES / 4) as u64]),
-            );
-            w.add_tensor(&desc, &[&data]).unwrap();
-        }
-        w.finish().unwrap();
-    };
+    let save = |crc: bool, blake3: bool| write(&path, tensors, data, crc, blake3);
     let cases = [
         ("save, CRC-32C (default)", true, false),
         ("save, CRC-32C + BLAKE3", true, true),

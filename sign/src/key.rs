@@ -50,6 +50,18 @@ fn read_pem(path: &Path, what: &str) -> Result<String> {
     })
 }
 
+/// The key `parse` makes of the PEM file at `path` (a `what`), its errors
+/// naming the file.
+fn from_pem_file<K>(path: &Path, what: &str, parse: fn(&str) -> Result<K>) -> Result<K> {
+    parse(&read_pem(path, what)?).map_err(|e| match e {
+        Error::Key { reason, .. } => Error::Key {
+            what: format!("{what} {}", path.display()),
+            reason,
+        },
+        other => other,
+    })
+}
+
 impl PrivateKey {
     /// The key in `pem` (PKCS#8, `-----BEGIN PRIVATE KEY-----`).
     pub fn from_pem(pem: &str) -> Result<Self> {
@@ -63,14 +75,7 @@ impl PrivateKey {
 
     /// The key in the PEM file at `path`.
     pub fn from_pem_file(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        Self::from_pem(&read_pem(path, "private key")?).map_err(|e| match e {
-            Error::Key { reason, .. } => Error::Key {
-                what: format!("private key {}", path.display()),
-                reason,
-            },
-            other => other,
-        })
+        from_pem_file(path.as_ref(), "private key", Self::from_pem)
     }
 
     /// The key whose 32-byte seed is `seed` (RFC 8032's private key).
@@ -110,14 +115,7 @@ impl PublicKey {
 
     /// The key in the PEM file at `path`.
     pub fn from_pem_file(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        Self::from_pem(&read_pem(path, "public key")?).map_err(|e| match e {
-            Error::Key { reason, .. } => Error::Key {
-                what: format!("public key {}", path.display()),
-                reason,
-            },
-            other => other,
-        })
+        from_pem_file(path.as_ref(), "public key", Self::from_pem)
     }
 
     /// The key as SubjectPublicKeyInfo PEM, as `openssl pkey -pubout`

@@ -70,8 +70,8 @@ fn a_one_character_schema_edit_makes_generated_code_stale() {
 fn a_new_field_changes_the_generated_verifier() {
     // A field appended to `Tensor`: the verifier must check it, in order.
     let text = schema_text().replacen(
-        "  checksums: [ulong];\n}",
-        "  checksums: [ulong];\n  /// Test only.\n  notes: [string];\n}",
+        "  digests: [ubyte];\n}",
+        "  digests: [ubyte];\n  /// Test only.\n  notes: [string];\n}",
         1,
     );
     assert_ne!(text, schema_text());
@@ -159,8 +159,8 @@ fn the_current_schema_conforms_to_every_release() {
 fn appending_a_field_conforms() {
     let text = schema_text().replacen(
         // Tensor's last field, whatever tables follow the table.
-        "  checksums: [ulong];\n}\n",
-        "  checksums: [ulong];\n  /// A new optional field.\n  producer_id: ulong;\n}\n",
+        "  digests: [ubyte];\n}\n",
+        "  digests: [ubyte];\n  /// A new optional field.\n  producer_id: ulong;\n}\n",
         1,
     );
     assert_ne!(text, schema_text());

@@ -833,7 +833,10 @@ class Tensor:
                 block = q["block_size"]
                 sshape = list(shape)
                 sshape[axis] = -(-d // block)
-                index = np.arange(d) // block
+                # A block longer than the axis is one block: clamped, so that
+                # a block_size beyond NumPy's integers (any u64 is valid)
+                # divides the same.
+                index = np.arange(d) // min(block, max(d, 1))
                 s = np.take(scales.reshape(sshape), index, axis=axis)
                 z = np.take(zps.reshape(sshape), index, axis=axis) if q["zero_point_type"] else 0.0
                 o = np.take(offsets.reshape(sshape), index, axis=axis) if has_offsets else None

@@ -30,7 +30,7 @@ fn layout_text(l: &Layout) -> String {
 /// `per_axis(axis=1) i8->f32 scale=f32 zp=i8`: the scheme (the runtime's
 /// name), the stored type, what it expresses, and the types of the scales and
 /// zero points.
-fn quant_text(stored: ElementType, q: &Quantization) -> String {
+pub(crate) fn quant_text(stored: ElementType, q: &Quantization) -> String {
     let params: Vec<String> = [
         q.scheme.axis().map(|a| format!("axis={a}")),
         q.scheme.block_size().map(|b| format!("block={b}")),
@@ -288,7 +288,16 @@ fn validate_one(path: &Path, checksums: bool) -> (Vec<String>, Option<usize>) {
 /// and with `checksums` every buffer (how many tensors matched). A file
 /// read from a URL is streamed tensor by tensor.
 fn validate_file(file: &File, checksums: bool) -> (Vec<String>, Option<usize>) {
-    let report = file.validate(checksums);
+    // Checksums of a file read through a source (a URL) stream every tensor
+    // over the network: a progress bar shows how far it is.
+    let bar = crate::output::progress_bar(if checksums && file.bytes().is_none() {
+        file.tensors().map(|t| t.byte_length()).sum()
+    } else {
+        0
+    });
+    bar.set_message("checksums");
+    let report = file.validate_reporting(checksums, |n| bar.inc(n));
+    bar.finish_and_clear();
     let problems = report.problems.iter().map(ToString::to_string).collect();
     (problems, report.checksummed)
 }

@@ -11,3 +11,4 @@ pub mod mlir_cmd;
 pub mod onnx;
 pub mod output;
 pub mod sign;
+pub mod view;

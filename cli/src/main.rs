@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 #[cfg(feature = "mlir")]
 use hurray_cli::mlir_cmd;
-use hurray_cli::{cat, convert, inspect, onnx, output, sign};
+use hurray_cli::{cat, convert, inspect, onnx, output, sign, view};
 
 #[derive(Parser)]
 #[command(
@@ -127,6 +127,21 @@ enum Command {
         #[arg(long)]
         signature: Option<PathBuf>,
     },
+    /// Write a self-contained HTML report of a file or sharded checkpoint: a zoomable treemap
+    /// of bytes by name prefix, a sortable and filterable table of every tensor, totals by
+    /// element type, layer and member; with --stats each tensor's min, max, mean, NaN and Inf
+    /// counts and a histogram. The page loads nothing and runs no script but its own.
+    View {
+        /// The Hurray file or sharded checkpoint index (a URL with feature `remote`).
+        file: PathBuf,
+        /// The HTML file to write, replaced atomically.
+        #[arg(long, short)]
+        output: PathBuf,
+        /// Read every value: min, max, mean, NaN and Inf counts and a histogram per tensor
+        /// (dequantized for quantized tensors), streamed in bounded memory.
+        #[arg(long)]
+        stats: bool,
+    },
     #[cfg(feature = "mlir")]
     #[command(flatten)]
     Mlir(mlir_cmd::MlirCommand),
@@ -181,6 +196,11 @@ fn main() -> ExitCode {
             key,
             signature,
         } => sign::verify(&file, &key, signature.as_deref()),
+        Command::View {
+            file,
+            output,
+            stats,
+        } => view::view(&file, &output, stats).map(|()| ExitCode::SUCCESS),
         #[cfg(feature = "mlir")]
         Command::Mlir(command) => mlir_cmd::run(command),
     };

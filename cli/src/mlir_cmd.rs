@@ -96,10 +96,14 @@ pub fn run(command: MlirCommand) -> Result<ExitCode> {
             options.tensor_empty = tensor_empty;
             options.index_as_i64 = index_as_i64;
             options.allow_expansion = allow_expansion;
+            let size = std::fs::metadata(&input).map_or(0, |m| m.len());
+            let spinner = crate::output::spinner(size, format!("parsing {}", input.display()));
             let mlir = Mlir::new()?;
             let module = mlir.parse_file(&input)?;
+            spinner.set_message(format!("lowering to {}", output.display()));
             let lowered = hurray_mlir::lower_module_to_path(&module, &output, options)
                 .with_context(|| format!("lowering {}", input.display()))?;
+            spinner.finish_and_clear();
             for s in &lowered.skipped {
                 eprintln!("hurray: note: not lowered: {s}");
             }

@@ -2,8 +2,44 @@
 //! fallible handle (a closed pipe is an error to end on, not a panic), and
 //! names shown with their control characters escaped.
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt;
-use std::io::StdoutLock;
+use std::io::{IsTerminal, StdoutLock};
+
+/// Work on more tensor data than this shows a progress bar (on a terminal).
+const PROGRESS_THRESHOLD: u64 = 64 << 20;
+
+/// A spinner with the elapsed time and `message`, for work on `size` bytes
+/// whose progress cannot be counted (MLIR parsing a module): drawn as a
+/// progress bar is, ticking on its own.
+pub fn spinner(size: u64, message: String) -> ProgressBar {
+    let bar = progress_bar(size);
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        bar.set_style(style);
+    }
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+/// A progress bar over `total` bytes, drawn on standard error when it is a
+/// terminal and the work is large enough to wait for; hidden otherwise (so
+/// pipes and logs stay clean). `convert`, `view --stats`, `validate
+/// --checksums` of a URL and `from-mlir` show one.
+pub fn progress_bar(total: u64) -> ProgressBar {
+    let target = if total >= PROGRESS_THRESHOLD && std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg:24!} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
 
 /// Standard output, locked; every write returns its error.
 pub fn stdout() -> StdoutLock<'static> {

@@ -33,10 +33,20 @@ impl File {
     /// fetched for a check that reads it and dropped after it, so memory
     /// stays one tensor's bytes: `hurray validate` of a URL streams.
     pub fn validate(&self, checksums: bool) -> Validation {
-        self.check_each_tensor(DeferredChecks {
-            sparse: true,
-            checksums,
-        })
+        self.validate_reporting(checksums, |_| {})
+    }
+
+    /// [`validate`](Self::validate), calling `progress` with each tensor's
+    /// byte length once it is checked (what a front door's progress bar
+    /// counts).
+    pub fn validate_reporting(&self, checksums: bool, progress: impl Fn(u64)) -> Validation {
+        self.check_each_tensor(
+            DeferredChecks {
+                sparse: true,
+                checksums,
+            },
+            progress,
+        )
     }
 
     /// [`validate`](Self::validate) of the checksums alone: every buffer
@@ -44,14 +54,17 @@ impl File {
     /// (where [`verify_checksums`](Self::verify_checksums) stops at the
     /// first).
     pub(crate) fn validate_checksums(&self) -> Validation {
-        self.check_each_tensor(DeferredChecks {
-            sparse: false,
-            checksums: true,
-        })
+        self.check_each_tensor(
+            DeferredChecks {
+                sparse: false,
+                checksums: true,
+            },
+            |_| {},
+        )
     }
 
     /// `checks` on every tensor, one after the other.
-    fn check_each_tensor(&self, checks: DeferredChecks) -> Validation {
+    fn check_each_tensor(&self, checks: DeferredChecks, progress: impl Fn(u64)) -> Validation {
         let mut report = Validation {
             problems: Vec::new(),
             checksummed: checks.checksums.then_some(0),
@@ -59,7 +72,10 @@ impl File {
         // A tensor none of whose checks reads its bytes is not fetched: a
         // file read through a source costs no more than a mapped one does.
         for t in self.tensors().filter(|t| checks.read_data_of(t)) {
-            match self.with_data(t, |t| check(t, checks)) {
+            let bytes = t.byte_length();
+            let checked = self.with_data(t, |t| check(t, checks));
+            progress(bytes);
+            match checked {
                 Ok(true) => {
                     if let Some(n) = report.checksummed.as_mut() {
                         *n += 1;

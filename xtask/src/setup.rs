@@ -19,8 +19,9 @@ pub(crate) const MLIR_PACKAGES: &[&str] = &[
 ];
 
 /// Debian packages the tests call: `openssl` writes the ed25519 and ECDSA
-/// keys the signature tests sign with, as users make them.
-pub(crate) const TEST_PACKAGES: &[&str] = &["openssl"];
+/// keys the signature tests sign with, as users make them;
+/// `chromium-headless-shell` renders `hurray view`'s reports.
+pub(crate) const TEST_PACKAGES: &[&str] = &["openssl", "chromium-headless-shell"];
 
 /// Runs `cmd`, failing with its description when it fails.
 pub(crate) fn run(cmd: &mut Command) -> Result<()> {

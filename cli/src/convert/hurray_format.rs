@@ -34,7 +34,7 @@ pub(super) fn check_complete(file: &File, path: &Path) -> Result<()> {
 /// read, written and dropped.
 pub(super) fn copy(file: &File, output: &Path, options: super::Options) -> Result<()> {
     let reader = file.reader();
-    let bar = super::progress_bar(file.tensors().map(|t| t.byte_length()).sum());
+    let bar = crate::output::progress_bar(file.tensors().map(|t| t.byte_length()).sum());
     let mut w = Writer::create(output)?;
     w.set_digests(options.digest_algorithm())?;
     w.set_alignment(reader.alignment())?;

@@ -33,17 +33,14 @@ use format::Format;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{AtomicFile, ElementType, File};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Cursor, IsTerminal, Write};
+use std::io::{BufWriter, Cursor, Write};
 use std::path::Path;
 
 /// Bytes handed to the destination at a time.
 const CHUNK: usize = 1 << 20;
-/// Inputs with more tensor data than this show a progress bar (on a terminal).
-const PROGRESS_THRESHOLD: u64 = 64 << 20;
 
 /// One tensor of a source, as stored there.
 #[derive(Debug)]
@@ -370,21 +367,6 @@ pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
     Ok(total)
 }
 
-fn progress_bar(total: u64) -> ProgressBar {
-    let target = if total >= PROGRESS_THRESHOLD && std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{msg:24!} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
-}
-
 /// Checks every tensor against the destination, and the resource policy,
 /// before anything is written.
 fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Result<()> {
@@ -506,7 +488,7 @@ fn transfer(
         Format::Gguf => bail!("GGUF is only read"),
     };
     warn_dropped(&source, to);
-    let bar = progress_bar(source.entries.iter().map(Entry::stored_len).sum());
+    let bar = crate::output::progress_bar(source.entries.iter().map(Entry::stored_len).sum());
     for e in &source.entries {
         bar.set_message(e.name.clone());
         let data = source.load(e)?;

@@ -9,9 +9,11 @@ use crate::reader::TensorRef;
 use crate::{ElementType, Layout};
 
 mod quantized;
+mod values;
 
 pub use crate::reader::{Metadata, Shape, Tensors};
 pub use quantized::QuantizedView;
+pub use values::VALUE_CHUNK;
 
 impl<'a> TensorRef<'a> {
     /// The dense values' bytes (row-major, or strided as the layout says).

@@ -14,7 +14,7 @@ pub(super) struct PackedOrWide<'a> {
 
 impl PackedOrWide<'_> {
     /// Element `i` as a number (integers exact; floats decoded exactly).
-    fn get(&self, i: u64) -> f64 {
+    pub(super) fn get(&self, i: u64) -> f64 {
         let t = self.element_type;
         let bits = t.bits();
         let raw = if bits < 8 || !bits.is_multiple_of(8) {
@@ -61,13 +61,29 @@ impl QuantizedView<'_> {
     /// power of two, a NaN E8M0 scale makes its block NaN, as the OCP MX
     /// specification says).
     pub fn dequantize(&self) -> Vec<f32> {
-        // The runtime's count (ADR-007: a 0 dimension first, so an empty
-        // `[2^40, 2^40, 0]` is 0, not an overflow). A non-empty count is
-        // bounded by the verified stored buffer, so the products below fit.
-        let count = match crate::element_count(&self.dims).known() {
-            Some(n) if n > 0 => n,
-            _ => return Vec::new(),
-        };
+        let mut out = vec![0f32; self.len() as usize];
+        self.dequantize_into(0, &mut out);
+        out
+    }
+
+    /// The number of elements: the runtime's count (ADR-007: a 0 dimension
+    /// first, so an empty `[2^40, 2^40, 0]` is 0, not an overflow). A
+    /// non-empty count is bounded by the verified stored buffer.
+    pub fn len(&self) -> u64 {
+        crate::element_count(&self.dims).known().unwrap_or(0)
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// [`dequantize`](Self::dequantize) of the elements `start..start +
+    /// out.len()` (row-major), into `out`: a caller streams a tensor of any
+    /// size through a buffer of its own. Elements past the end are left as
+    /// they are.
+    pub fn dequantize_into(&self, start: u64, out: &mut [f32]) {
+        let count = self.len();
         let q = &self.quantization;
         let scales = PackedOrWide {
             bytes: self.scales,
@@ -95,28 +111,26 @@ impl QuantizedView<'_> {
             None => (1, 1),
         };
         let blocks = d_axis.div_ceil(block);
-        (0..count)
-            .map(|i| {
-                let s = match axis {
-                    None => 0,
-                    Some(_) if per_axis => (i / inner) % d_axis,
-                    Some(_) => {
-                        let outer = i / (d_axis * inner);
-                        let a = (i / inner) % d_axis;
-                        let r = i % inner;
-                        (outer * blocks + a / block) * inner + r
-                    }
-                };
-                let zp = zps.as_ref().map_or(0.0, |z| z.get(s));
-                let scaled = (self.stored.get(i) - zp) * scales.get(s) * q.tensor_scale;
-                // No offsets add nothing, not +0.0 (which would turn a -0.0 into +0.0).
-                let value = match &offsets {
-                    Some(o) => scaled + o.get(s),
-                    None => scaled,
-                };
-                value as f32
-            })
-            .collect()
+        for (i, o) in (start..count).zip(out.iter_mut()) {
+            let s = match axis {
+                None => 0,
+                Some(_) if per_axis => (i / inner) % d_axis,
+                Some(_) => {
+                    let outer = i / (d_axis * inner);
+                    let a = (i / inner) % d_axis;
+                    let r = i % inner;
+                    (outer * blocks + a / block) * inner + r
+                }
+            };
+            let zp = zps.as_ref().map_or(0.0, |z| z.get(s));
+            let scaled = (self.stored.get(i) - zp) * scales.get(s) * q.tensor_scale;
+            // No offsets add nothing, not +0.0 (which would turn a -0.0 into +0.0).
+            let value = match &offsets {
+                Some(o) => scaled + o.get(s),
+                None => scaled,
+            };
+            *o = value as f32;
+        }
     }
 }
 

@@ -1,0 +1,367 @@
+//! What a report shows, computed here (the page only lays it out): one row
+//! per tensor (a sharded checkpoint's logical tensors, with their pieces'
+//! member), totals by element type, layer and member, and with `--stats` a
+//! summary of each tensor's values.
+
+use super::stats::{Accumulator, Stats};
+use crate::inspect::quant_text;
+use crate::output::progress_bar;
+use anyhow::Result;
+use hurray::{Dim, File, ShardedFile, TensorRef};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    /// The path or URL it was made of.
+    pub(crate) source: String,
+    /// `"file"` or `"sharded checkpoint"`.
+    pub(crate) kind: &'static str,
+    pub(crate) version: String,
+    /// Bytes of the file, or of the index and every member.
+    pub(crate) file_bytes: u64,
+    pub(crate) metadata: Vec<(String, String)>,
+    pub(crate) members: Vec<Group>,
+    pub(crate) tensors: Vec<Row>,
+    pub(crate) totals: Totals,
+    /// Whether rows carry `stats`.
+    pub(crate) stats: bool,
+}
+
+/// One tensor.
+#[derive(Debug, Serialize)]
+pub(crate) struct Row {
+    pub(crate) name: String,
+    pub(crate) dtype: &'static str,
+    /// Sizes, `"?"` for a dynamic dimension (0 stays 0).
+    pub(crate) shape: Vec<Value>,
+    pub(crate) layout: &'static str,
+    pub(crate) quantization: Option<String>,
+    /// What the treemap colours it by: its quantization scheme, or its type.
+    pub(crate) kind: String,
+    pub(crate) bytes: u64,
+    /// Elements; `None` for a dynamic shape or a tensor without data.
+    pub(crate) params: Option<u64>,
+    /// What the file records to check it: `crc32c`, `blake3`, both, `none`.
+    pub(crate) checks: &'static str,
+    /// The members holding it (a sharded checkpoint's).
+    pub(crate) members: Vec<String>,
+    pub(crate) stats: Option<Stats>,
+    /// Why it has no stats (complex values, no data).
+    pub(crate) stats_note: Option<String>,
+}
+
+/// Totals over a group of tensors.
+#[derive(Debug, Serialize, Default, Clone)]
+pub(crate) struct Group {
+    pub(crate) name: String,
+    pub(crate) tensors: u64,
+    pub(crate) params: u64,
+    pub(crate) bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Totals {
+    pub(crate) all: Group,
+    pub(crate) by_dtype: Vec<Group>,
+    pub(crate) by_layer: Vec<Group>,
+}
+
+/// The layer a tensor belongs to: its name up to the first all-digit
+/// component (`model.layers.3`), else without its last component
+/// (`model.embed_tokens`), else the name.
+pub(crate) fn layer_of(name: &str) -> &str {
+    let mut end = 0;
+    for part in name.split('.') {
+        end += part.len();
+        if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            return &name[..end];
+        }
+        end += 1;
+    }
+    name.rfind('.').map_or(name, |i| &name[..i])
+}
+
+fn checks_of(t: &TensorRef<'_>) -> &'static str {
+    match (t.checksums().is_some(), t.digests().is_some()) {
+        (true, true) => "crc32c+blake3",
+        (true, false) => "crc32c",
+        (false, true) => "blake3",
+        (false, false) => "none",
+    }
+}
+
+fn shape_of(dims: &[Dim]) -> Vec<Value> {
+    dims.iter()
+        .map(|d| match d {
+            Dim::Fixed(n) => json!(n),
+            Dim::Dynamic => json!("?"),
+        })
+        .collect()
+}
+
+/// A row for tensor `t` (without stats).
+fn row_of(t: &TensorRef<'_>) -> Row {
+    let d = t.descriptor();
+    let quantization = d
+        .quantization
+        .as_ref()
+        .map(|q| quant_text(d.element_type, q));
+    let kind = match &d.quantization {
+        Some(q) => format!("{} {}", d.element_type.name(), q.scheme.kind().name()),
+        None => d.element_type.name().to_owned(),
+    };
+    Row {
+        name: d.name.clone(),
+        dtype: d.element_type.name(),
+        shape: shape_of(&d.shape),
+        layout: d.layout.name(),
+        quantization,
+        kind,
+        bytes: t.byte_length(),
+        params: (!d.descriptor_only).then(|| t.element_count()).flatten(),
+        checks: checks_of(t),
+        members: Vec::new(),
+        stats: None,
+        stats_note: None,
+    }
+}
+
+/// Totals by element type and by layer, sorted by bytes, largest first.
+fn totals(rows: &[Row]) -> Totals {
+    let mut all = Group {
+        name: "all".into(),
+        ..Group::default()
+    };
+    let (mut dtypes, mut layers) = (BTreeMap::new(), BTreeMap::new());
+    for r in rows {
+        for (g, key) in [
+            (&mut all, None),
+            (
+                &mut *dtypes.entry(r.kind.clone()).or_insert_with(Group::default),
+                Some(r.kind.as_str()),
+            ),
+            (
+                &mut *layers
+                    .entry(layer_of(&r.name).to_owned())
+                    .or_insert_with(Group::default),
+                Some(layer_of(&r.name)),
+            ),
+        ] {
+            if let Some(k) = key {
+                g.name = k.to_owned();
+            }
+            g.tensors += 1;
+            g.params += r.params.unwrap_or(0);
+            g.bytes += r.bytes;
+        }
+    }
+    let sorted = |m: BTreeMap<String, Group>| {
+        let mut v: Vec<Group> = m.into_values().collect();
+        v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
+        v
+    };
+    Totals {
+        all,
+        by_dtype: sorted(dtypes),
+        by_layer: sorted(layers),
+    }
+}
+
+/// Runs `work` on every index below `n` on all cores, the next index to
+/// whichever thread is free (tensors differ in size).
+fn on_threads(n: usize, work: impl Fn(usize) + Sync) {
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(n.max(1));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    work(i);
+                }
+            });
+        }
+    });
+}
+
+/// Summarizes tensor `t` of `file` (read first if its source is not in
+/// memory): its accumulated values, or why there are none.
+fn summarize(file: &File, t: TensorRef<'_>) -> Result<Accumulator, String> {
+    if t.is_descriptor_only() {
+        return Err("no data".into());
+    }
+    file.with_data(t, |t| {
+        let mut acc = Accumulator::new(t.element_count().unwrap_or(0));
+        t.for_each_value_chunk(|c| acc.add(c))?;
+        Ok(acc)
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// One tensor's summary, or why it has none, as the threads leave them.
+type Slot = Mutex<Option<Result<Accumulator, String>>>;
+
+/// Puts each summary (or why there is none) into its row.
+fn fill(rows: &mut [Row], results: Vec<Slot>) {
+    for (row, r) in rows.iter_mut().zip(results) {
+        match r.into_inner().ok().flatten() {
+            Some(Ok(acc)) => row.stats = Some(acc.finish()),
+            Some(Err(why)) => row.stats_note = Some(why),
+            None => row.stats_note = Some("not summarized".into()),
+        }
+    }
+}
+
+/// The report of a file of tensors.
+pub(crate) fn of_file(source: &str, file: &File, stats: bool) -> Result<Report> {
+    let mut rows: Vec<Row> = file.tensors().map(|t| row_of(&t)).collect();
+    if stats {
+        let tensors: Vec<TensorRef<'_>> = file.tensors().collect();
+        let bar = progress_bar(rows.iter().map(|r| r.bytes).sum());
+        bar.set_message("stats");
+        let results: Vec<Slot> = tensors.iter().map(|_| Mutex::new(None)).collect();
+        on_threads(tensors.len(), |i| {
+            let r = summarize(file, tensors[i]);
+            bar.inc(tensors[i].byte_length());
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(r);
+            }
+        });
+        bar.finish_and_clear();
+        fill(&mut rows, results);
+    }
+    let (major, minor) = file.version();
+    Ok(Report {
+        source: source.to_owned(),
+        kind: "file",
+        version: format!("{major}.{minor}"),
+        file_bytes: file.file_len(),
+        metadata: file
+            .metadata()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        members: Vec::new(),
+        totals: totals(&rows),
+        tensors: rows,
+        stats,
+    })
+}
+
+/// The report of a sharded checkpoint: its logical tensors, each with the
+/// members holding its pieces (every member's header is read).
+pub(crate) fn of_index(
+    source: &str,
+    index: &File,
+    checkpoint: &ShardedFile,
+    stats: bool,
+) -> Result<Report> {
+    let mut members: Vec<Group> = checkpoint
+        .members()
+        .iter()
+        .map(|m| Group {
+            name: m.path.clone(),
+            bytes: m.size,
+            ..Group::default()
+        })
+        .collect();
+    let mut rows = Vec::with_capacity(checkpoint.tensors().len());
+    for t in checkpoint.tensors() {
+        let first = &t.pieces[0];
+        let piece = checkpoint.piece(t, first)?;
+        let mut row = row_of(&piece);
+        row.name = t.name.clone();
+        row.shape = t.shape.iter().map(|&d| json!(d)).collect();
+        row.params = Some(t.shape.iter().product());
+        row.bytes = 0;
+        for p in &t.pieces {
+            let piece = checkpoint.piece(t, p)?;
+            row.bytes += piece.byte_length();
+            let m = &mut members[p.member];
+            m.params += piece.element_count().unwrap_or(0);
+            m.tensors += 1;
+            if !row.members.contains(&m.name) {
+                row.members.push(m.name.clone());
+            }
+        }
+        rows.push(row);
+    }
+    if stats {
+        let bar = progress_bar(rows.iter().map(|r| r.bytes).sum());
+        bar.set_message("stats");
+        let results: Vec<Slot> = rows.iter().map(|_| Mutex::new(None)).collect();
+        let tensors = checkpoint.tensors();
+        on_threads(tensors.len(), |i| {
+            let t = &tensors[i];
+            let mut whole: Option<Accumulator> = None;
+            let mut failure = None;
+            for p in &t.pieces {
+                let summary = checkpoint
+                    .member(p.member)
+                    .map_err(|e| e.to_string())
+                    .and_then(|file| {
+                        let piece = file.tensor(&p.tensor).map_err(|e| e.to_string())?;
+                        summarize(file, piece)
+                    });
+                match summary {
+                    Ok(acc) => match whole.as_mut() {
+                        Some(w) => w.merge(acc),
+                        None => whole = Some(acc),
+                    },
+                    Err(why) => failure = Some(why),
+                }
+            }
+            bar.inc(rows[i].bytes);
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(match failure {
+                    Some(why) => Err(why),
+                    None => whole.ok_or_else(|| "no pieces".to_owned()),
+                });
+            }
+        });
+        bar.finish_and_clear();
+        fill(&mut rows, results);
+    }
+    let (major, minor) = index.version();
+    Ok(Report {
+        source: source.to_owned(),
+        kind: "sharded checkpoint",
+        version: format!("{major}.{minor}"),
+        file_bytes: index.file_len() + members.iter().map(|m| m.bytes).sum::<u64>(),
+        metadata: checkpoint
+            .metadata()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        members,
+        totals: totals(&rows),
+        tensors: rows,
+        stats,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layer_of;
+
+    #[test]
+    fn layers_end_at_the_first_index() {
+        assert_eq!(
+            layer_of("model.layers.3.mlp.up_proj.weight"),
+            "model.layers.3"
+        );
+        assert_eq!(layer_of("model.embed_tokens.weight"), "model.embed_tokens");
+        assert_eq!(layer_of("lm_head"), "lm_head");
+        assert_eq!(layer_of("h.10.attn"), "h.10");
+        assert_eq!(layer_of("a..b"), "a.");
+    }
+}

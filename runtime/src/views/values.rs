@@ -1,0 +1,204 @@
+//! A tensor's values as numbers, a chunk at a time: what a summary of a
+//! checkpoint's values (`hurray view --stats`) reads, in bounded memory,
+//! whatever the element type, layout or quantization.
+
+use super::quantized::PackedOrWide;
+use crate::buffer::BufferRole;
+use crate::error::{Error, Result};
+use crate::reader::TensorRef;
+use crate::{ElementClass, ElementType, Layout};
+
+/// The most values [`TensorRef::for_each_value_chunk`] hands over at once.
+pub const VALUE_CHUNK: usize = 1 << 16;
+
+impl TensorRef<'_> {
+    /// The values this tensor stores, as `f64`, handed to `f` at most
+    /// [`VALUE_CHUNK`] at a time, in storage order: a dense or strided
+    /// tensor's values buffer (a strided one's stored elements, each once),
+    /// a sparse tensor's stored values, a quantized tensor's values
+    /// dequantized (as [`QuantizedView::dequantize`] computes them). Integers
+    /// are exact; floats are decoded exactly (f64 holds every value of every
+    /// float type). Memory is one chunk, whatever the tensor's size.
+    /// Complex tensors have no real values: [`Error::InvalidField`]; a
+    /// descriptor-only tensor is [`Error::NoData`].
+    ///
+    /// [`QuantizedView::dequantize`]: crate::views::QuantizedView::dequantize
+    pub fn for_each_value_chunk(&self, mut f: impl FnMut(&[f64])) -> Result<()> {
+        let t = self.element_type();
+        if t.class() == ElementClass::Complex {
+            return Err(Error::InvalidField {
+                tensor: self.name().to_owned(),
+                field: "element_type".into(),
+                value: t.name().into(),
+                reason: "complex values have no order: no real values to summarize".into(),
+            });
+        }
+        let mut chunk = Vec::with_capacity(VALUE_CHUNK);
+        if self.quantization().is_some() {
+            let q = self.quantized()?;
+            let mut narrow = vec![0f32; VALUE_CHUNK];
+            let mut start = 0;
+            while start < q.len() {
+                let n = (q.len() - start).min(VALUE_CHUNK as u64) as usize;
+                q.dequantize_into(start, &mut narrow[..n]);
+                chunk.clear();
+                chunk.extend(narrow[..n].iter().map(|&v| f64::from(v)));
+                f(&chunk);
+                start += n as u64;
+            }
+            return Ok(());
+        }
+        let (bytes, count) = match self.layout() {
+            Layout::Dense => (self.data()?, self.element_count().unwrap_or(0)),
+            Layout::Strided(_) => {
+                // Byte-aligned types only: every byte belongs to an element.
+                let bytes = self.data()?;
+                (bytes, stored_count(bytes, t))
+            }
+            Layout::Coo { nnz, .. } | Layout::Csr { nnz, .. } | Layout::Csc { nnz, .. } => {
+                (self.buffer(BufferRole::Values).unwrap_or(&[]), nnz)
+            }
+        };
+        decode_chunks(bytes, t, count, &mut chunk, &mut f);
+        Ok(())
+    }
+}
+
+/// How many elements of byte-aligned type `t` `bytes` holds.
+fn stored_count(bytes: &[u8], t: ElementType) -> u64 {
+    (bytes.len() as u64 * 8) / u64::from(t.bits())
+}
+
+/// Decodes `count` elements of `t` from `bytes` into `chunk`, handing each
+/// full chunk (and the last) to `f`. The common float types take a direct
+/// path, one tight loop per type; every other type goes through the exact
+/// per-element decoding the dequantization uses.
+fn decode_chunks(
+    bytes: &[u8],
+    t: ElementType,
+    count: u64,
+    chunk: &mut Vec<f64>,
+    f: &mut impl FnMut(&[f64]),
+) {
+    let count = usize::try_from(count).unwrap_or(usize::MAX);
+    match t {
+        ElementType::Float32 => decode_with(bytes, count, chunk, f, |b: [u8; 4]| {
+            f64::from(f32::from_le_bytes(b))
+        }),
+        ElementType::BFloat16 => decode_with(bytes, count, chunk, f, |b: [u8; 2]| {
+            f64::from(f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))
+        }),
+        ElementType::Float16 => decode_with(bytes, count, chunk, f, |b: [u8; 2]| {
+            f64::from(half::f16::from_bits(u16::from_le_bytes(b)))
+        }),
+        ElementType::Float64 => decode_with(bytes, count, chunk, f, f64::from_le_bytes),
+        _ => {
+            let stored = PackedOrWide {
+                bytes,
+                element_type: t,
+            };
+            let mut start = 0;
+            while start < count {
+                let n = (count - start).min(VALUE_CHUNK);
+                chunk.clear();
+                chunk.extend((start..start + n).map(|i| stored.get(i as u64)));
+                f(chunk);
+                start += n;
+            }
+        }
+    }
+}
+
+/// The direct path of [`decode_chunks`] for a type of `W` bytes: `decode`
+/// is inlined into one loop per chunk, which the compiler vectorizes.
+fn decode_with<const W: usize>(
+    bytes: &[u8],
+    count: usize,
+    chunk: &mut Vec<f64>,
+    f: &mut impl FnMut(&[f64]),
+    decode: impl Fn([u8; W]) -> f64,
+) {
+    let used = count.min(bytes.len() / W) * W;
+    for piece in bytes[..used].chunks(VALUE_CHUNK * W) {
+        chunk.clear();
+        chunk.resize(piece.len() / W, 0.0);
+        for (out, b) in chunk.iter_mut().zip(piece.chunks_exact(W)) {
+            let mut code = [0u8; W];
+            code.copy_from_slice(b);
+            *out = decode(code);
+        }
+        f(chunk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ElementType, File, Quantization, QuantizationScheme, TensorDescriptor, Writer};
+    use crate::{Layout, shape};
+
+    fn values_of(file: &File, name: &str) -> Vec<f64> {
+        let mut all = Vec::new();
+        file.tensor(name)
+            .unwrap()
+            .for_each_value_chunk(|c| all.extend_from_slice(c))
+            .unwrap();
+        all
+    }
+
+    #[test]
+    fn every_kind_of_tensor_gives_its_values() {
+        let mut bytes = Vec::new();
+        let mut w = Writer::new(&mut bytes).unwrap();
+        let big: Vec<f32> = (0..200_000).map(|i| i as f32 - 7.5).collect();
+        let d = TensorDescriptor::new("big", ElementType::Float32, shape(&[200_000]));
+        w.add_tensor(&d, &[crate::as_bytes(&big)]).unwrap();
+        let bf: Vec<u16> = [1.5f32, -2.0, f32::NAN, f32::INFINITY]
+            .iter()
+            .map(|v| (v.to_bits() >> 16) as u16)
+            .collect();
+        let d = TensorDescriptor::new("bf", ElementType::BFloat16, shape(&[4]));
+        w.add_tensor(&d, &[crate::as_bytes(&bf)]).unwrap();
+        // Int4 codes -1, 7, -8 packed LSB first.
+        let d = TensorDescriptor::new("i4", ElementType::Int4, shape(&[3]));
+        w.add_tensor(&d, &[&[0x7f, 0x08]]).unwrap();
+        let mut d = TensorDescriptor::new("q", ElementType::Int8, shape(&[2, 2]));
+        d.quantization = Some(Quantization::new(
+            QuantizationScheme::PerAxis { axis: 0 },
+            ElementType::Float32,
+            ElementType::Float32,
+        ));
+        let scales = [0.5f32, 2.0];
+        w.add_tensor(&d, &[&[2, 0xfe, 3, 4], crate::as_bytes(&scales), &[]])
+            .unwrap();
+        let mut d = TensorDescriptor::new("coo", ElementType::Float64, shape(&[4, 4]));
+        d.layout = Layout::Coo {
+            nnz: 2,
+            index_type: ElementType::Int64,
+            canonical: true,
+        };
+        let idx: [i64; 4] = [0, 1, 3, 2];
+        let vals = [9.25f64, -1.0];
+        w.add_tensor(&d, &[crate::as_bytes(&idx), crate::as_bytes(&vals)])
+            .unwrap();
+        let d = TensorDescriptor::new("c", ElementType::Complex64, shape(&[1]));
+        w.add_tensor(&d, &[&[0; 8]]).unwrap();
+        w.finish().unwrap();
+        let file = File::from_bytes(&bytes).unwrap();
+
+        let got = values_of(&file, "big");
+        assert_eq!(got.len(), 200_000);
+        assert!(got.iter().zip(&big).all(|(a, b)| *a == f64::from(*b)));
+        let got = values_of(&file, "bf");
+        assert_eq!(got[..2], [1.5, -2.0]);
+        assert!(got[2].is_nan() && got[3] == f64::INFINITY);
+        assert_eq!(values_of(&file, "i4"), [-1.0, 7.0, -8.0]);
+        assert_eq!(values_of(&file, "q"), [1.0, -1.0, 6.0, 8.0]);
+        assert_eq!(values_of(&file, "coo"), [9.25, -1.0]);
+        let e = file
+            .tensor("c")
+            .unwrap()
+            .for_each_value_chunk(|_| {})
+            .unwrap_err();
+        assert!(e.to_string().contains("complex"), "{e}");
+    }
+}

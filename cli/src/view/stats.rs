@@ -2,9 +2,29 @@
 //! NaN and infinity counts of its values, and a histogram of a systematic
 //! sample of them, computed in one streaming pass with bounded memory
 //! (`TensorRef::for_each_value_chunk`: one chunk of values at a time,
-//! dequantized for quantized tensors).
+//! dequantized for quantized tensors). Counts, extremes and NaN/infinity
+//! counts are exact; the mean is summed in f64.
 
+use hurray::views::Values;
 use serde::Serialize;
+
+/// A value as handed over: an `f32` (every float type of at most 32 bits,
+/// exactly) or an `f64`; summed in f64 either way.
+trait Lane: Copy {
+    fn to_f64(self) -> f64;
+}
+
+impl Lane for f32 {
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Lane for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
 
 /// The most values kept for a tensor's histogram: every k-th value, k chosen
 /// from the tensor's count so that at most this many are kept.
@@ -61,27 +81,36 @@ impl Accumulator {
         }
     }
 
-    /// Counts `values`.
-    pub(crate) fn add(&mut self, values: &[f64]) {
-        // The common case first: every value finite. Four independent lanes,
-        // so the loop vectorizes; `min`/`max` pass a NaN by, and a NaN or an
-        // infinity shows in the sum, which sends the chunk down the careful
-        // path below.
+    /// Counts a chunk of values.
+    pub(crate) fn add(&mut self, values: Values<'_>) {
+        match values {
+            Values::F32(v) => self.add_lanes(v),
+            Values::F64(v) => self.add_lanes(v),
+        }
+    }
+
+    fn add_lanes<T: Lane>(&mut self, values: &[T]) {
+        // The common case first: every value finite. Four independent f64
+        // lanes, so the loop vectorizes; a NaN compares false and is passed
+        // by, and a NaN or an infinity shows in the sum, which sends the
+        // chunk down the careful path below.
         let (mut min, mut max, mut sum) = ([f64::INFINITY; 4], [f64::NEG_INFINITY; 4], [0.0; 4]);
         let mut quads = values.chunks_exact(4);
         for q in &mut quads {
+            // As an array, so the lanes' indices need no checks.
+            let Ok(q) = <&[T; 4]>::try_from(q) else {
+                continue;
+            };
             for l in 0..4 {
-                // A comparison, not `f64::min`: one instruction per lane
-                // (a NaN compares false and is passed by all the same).
-                let v = q[l];
+                let v = q[l].to_f64();
                 min[l] = if v < min[l] { v } else { min[l] };
                 max[l] = if v > max[l] { v } else { max[l] };
                 sum[l] += v;
             }
         }
-        for &v in quads.remainder() {
-            min[0] = min[0].min(v);
-            max[0] = max[0].max(v);
+        for v in quads.remainder().iter().map(|v| v.to_f64()) {
+            min[0] = if v < min[0] { v } else { min[0] };
+            max[0] = if v > max[0] { v } else { max[0] };
             sum[0] += v;
         }
         let total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
@@ -91,7 +120,7 @@ impl Accumulator {
             self.min = min.iter().fold(self.min, |a, &b| a.min(b));
             self.max = max.iter().fold(self.max, |a, &b| a.max(b));
         } else {
-            for &v in values {
+            for v in values.iter().map(|v| v.to_f64()) {
                 if v.is_nan() {
                     self.nan += 1;
                 } else if v.is_infinite() {
@@ -112,6 +141,7 @@ impl Accumulator {
                 .iter()
                 .skip(first as usize)
                 .step_by(self.stride as usize)
+                .map(|v| v.to_f64())
                 .filter(|v| v.is_finite()),
         );
         self.count += values.len() as u64;
@@ -172,9 +202,9 @@ mod tests {
     fn counts_extremes_mean_and_specials_are_exact() {
         let values: Vec<f64> = (0..10_000).map(f64::from).collect();
         let mut a = Accumulator::new(10_003);
-        a.add(&values[..3333]);
-        a.add(&values[3333..]);
-        a.add(&[f64::NAN, f64::INFINITY, f64::NEG_INFINITY]);
+        a.add(Values::F64(&values[..3333]));
+        a.add(Values::F64(&values[3333..]));
+        a.add(Values::F64(&[f64::NAN, f64::INFINITY, f64::NEG_INFINITY]));
         let s = a.finish();
         assert_eq!(s.count, 10_003);
         assert_eq!((s.min, s.max), (Some(0.0), Some(9999.0)));
@@ -194,7 +224,7 @@ mod tests {
     #[test]
     fn no_finite_value_has_no_extremes() {
         let mut a = Accumulator::new(2);
-        a.add(&[f64::NAN, f64::NAN]);
+        a.add(Values::F32(&[f32::NAN, f32::NAN]));
         let s = a.finish();
         assert_eq!((s.min, s.max, s.mean, s.nan), (None, None, None, 2));
         assert_eq!(s.histogram, vec![0; BINS]);
@@ -205,10 +235,10 @@ mod tests {
     #[test]
     fn merged_pieces_are_the_whole() {
         let mut whole = Accumulator::new(8);
-        whole.add(&[1.0, -3.0, 5.0, 2.0, 8.0, 0.5, -1.0, 4.0]);
+        whole.add(Values::F32(&[1.0, -3.0, 5.0, 2.0, 8.0, 0.5, -1.0, 4.0]));
         let (mut a, mut b) = (Accumulator::new(4), Accumulator::new(4));
-        a.add(&[1.0, -3.0, 5.0, 2.0]);
-        b.add(&[8.0, 0.5, -1.0, 4.0]);
+        a.add(Values::F64(&[1.0, -3.0, 5.0, 2.0]));
+        b.add(Values::F64(&[8.0, 0.5, -1.0, 4.0]));
         a.merge(b);
         let (w, m) = (whole.finish(), a.finish());
         assert_eq!(

@@ -13,7 +13,7 @@ mod values;
 
 pub use crate::reader::{Metadata, Shape, Tensors};
 pub use quantized::QuantizedView;
-pub use values::VALUE_CHUNK;
+pub use values::{VALUE_CHUNK, Values};
 
 impl<'a> TensorRef<'a> {
     /// The dense values' bytes (row-major, or strided as the layout says).

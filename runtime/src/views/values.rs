@@ -11,19 +11,43 @@ use crate::{ElementClass, ElementType, Layout};
 /// The most values [`TensorRef::for_each_value_chunk`] hands over at once.
 pub const VALUE_CHUNK: usize = 1 << 16;
 
+/// A chunk of a tensor's values: `f32` where every value of the type is
+/// exactly an `f32` (floats of at most 32 bits, integers of at most 16,
+/// bools, dequantized values, which the runtime rounds to `f32`), `f64`
+/// otherwise (`f64`, 32- and 64-bit integers; integers above 2^53 round).
+#[derive(Debug, Clone, Copy)]
+pub enum Values<'c> {
+    F32(&'c [f32]),
+    F64(&'c [f64]),
+}
+
+impl Values<'_> {
+    /// How many values.
+    pub fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl TensorRef<'_> {
-    /// The values this tensor stores, as `f64`, handed to `f` at most
-    /// [`VALUE_CHUNK`] at a time, in storage order: a dense or strided
-    /// tensor's values buffer (a strided one's stored elements, each once),
-    /// a sparse tensor's stored values, a quantized tensor's values
-    /// dequantized (as [`QuantizedView::dequantize`] computes them). Integers
-    /// are exact; floats are decoded exactly (f64 holds every value of every
-    /// float type). Memory is one chunk, whatever the tensor's size.
-    /// Complex tensors have no real values: [`Error::InvalidField`]; a
+    /// The values this tensor stores, handed to `f` at most [`VALUE_CHUNK`]
+    /// at a time, in storage order: a dense tensor's elements, a strided
+    /// tensor's stored elements (each once), a sparse tensor's stored
+    /// values, a quantized tensor's values dequantized (as
+    /// [`QuantizedView::dequantize`] computes them). Every value is decoded
+    /// exactly (see [`Values`]). Memory is one chunk, whatever the tensor's
+    /// size. Complex tensors have no real values: [`Error::InvalidField`]; a
     /// descriptor-only tensor is [`Error::NoData`].
     ///
     /// [`QuantizedView::dequantize`]: crate::views::QuantizedView::dequantize
-    pub fn for_each_value_chunk(&self, mut f: impl FnMut(&[f64])) -> Result<()> {
+    pub fn for_each_value_chunk(&self, mut f: impl FnMut(Values<'_>)) -> Result<()> {
         let t = self.element_type();
         if t.class() == ElementClass::Complex {
             return Err(Error::InvalidField {
@@ -33,17 +57,14 @@ impl TensorRef<'_> {
                 reason: "complex values have no order: no real values to summarize".into(),
             });
         }
-        let mut chunk = Vec::with_capacity(VALUE_CHUNK);
         if self.quantization().is_some() {
             let q = self.quantized()?;
-            let mut narrow = vec![0f32; VALUE_CHUNK];
+            let mut chunk = vec![0f32; VALUE_CHUNK];
             let mut start = 0;
             while start < q.len() {
                 let n = (q.len() - start).min(VALUE_CHUNK as u64) as usize;
-                q.dequantize_into(start, &mut narrow[..n]);
-                chunk.clear();
-                chunk.extend(narrow[..n].iter().map(|&v| f64::from(v)));
-                f(&chunk);
+                q.dequantize_into(start, &mut chunk[..n]);
+                f(Values::F32(&chunk[..n]));
                 start += n as u64;
             }
             return Ok(());
@@ -53,81 +74,101 @@ impl TensorRef<'_> {
             Layout::Strided(_) => {
                 // Byte-aligned types only: every byte belongs to an element.
                 let bytes = self.data()?;
-                (bytes, stored_count(bytes, t))
+                (bytes, bytes.len() as u64 * 8 / u64::from(t.bits()))
             }
             Layout::Coo { nnz, .. } | Layout::Csr { nnz, .. } | Layout::Csc { nnz, .. } => {
                 (self.buffer(BufferRole::Values).unwrap_or(&[]), nnz)
             }
         };
-        decode_chunks(bytes, t, count, &mut chunk, &mut f);
+        decode_chunks(
+            bytes,
+            t,
+            usize::try_from(count).unwrap_or(usize::MAX),
+            &mut f,
+        );
         Ok(())
     }
 }
 
-/// How many elements of byte-aligned type `t` `bytes` holds.
-fn stored_count(bytes: &[u8], t: ElementType) -> u64 {
-    (bytes.len() as u64 * 8) / u64::from(t.bits())
+/// Whether every value of `t` is exactly an `f32`.
+fn exact_in_f32(t: ElementType) -> bool {
+    match t.class() {
+        ElementClass::Float => t.bits() <= 32,
+        ElementClass::SignedInt | ElementClass::UnsignedInt => t.bits() <= 16,
+        ElementClass::Bool => true,
+        ElementClass::Complex => false,
+    }
 }
 
-/// Decodes `count` elements of `t` from `bytes` into `chunk`, handing each
-/// full chunk (and the last) to `f`. The common float types take a direct
-/// path, one tight loop per type; every other type goes through the exact
-/// per-element decoding the dequantization uses.
-fn decode_chunks(
-    bytes: &[u8],
-    t: ElementType,
-    count: u64,
-    chunk: &mut Vec<f64>,
-    f: &mut impl FnMut(&[f64]),
-) {
-    let count = usize::try_from(count).unwrap_or(usize::MAX);
+/// Decodes `count` elements of `t` from `bytes`, handing each chunk to
+/// `f`. The common float types take a direct path, one tight loop per
+/// type; every other type goes through the exact per-element decoding the
+/// dequantization uses.
+fn decode_chunks(bytes: &[u8], t: ElementType, count: usize, f: &mut impl FnMut(Values<'_>)) {
     match t {
-        ElementType::Float32 => decode_with(bytes, count, chunk, f, |b: [u8; 4]| {
-            f64::from(f32::from_le_bytes(b))
+        ElementType::Float32 => decode_with(bytes, count, f, f32::from_le_bytes),
+        ElementType::BFloat16 => decode_with(bytes, count, f, |b: [u8; 2]| {
+            f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16)
         }),
-        ElementType::BFloat16 => decode_with(bytes, count, chunk, f, |b: [u8; 2]| {
-            f64::from(f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))
+        ElementType::Float16 => decode_with(bytes, count, f, |b: [u8; 2]| {
+            half::f16::from_bits(u16::from_le_bytes(b)).to_f32()
         }),
-        ElementType::Float16 => decode_with(bytes, count, chunk, f, |b: [u8; 2]| {
-            f64::from(half::f16::from_bits(u16::from_le_bytes(b)))
-        }),
-        ElementType::Float64 => decode_with(bytes, count, chunk, f, f64::from_le_bytes),
+        ElementType::Float64 => {
+            let mut chunk = Vec::with_capacity(VALUE_CHUNK.min(count));
+            for piece in bytes[..count.min(bytes.len() / 8) * 8].chunks(VALUE_CHUNK * 8) {
+                chunk.clear();
+                chunk.extend(piece.chunks_exact(8).map(|b| {
+                    let mut code = [0u8; 8];
+                    code.copy_from_slice(b);
+                    f64::from_le_bytes(code)
+                }));
+                f(Values::F64(&chunk));
+            }
+        }
         _ => {
             let stored = PackedOrWide {
                 bytes,
                 element_type: t,
             };
+            let (mut narrow, mut wide) = (Vec::new(), Vec::new());
             let mut start = 0;
             while start < count {
                 let n = (count - start).min(VALUE_CHUNK);
-                chunk.clear();
-                chunk.extend((start..start + n).map(|i| stored.get(i as u64)));
-                f(chunk);
+                let values = (start..start + n).map(|i| stored.get(i as u64));
+                if exact_in_f32(t) {
+                    narrow.clear();
+                    narrow.extend(values.map(|v| v as f32));
+                    f(Values::F32(&narrow));
+                } else {
+                    wide.clear();
+                    wide.extend(values);
+                    f(Values::F64(&wide));
+                }
                 start += n;
             }
         }
     }
 }
 
-/// The direct path of [`decode_chunks`] for a type of `W` bytes: `decode`
-/// is inlined into one loop per chunk, which the compiler vectorizes.
+/// The direct path of [`decode_chunks`] for a float type of `W` bytes:
+/// `decode` is inlined into one loop per chunk, which the compiler
+/// vectorizes.
 fn decode_with<const W: usize>(
     bytes: &[u8],
     count: usize,
-    chunk: &mut Vec<f64>,
-    f: &mut impl FnMut(&[f64]),
-    decode: impl Fn([u8; W]) -> f64,
+    f: &mut impl FnMut(Values<'_>),
+    decode: impl Fn([u8; W]) -> f32,
 ) {
     let used = count.min(bytes.len() / W) * W;
+    let mut chunk = vec![0f32; VALUE_CHUNK.min(count)];
     for piece in bytes[..used].chunks(VALUE_CHUNK * W) {
-        chunk.clear();
-        chunk.resize(piece.len() / W, 0.0);
-        for (out, b) in chunk.iter_mut().zip(piece.chunks_exact(W)) {
+        let n = piece.len() / W;
+        for (out, b) in chunk[..n].iter_mut().zip(piece.chunks_exact(W)) {
             let mut code = [0u8; W];
             code.copy_from_slice(b);
             *out = decode(code);
         }
-        f(chunk);
+        f(Values::F32(&chunk[..n]));
     }
 }
 
@@ -140,7 +181,10 @@ mod tests {
         let mut all = Vec::new();
         file.tensor(name)
             .unwrap()
-            .for_each_value_chunk(|c| all.extend_from_slice(c))
+            .for_each_value_chunk(|c| match c {
+                super::Values::F32(v) => all.extend(v.iter().map(|&x| f64::from(x))),
+                super::Values::F64(v) => all.extend_from_slice(v),
+            })
             .unwrap();
         all
     }

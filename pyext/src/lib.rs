@@ -40,6 +40,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::open_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(sharded::open_sharded, m)?)?;
+    m.add_function(wrap_pyfunction!(sharded::open_sharded_index, m)?)?;
     m.add_function(wrap_pyfunction!(url::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_sharded_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;

@@ -40,6 +40,36 @@ pub(crate) fn open_sharded(path: std::path::PathBuf, read_only: bool) -> PyResul
     })
 }
 
+/// The sharded checkpoint of an index already open (`file`, opened from
+/// `file.location()`): its members next to it, found as `open_sharded` and
+/// `open_sharded_remote` find them, without opening the index again, so a
+/// caller that checked the index (its signature) reads the checkpoint of
+/// that very index.
+#[pyfunction]
+#[pyo3(signature = (file, *, read_only=false, storage_options=None))]
+pub(crate) fn open_sharded_index(
+    py: Python<'_>,
+    file: PyRef<'_, crate::file::PyFile>,
+    read_only: bool,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<PyShardedFile> {
+    let (index, location) = (file.file(), file.location().to_owned());
+    let checkpoint = if hurray_object_store::is_url(&location) {
+        crate::url::with_options(py, storage_options, |o| {
+            ShardedFile::from_index_with_sources(
+                &index,
+                hurray_object_store::member_sources(&location, o),
+            )
+        })?
+    } else {
+        let mode = crate::file::map_mode(read_only);
+        // SAFETY: as `open_sharded` argues.
+        unsafe { ShardedFile::from_index_at_with(&index, std::path::Path::new(&location), mode) }
+            .map_err(err)?
+    };
+    Ok(PyShardedFile::from_file(checkpoint, location))
+}
+
 impl PyShardedFile {
     /// A checkpoint already open, called `source` in its `repr`.
     pub(crate) fn from_file(file: ShardedFile, source: String) -> PyShardedFile {

@@ -482,14 +482,20 @@ class File:
                         name,
                         "checksums",
                     )
+            # Format 1.4: one digest per buffer, concatenated, each as long as
+            # the header's algorithm makes it (BLAKE3: 32 bytes); with an
+            # algorithm, every tensor with buffers has them.
+            buffers = 0 if t.DescriptorOnly() else len(p.roles) + (0 if quant is None else 2 + (p.offsets is not None))
+            if t.DigestsIsNone() and h.DigestAlgorithm() == 1 and buffers > 0:
+                raise HurrayError(
+                    "InvalidField",
+                    f"tensor {name!r}: digests = 0 byte(s): absent: the header names a digest algorithm",
+                    name,
+                    "digests",
+                )
             if not t.DigestsIsNone():
-                # Format 1.4: one digest per buffer, concatenated, each as
-                # long as the header's algorithm makes it (BLAKE3: 32 bytes).
                 count = t.DigestsLength()
-                if t.DescriptorOnly():
-                    expected = 0
-                else:
-                    expected = len(p.roles) + (0 if quant is None else 2 + (p.offsets is not None))
+                expected = buffers
                 if h.DigestAlgorithm() == 0:
                     raise HurrayError(
                         "InvalidField",

@@ -162,6 +162,7 @@ def test_names_and_metadata_holding_markup_are_shown_as_text(hurray, tmp_path):
         "<script>document.body.setAttribute('data-pwned','1')</script>": np.zeros(4, np.float32),
         "<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">.w": np.ones(3, np.float32),
         "a\u2028b</script><script>document.body.setAttribute('data-pwned','3')</script>": np.ones(2, np.int8),
+        "__proto__.w": np.ones(8, np.float32),
     }
     path = tmp_path / "hostile.hurray"
     hurray.save(path, hostile, metadata={"</script><script>alert(1)</script>": "<b>bold</b>"})
@@ -171,5 +172,7 @@ def test_names_and_metadata_holding_markup_are_shown_as_text(hurray, tmp_path):
     d = parse(dom)
     assert "data-pwned" not in d.attrs, d.attrs
     assert sorted(r["name"] for r in d.rows) == sorted(hostile)
+    # A name component that is a property of JavaScript objects is a name.
+    assert "__proto__" in {path for path, _, _ in d.cells}
     # The metadata is text in a cell, not an element.
     assert "&lt;b&gt;bold&lt;/b&gt;" in dom and "<b>bold</b>" not in dom

@@ -153,13 +153,14 @@ struct DeferredChecks {
 
 impl DeferredChecks {
     /// Whether a check of `t` reads its bytes: the index contents of a
-    /// sparse tensor, the buffers of one that records checksums.
+    /// sparse tensor, the buffers of one that records checksums or digests.
     fn read_data_of(self, t: &TensorRef<'_>) -> bool {
         let sparse = matches!(
             t.layout(),
             Layout::Coo { .. } | Layout::Csr { .. } | Layout::Csc { .. }
         );
-        (self.sparse && sparse) || (self.checksums && t.checksums().is_some())
+        let recorded = t.checksums().is_some() || t.records_digests();
+        (self.sparse && sparse) || (self.checksums && recorded)
     }
 }
 

@@ -36,14 +36,21 @@ fn read_pem(path: &Path, what: &str) -> Result<String> {
         path: path.display().to_string(),
         source,
     };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > MAX_KEY_FILE_BYTES {
+    // Read up to one byte past the limit, whatever the file's length
+    // claims (a FIFO or a device says 0).
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_KEY_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(io)?;
+    if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
         return Err(Error::Key {
             what: format!("{what} {}", path.display()),
-            reason: format!("{len} bytes: not a PEM ed25519 key (at most {MAX_KEY_FILE_BYTES})"),
+            reason: format!("over {MAX_KEY_FILE_BYTES} bytes: not a PEM ed25519 key"),
         });
     }
-    let bytes = std::fs::read(path).map_err(io)?;
     String::from_utf8(bytes).map_err(|_| Error::Key {
         what: format!("{what} {}", path.display()),
         reason: "not PEM text".into(),

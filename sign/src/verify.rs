@@ -32,7 +32,10 @@ pub fn verify_file(file: &File, signature: &Signature, key: &PublicKey) -> Resul
 
 /// Checks `signature` over the checkpoint's `index` with `key`, then each
 /// member's header against the digest the index records (on opening it),
-/// then every tensor of every member against its digests.
+/// then every tensor of every member against its digests. `checkpoint`
+/// must be the one built from this very `index` (`ShardedFile::
+/// from_index_at(index, ..)` or `from_index_with_sources(index, ..)`), not
+/// a second open of its path, which could be another file by then.
 pub fn verify_checkpoint(
     index: &File,
     checkpoint: &ShardedFile,

@@ -97,8 +97,11 @@ fn keys_of_other_kinds_are_refused_naming_the_file() {
         PublicKey::from_pem_file(&path)
             .unwrap_err()
             .to_string()
-            .contains("1048576 bytes")
+            .contains("over 16384 bytes")
     );
+    // A device that claims no length is read no further than the limit.
+    let e = PrivateKey::from_pem_file("/dev/zero").unwrap_err();
+    assert!(e.to_string().contains("over 16384 bytes"), "{e}");
 }
 
 #[test]

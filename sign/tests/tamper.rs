@@ -312,3 +312,29 @@ fn a_single_files_signature_does_not_pass_for_an_index() {
     let e = check_checkpoint(&index, &k.public_key()).unwrap_err();
     assert_eq!(e.kind(), "KindMismatch", "{e}");
 }
+
+#[test]
+fn a_file_with_digests_and_no_checksums_is_checked_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = key(1);
+    let path = dir.path().join("m.hurray");
+    let mut w = Writer::create(&path).unwrap();
+    w.set_checksums(None).unwrap();
+    w.set_digests(Some(DigestAlgorithm::Blake3)).unwrap();
+    for name in ["a", "b"] {
+        let v = values(3, 1000);
+        w.add_tensor(&desc(name, 1000), &[hurray::as_bytes(&v)])
+            .unwrap();
+    }
+    w.finish().unwrap();
+    sign(&path, &k);
+    let file = File::open(&path).unwrap();
+    let signature = Signature::read(hurray_sign::signature_path(&path)).unwrap();
+    let v = verify_file(&file, &signature, &k.public_key()).unwrap();
+    assert_eq!(v.tensors, 2);
+    drop(file);
+    flip(&path, data_offset(&path, "b"));
+    let e = check_file(&path, &k.public_key()).unwrap_err();
+    assert_eq!(e.kind(), "DigestMismatch", "{e}");
+    assert!(File::open(&path).unwrap().verify_checksums().is_err());
+}

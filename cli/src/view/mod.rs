@@ -15,6 +15,20 @@ use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::Path;
 
+/// `location` as a shared page may show it: a URL without its user
+/// information, query and fragment (where presigned URLs and tokens are).
+fn shown_location(location: &str) -> String {
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return location.to_owned();
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}://{host}{path}")
+}
+
 /// Writes the report of `input` to `output` (replaced atomically).
 pub fn view(input: &Path, output: &Path, stats: bool) -> Result<()> {
     if input::is_url(output) {
@@ -25,7 +39,7 @@ pub fn view(input: &Path, output: &Path, stats: bool) -> Result<()> {
             output.display()
         );
     }
-    let source = input.display().to_string();
+    let source = shown_location(&input.display().to_string());
     let file = input::open(input)?;
     let report = if file.is_shard_index() {
         let checkpoint = open_index(&file, input)?;
@@ -46,4 +60,22 @@ pub fn view(input: &Path, output: &Path, stats: bool) -> Result<()> {
         report.totals.all.bytes
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_location;
+
+    #[test]
+    fn credentials_in_a_url_are_not_shown() {
+        assert_eq!(
+            shown_location("https://user:token@host.example/a/m.hurray?X-Amz-Signature=abc#x"),
+            "https://host.example/a/m.hurray"
+        );
+        assert_eq!(
+            shown_location("s3://bucket/run/m.hurray"),
+            "s3://bucket/run/m.hurray"
+        );
+        assert_eq!(shown_location("/data/m@2.hurray"), "/data/m@2.hurray");
+    }
 }

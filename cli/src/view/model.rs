@@ -156,8 +156,8 @@ fn totals(rows: &[Row]) -> Totals {
                 g.name = k.to_owned();
             }
             g.tensors += 1;
-            g.params += r.params.unwrap_or(0);
-            g.bytes += r.bytes;
+            g.params = g.params.saturating_add(r.params.unwrap_or(0));
+            g.bytes = g.bytes.saturating_add(r.bytes);
         }
     }
     let sorted = |m: BTreeMap<String, Group>| {
@@ -194,18 +194,15 @@ fn on_threads(n: usize, work: impl Fn(usize) + Sync) {
     });
 }
 
-/// Summarizes tensor `t` of `file` (read first if its source is not in
-/// memory): its accumulated values, or why there are none.
-fn summarize(file: &File, t: TensorRef<'_>) -> Result<Accumulator, String> {
+/// Adds the values of tensor `t` of `file` to `acc` (`t` read first if
+/// its source is not in memory, and dropped after), or says why there are
+/// none.
+fn summarize(file: &File, t: TensorRef<'_>, acc: &mut Accumulator) -> Result<(), String> {
     if t.is_descriptor_only() {
         return Err("no data".into());
     }
-    file.with_data(t, |t| {
-        let mut acc = Accumulator::new(t.element_count().unwrap_or(0));
-        t.for_each_value_chunk(|c| acc.add(c))?;
-        Ok(acc)
-    })
-    .map_err(|e| e.to_string())
+    file.with_data(t, |t| t.for_each_value_chunk(|c| acc.add(c)))
+        .map_err(|e| e.to_string())
 }
 
 /// One tensor's summary, or why it has none, as the threads leave them.
@@ -231,7 +228,8 @@ pub(crate) fn of_file(source: &str, file: &File, stats: bool) -> Result<Report> 
         bar.set_message("stats");
         let results: Vec<Slot> = tensors.iter().map(|_| Mutex::new(None)).collect();
         on_threads(tensors.len(), |i| {
-            let r = summarize(file, tensors[i]);
+            let mut acc = Accumulator::new(tensors[i].value_count());
+            let r = summarize(file, tensors[i], &mut acc).map(|()| acc);
             bar.inc(tensors[i].byte_length());
             if let Ok(mut slot) = results[i].lock() {
                 *slot = Some(r);
@@ -276,18 +274,24 @@ pub(crate) fn of_index(
         .collect();
     let mut rows = Vec::with_capacity(checkpoint.tensors().len());
     for t in checkpoint.tensors() {
+        // Headers only: of a checkpoint in a bucket, no tensor is fetched.
         let first = &t.pieces[0];
-        let piece = checkpoint.piece(t, first)?;
+        let piece = checkpoint.piece_header(t, first)?;
         let mut row = row_of(&piece);
         row.name = t.name.clone();
         row.shape = t.shape.iter().map(|&d| json!(d)).collect();
-        row.params = Some(t.shape.iter().product());
+        row.params = Some(
+            t.shape
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(d))
+                .unwrap_or(u64::MAX),
+        );
         row.bytes = 0;
         for p in &t.pieces {
-            let piece = checkpoint.piece(t, p)?;
-            row.bytes += piece.byte_length();
+            let piece = checkpoint.piece_header(t, p)?;
+            row.bytes = row.bytes.saturating_add(piece.byte_length());
             let m = &mut members[p.member];
-            m.params += piece.element_count().unwrap_or(0);
+            m.params = m.params.saturating_add(piece.element_count().unwrap_or(0));
             m.tensors += 1;
             if !row.members.contains(&m.name) {
                 row.members.push(m.name.clone());
@@ -302,30 +306,24 @@ pub(crate) fn of_index(
         let tensors = checkpoint.tensors();
         on_threads(tensors.len(), |i| {
             let t = &tensors[i];
-            let mut whole: Option<Accumulator> = None;
-            let mut failure = None;
-            for p in &t.pieces {
-                let summary = checkpoint
-                    .member(p.member)
-                    .map_err(|e| e.to_string())
-                    .and_then(|file| {
-                        let piece = file.tensor(&p.tensor).map_err(|e| e.to_string())?;
-                        summarize(file, piece)
-                    });
-                match summary {
-                    Ok(acc) => match whole.as_mut() {
-                        Some(w) => w.merge(acc),
-                        None => whole = Some(acc),
-                    },
-                    Err(why) => failure = Some(why),
+            // One summary over the pieces in turn, sampled over the whole.
+            let pieces: Result<Vec<(&File, TensorRef<'_>)>, String> = t
+                .pieces
+                .iter()
+                .map(|p| Ok((checkpoint.member(p.member)?, checkpoint.piece_header(t, p)?)))
+                .collect::<hurray::Result<_>>()
+                .map_err(|e| e.to_string());
+            let result = pieces.and_then(|pieces| {
+                let total = pieces.iter().map(|(_, p)| p.value_count()).sum();
+                let mut acc = Accumulator::new(total);
+                for (file, piece) in pieces {
+                    summarize(file, piece, &mut acc)?;
                 }
-            }
+                Ok(acc)
+            });
             bar.inc(rows[i].bytes);
             if let Ok(mut slot) = results[i].lock() {
-                *slot = Some(match failure {
-                    Some(why) => Err(why),
-                    None => whole.ok_or_else(|| "no pieces".to_owned()),
-                });
+                *slot = Some(result);
             }
         });
         bar.finish_and_clear();

@@ -62,7 +62,9 @@
 
   // The tree of names, split at dots; a leaf is a tensor.
   function buildTree() {
-    var root = { name: "", path: "", children: {}, bytes: 0, kinds: {} };
+    // Maps without a prototype: a name component such as `__proto__` is a
+    // key like any other.
+    var root = { name: "", path: "", children: Object.create(null), bytes: 0, kinds: Object.create(null) };
     data.tensors.forEach(function (t) {
       var parts = t.name.split(".");
       var node = root;
@@ -72,7 +74,7 @@
       parts.forEach(function (p, i) {
         path = i === 0 ? p : path + "." + p;
         if (!Object.prototype.hasOwnProperty.call(node.children, p)) {
-          node.children[p] = { name: p, path: path, children: {}, bytes: 0, kinds: {} };
+          node.children[p] = { name: p, path: path, children: Object.create(null), bytes: 0, kinds: Object.create(null) };
         }
         node = node.children[p];
         node.bytes += t.bytes;

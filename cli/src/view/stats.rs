@@ -147,34 +147,19 @@ impl Accumulator {
         self.count += values.len() as u64;
     }
 
-    /// Adds another piece's summary (a sharded tensor's pieces).
-    pub(crate) fn merge(&mut self, other: Accumulator) {
-        self.count += other.count;
-        self.finite += other.finite;
-        self.sum += other.sum;
-        self.nan += other.nan;
-        self.inf += other.inf;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        self.sample.extend(other.sample);
-    }
-
     /// The summary: exact counts, extremes and mean; the histogram of the
-    /// sample (at most `SAMPLE` values, thinned evenly when merged pieces
-    /// gave more).
+    /// sample (at most `SAMPLE` values: every `stride`-th of the values the
+    /// accumulator was made for).
     pub(crate) fn finish(self) -> Stats {
         let finite = self.finite > 0;
-        let mut sample = self.sample;
-        if sample.len() as u64 > SAMPLE {
-            let step = (sample.len() as u64).div_ceil(SAMPLE) as usize;
-            sample = sample.into_iter().step_by(step).collect();
-        }
         let mut histogram = vec![0u64; BINS];
         if finite {
-            let width = self.max - self.min;
-            for v in &sample {
+            // Halves, so that the width of values near f64's limits does
+            // not overflow to infinity.
+            let (lo, width) = (self.min / 2.0, self.max / 2.0 - self.min / 2.0);
+            for v in &self.sample {
                 let bin = if width > 0.0 {
-                    (((v - self.min) / width) * BINS as f64) as usize
+                    (((v / 2.0 - lo) / width) * BINS as f64) as usize
                 } else {
                     0
                 };
@@ -233,18 +218,20 @@ mod tests {
     }
 
     #[test]
-    fn merged_pieces_are_the_whole() {
+    fn pieces_added_in_turn_are_the_whole() {
         let mut whole = Accumulator::new(8);
         whole.add(Values::F32(&[1.0, -3.0, 5.0, 2.0, 8.0, 0.5, -1.0, 4.0]));
-        let (mut a, mut b) = (Accumulator::new(4), Accumulator::new(4));
-        a.add(Values::F64(&[1.0, -3.0, 5.0, 2.0]));
-        b.add(Values::F64(&[8.0, 0.5, -1.0, 4.0]));
-        a.merge(b);
-        let (w, m) = (whole.finish(), a.finish());
-        assert_eq!(
-            (w.count, w.min, w.max, w.mean),
-            (m.count, m.min, m.max, m.mean)
-        );
-        assert_eq!(w.histogram, m.histogram);
+        let mut pieces = Accumulator::new(8);
+        pieces.add(Values::F64(&[1.0, -3.0, 5.0, 2.0]));
+        pieces.add(Values::F32(&[8.0, 0.5, -1.0, 4.0]));
+        assert_eq!(whole.finish(), pieces.finish());
+    }
+
+    #[test]
+    fn values_near_the_limits_of_f64_spread_over_the_bins() {
+        let mut a = Accumulator::new(2);
+        a.add(Values::F64(&[-1e308, 1e308]));
+        let s = a.finish();
+        assert_eq!((s.histogram[0], s.histogram[BINS - 1]), (1, 1));
     }
 }

@@ -207,6 +207,10 @@ def open_sharded(path: Union[str, os.PathLike], *, read_only: bool = False) -> S
 def open_bytes(data: bytes) -> File: ...
 def is_url(location: str) -> bool: ...
 def open_sharded_remote(url: str, options: Optional[Dict[str, str]] = None) -> ShardedFile: ...
+def open_sharded_index(
+    file: File, *, read_only: bool = False, storage_options: Optional[Dict[str, str]] = None
+) -> ShardedFile:
+    """The checkpoint of an index already open (not opened again)."""
 def write(
     path: Optional[Union[str, os.PathLike]],
     items: Iterable[Tuple[str, Any]],

@@ -83,16 +83,20 @@ class safe_open:
             self._file = _hurray.open(location, storage_options=storage_options)
             self._check_signature(verify, signature, storage_options)
             if self._file.is_shard_index:
-                self._file = _hurray.open_sharded_remote(location, storage_options)
+                # The checkpoint of this index, the one whose signature was
+                # checked: it is not fetched again.
+                self._file = _hurray.open_sharded_index(self._file, storage_options=storage_options)
             return
         if storage_options:
             raise ValueError(f"{location}: storage_options apply to URLs, and this is a local path")
         self._file = _hurray.open(location, read_only=read_only)
         self._check_signature(verify, signature, None)
         if self._file.is_shard_index:
-            # Members are mapped as a plain file would be: a tensor one
-            # member holds whole is exported in place.
-            self._file = _hurray.open_sharded(location, read_only=read_only)
+            # The checkpoint of this index (the one whose signature was
+            # checked), not a second open of its path. Members are mapped as
+            # a plain file would be: a tensor one member holds whole is
+            # exported in place.
+            self._file = _hurray.open_sharded_index(self._file, read_only=read_only)
 
     def _check_signature(self, verify: Any, signature: Optional[str], storage_options) -> None:
         """With a key as ``verify``, the signature over the open header."""

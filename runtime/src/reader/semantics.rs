@@ -490,6 +490,9 @@ fn check_digests(
     digest_len: Option<usize>,
 ) -> Result<()> {
     match (digests, digest_len) {
+        // With a digest algorithm, a tensor with buffers has digests: a
+        // header whose signature covers it then covers every tensor's data.
+        (None, Some(len)) if len > 0 && buffers > 0 => Err(digests_error(name, 0, buffers, len)),
         (None, _) | (Some(_), None) => Ok(()),
         (Some(d), Some(len)) if len > 0 && d.len() == len.saturating_mul(buffers) => Ok(()),
         (Some(d), Some(len)) => Err(digests_error(name, d.len(), buffers, len)),

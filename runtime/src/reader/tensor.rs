@@ -196,6 +196,13 @@ impl<'a> TensorRef<'a> {
         Some((algorithm, digests))
     }
 
+    /// Whether the header records digests of this tensor's buffers, of any
+    /// algorithm (one this build does not know included: verifying refuses
+    /// it).
+    pub(crate) fn records_digests(&self) -> bool {
+        self.t.digests().is_some()
+    }
+
     /// Reads every buffer of the tensor and compares it with what the
     /// header records of it: its checksum (format 1.2) and its digest
     /// (format 1.4), each where the file has them. `Ok(true)` when all

@@ -114,7 +114,18 @@ impl ShardedFile {
     pub unsafe fn open_with(path: impl AsRef<Path>, mode: MapMode) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path)?;
-        let mut checkpoint = ShardedFile::from_index_at(&file, path).map_err(|e| match e {
+        // SAFETY: this function's contract is that one.
+        unsafe { ShardedFile::from_index_at_with(&file, path, mode) }
+    }
+
+    /// [`from_index_at`](Self::from_index_at), mapping each member as `mode`
+    /// says: the checkpoint of an index a caller has already opened (and,
+    /// say, checked the signature of), without opening it again.
+    ///
+    /// # Safety
+    /// As [`open_with`](Self::open_with).
+    pub unsafe fn from_index_at_with(index: &File, path: &Path, mode: MapMode) -> Result<Self> {
+        let mut checkpoint = ShardedFile::from_index_at(index, path).map_err(|e| match e {
             // Name the file that is not an index.
             Error::InvalidField {
                 tensor,
@@ -327,13 +338,30 @@ impl ShardedFile {
     /// this borrow: the member, mapped, or with the piece's tensor read
     /// (never the whole member).
     pub fn piece_file(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<Arc<File>> {
-        self.piece_holder(t, piece).map(Arc::clone)
+        let file = self.piece_holder(t, piece)?;
+        file.tensor(&piece.tensor)?;
+        Ok(Arc::clone(file))
     }
 
+    /// The member tensor holding `piece` of `t`, checked against the index
+    /// as [`piece`](Self::piece) checks, from its member's header alone:
+    /// of a member read through a source, no data is read (what describing
+    /// a checkpoint needs).
+    pub fn piece_header(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<TensorRef<'_>> {
+        let file = self.piece_holder(t, piece)?;
+        file.get(&piece.tensor).ok_or_else(|| Error::NotFound {
+            name: piece.tensor.clone(),
+        })
+    }
+
+    /// The member holding `piece` of `t`, opened, its tensor checked
+    /// against the index from the header (no data read).
     fn piece_holder(&self, t: &ShardedTensor, piece: &ShardPiece) -> Result<&Arc<File>> {
         let m = &self.index.members[piece.member];
         let file = self.opened_member(piece.member)?;
-        let tensor = file.tensor(&piece.tensor)?;
+        let tensor = file.get(&piece.tensor).ok_or_else(|| Error::NotFound {
+            name: piece.tensor.clone(),
+        })?;
         let shape = tensor.shape().to_wire();
         if tensor.element_type() != t.element_type || shape != piece.shape {
             return Err(Error::MemberMismatch {

@@ -115,7 +115,7 @@ impl<'a> TensorRef<'a> {
         Ok(())
     }
 
-    fn dims_u64(&self) -> Vec<u64> {
+    pub(crate) fn dims_u64(&self) -> Vec<u64> {
         self.shape().to_wire()
     }
 

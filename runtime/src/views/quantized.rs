@@ -84,6 +84,11 @@ impl QuantizedView<'_> {
     /// they are.
     pub fn dequantize_into(&self, start: u64, out: &mut [f32]) {
         let count = self.len();
+        if start >= count {
+            // Nothing to do; and an empty tensor's other dimensions may
+            // multiply past u64 (ADR-007), so they are not multiplied.
+            return;
+        }
         let q = &self.quantization;
         let scales = PackedOrWide {
             bytes: self.scales,

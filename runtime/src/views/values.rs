@@ -37,10 +37,23 @@ impl Values<'_> {
 }
 
 impl TensorRef<'_> {
-    /// The values this tensor stores, handed to `f` at most [`VALUE_CHUNK`]
-    /// at a time, in storage order: a dense tensor's elements, a strided
-    /// tensor's stored elements (each once), a sparse tensor's stored
-    /// values, a quantized tensor's values dequantized (as
+    /// How many values [`for_each_value_chunk`](Self::for_each_value_chunk)
+    /// hands over: a sparse tensor's `nnz`, every other tensor's element
+    /// count (0 when it is dynamic or descriptor-only).
+    pub fn value_count(&self) -> u64 {
+        if self.is_descriptor_only() {
+            return 0;
+        }
+        match self.layout() {
+            Layout::Coo { nnz, .. } | Layout::Csr { nnz, .. } | Layout::Csc { nnz, .. } => nnz,
+            Layout::Dense | Layout::Strided(_) => self.element_count().unwrap_or(0),
+        }
+    }
+
+    /// The values this tensor holds, handed to `f` at most [`VALUE_CHUNK`]
+    /// at a time: a dense tensor's elements and a strided tensor's (its
+    /// logical elements in row-major order, never the gaps between them), a
+    /// sparse tensor's stored values, a quantized tensor's values dequantized (as
     /// [`QuantizedView::dequantize`] computes them). Every value is decoded
     /// exactly (see [`Values`]). Memory is one chunk, whatever the tensor's
     /// size. Complex tensors have no real values: [`Error::InvalidField`]; a
@@ -69,24 +82,74 @@ impl TensorRef<'_> {
             }
             return Ok(());
         }
-        let (bytes, count) = match self.layout() {
-            Layout::Dense => (self.data()?, self.element_count().unwrap_or(0)),
-            Layout::Strided(_) => {
-                // Byte-aligned types only: every byte belongs to an element.
+        let bytes = match self.layout() {
+            Layout::Strided(strides) => {
                 let bytes = self.data()?;
-                (bytes, bytes.len() as u64 * 8 / u64::from(t.bits()))
+                strided_chunks(bytes, t, &self.dims_u64(), &strides, &mut f);
+                return Ok(());
             }
-            Layout::Coo { nnz, .. } | Layout::Csr { nnz, .. } | Layout::Csc { nnz, .. } => {
-                (self.buffer(BufferRole::Values).unwrap_or(&[]), nnz)
+            Layout::Dense => self.data()?,
+            Layout::Coo { .. } | Layout::Csr { .. } | Layout::Csc { .. } => {
+                self.buffer(BufferRole::Values).unwrap_or(&[])
             }
         };
-        decode_chunks(
-            bytes,
-            t,
-            usize::try_from(count).unwrap_or(usize::MAX),
-            &mut f,
-        );
+        let count = usize::try_from(self.value_count()).unwrap_or(usize::MAX);
+        decode_chunks(bytes, t, count, &mut f);
         Ok(())
+    }
+}
+
+/// A strided tensor's logical elements, row-major, each read at its
+/// offset (strides in elements, verified at open to keep every element
+/// inside `bytes`; strided types are byte-aligned).
+fn strided_chunks(
+    bytes: &[u8],
+    t: ElementType,
+    dims: &[u64],
+    strides: &[i64],
+    f: &mut impl FnMut(Values<'_>),
+) {
+    let count = crate::element_count(dims).known().unwrap_or(0);
+    if count == 0 {
+        return;
+    }
+    let stored = PackedOrWide {
+        bytes,
+        element_type: t,
+    };
+    let narrow = exact_in_f32(t);
+    let (mut lo, mut hi) = (Vec::new(), Vec::new());
+    let mut index = vec![0u64; dims.len()];
+    let mut offset = 0i64;
+    let mut done = 0u64;
+    while done < count {
+        let n = (count - done).min(VALUE_CHUNK as u64);
+        lo.clear();
+        hi.clear();
+        for _ in 0..n {
+            let v = stored.get(offset as u64);
+            if narrow {
+                lo.push(v as f32);
+            } else {
+                hi.push(v);
+            }
+            // The next index, row-major, and its offset.
+            for d in (0..dims.len()).rev() {
+                index[d] += 1;
+                offset += strides[d];
+                if index[d] < dims[d] {
+                    break;
+                }
+                offset -= strides[d] * dims[d] as i64;
+                index[d] = 0;
+            }
+        }
+        if narrow {
+            f(Values::F32(&lo));
+        } else {
+            f(Values::F64(&hi));
+        }
+        done += n;
     }
 }
 
@@ -224,6 +287,12 @@ mod tests {
         let vals = [9.25f64, -1.0];
         w.add_tensor(&d, &[crate::as_bytes(&idx), crate::as_bytes(&vals)])
             .unwrap();
+        // Strided [2, 2] with strides [3, 1] over 5 stored elements: the
+        // gap (the element at 2) is no value of the tensor.
+        let mut d = TensorDescriptor::new("s", ElementType::Float32, shape(&[2, 2]));
+        d.layout = Layout::Strided(vec![3, 1]);
+        let stored = [1.0f32, 2.0, 99.0, 4.0, 5.0];
+        w.add_tensor(&d, &[crate::as_bytes(&stored)]).unwrap();
         let d = TensorDescriptor::new("c", ElementType::Complex64, shape(&[1]));
         w.add_tensor(&d, &[&[0; 8]]).unwrap();
         w.finish().unwrap();
@@ -238,6 +307,10 @@ mod tests {
         assert_eq!(values_of(&file, "i4"), [-1.0, 7.0, -8.0]);
         assert_eq!(values_of(&file, "q"), [1.0, -1.0, 6.0, 8.0]);
         assert_eq!(values_of(&file, "coo"), [9.25, -1.0]);
+        assert_eq!(values_of(&file, "s"), [1.0, 2.0, 4.0, 5.0]);
+        for (name, n) in [("big", 200_000), ("i4", 3), ("q", 4), ("coo", 2), ("s", 4)] {
+            assert_eq!(file.tensor(name).unwrap().value_count(), n, "{name}");
+        }
         let e = file
             .tensor("c")
             .unwrap()

@@ -88,6 +88,17 @@ impl<'a> Nav<'a> {
         self.field(table, id)
             .with_context(|| format!("field {id} absent from the table at {table}"))
     }
+    /// Position of the vtable slot of field `id` of the table at `table`
+    /// (writing 0 there makes the field absent).
+    pub(super) fn vtable_slot(&self, table: usize, id: usize) -> Result<usize> {
+        let soffset = i32::from_le_bytes(self.b[table..table + 4].try_into()?);
+        let vt = (table as i64 - i64::from(soffset)) as usize;
+        anyhow::ensure!(
+            4 + 2 * id + 2 <= self.u16(vt),
+            "field {id} beyond the vtable at {vt}"
+        );
+        Ok(vt + 4 + 2 * id)
+    }
     /// The target of the uoffset stored at `at`.
     pub(super) fn follow(&self, at: usize) -> usize {
         at + self.u32(at)
@@ -163,7 +174,7 @@ macro_rules! impl_le_bytes {
         }
     )*};
 }
-impl_le_bytes!(u8, u32, u64, i32, i64);
+impl_le_bytes!(u8, u16, u32, u64, i32, i64);
 
 /// Overwrites the file with `v` at the position `place` finds in it.
 pub(super) fn patch(

@@ -55,7 +55,11 @@ pub(super) fn digests_error(name: &str, found: usize, buffers: usize, digest_len
         tensor: name.to_owned(),
         field: "digests".into(),
         value: format!("{found} byte(s)"),
-        reason: if digest_len > 0 {
+        reason: if digest_len > 0 && found == 0 {
+            format!(
+                "absent: the header names a digest algorithm, so every tensor with buffers has one {digest_len}-byte digest per buffer ({buffers})"
+            )
+        } else if digest_len > 0 {
             format!("one {digest_len}-byte digest per buffer: the tensor has {buffers}")
         } else {
             "the header names no digest algorithm".into()

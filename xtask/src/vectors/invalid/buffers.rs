@@ -32,6 +32,13 @@ pub(super) fn vectors(bases: &Bases<'_>, out: &mut Vec<Vector>) -> Result<()> {
         },
     )?);
     out.push(invalid(
+        "digests_absent_with_algorithm",
+        "tensor a's digests removed (its vtable slot zeroed) while the header names BLAKE3 (format 1.4): every tensor with buffers then has digests, or a signature would not cover it",
+        dense,
+        err("InvalidField", "a", "digests"),
+        |b| patch(b, |n| n.vtable_slot(n.tensor(0)?, field::tensor::DIGESTS), 0u16),
+    )?);
+    out.push(invalid(
         "buffer_length_wrong",
         "tensor a's values length 24 changed to 28",
         dense,

@@ -366,6 +366,25 @@ enum HurrayStatus hurray_file_metadata_at(const struct HurrayFile *file,
 // `path` is a NUL-terminated UTF-8 string; `out` is writable.
 enum HurrayStatus hurray_sharded_open(const char *path, struct HurraySharded **out);
 
+// Opens a sharded checkpoint as [`hurray_sharded_open`] does, only when
+// the ed25519 key in the PEM file `public_key` signed its index: the
+// signature is read from `signature`, or from `path` with `.sig` appended
+// when it is NULL (what `hurray sign` writes). The index commits to every
+// member's header, which each member is checked against when it is
+// opened; each tensor's pieces are checked against their digests before
+// any of its data is handed out (`hurray_sharded_read_slice`,
+// `hurray_sharded_whole`). Failures as `hurray_file_open_signed`'s, and
+// `HURRAY_ERR_MEMBER_MISMATCH` for a member that is not the one the index
+// records.
+//
+// # Safety
+// `path` and `public_key` are NUL-terminated UTF-8 strings, `signature`
+// is one or NULL; `out` is writable.
+enum HurrayStatus hurray_sharded_open_signed(const char *path,
+                                             const char *public_key,
+                                             const char *signature,
+                                             struct HurraySharded **out);
+
 // Closes a checkpoint handle and unmaps its members (NULL is ignored).
 // Slices read from it stay valid.
 //

@@ -95,21 +95,9 @@ pub unsafe extern "C" fn hurray_file_open_signed(
 ) -> HurrayStatus {
     guard(|| {
         check_out(out, "out")?;
-        // SAFETY: the caller passes NUL-terminated strings.
-        let path = unsafe { arg_str(path, "path") }?;
-        // SAFETY: as above.
-        let key = unsafe { arg_str(public_key, "public_key") }?;
-        let signature = if signature.is_null() {
-            hurray_sign::signature_path(path)
-        } else {
-            // SAFETY: as above.
-            std::path::PathBuf::from(unsafe { arg_str(signature, "signature") }?)
-        };
-        let sign_failure = |e: hurray_sign::Error| Failure::from_sign_error(&e);
-        let key = hurray_sign::PublicKey::from_pem_file(key).map_err(sign_failure)?;
-        let signature = hurray_sign::Signature::read(&signature).map_err(sign_failure)?;
-        let file = File::open(path).map_err(|e| Failure::from_error(&e, Context::Open))?;
-        signature.verify(&file, &key).map_err(sign_failure)?;
+        // SAFETY: the caller passes NUL-terminated strings (or NULL for
+        // `signature`).
+        let (file, _) = unsafe { open_signed(path, public_key, signature) }?;
         let handle = Box::into_raw(Box::new(HurrayFile {
             file: Arc::new(file),
             tensors: OnceLock::new(),
@@ -119,6 +107,37 @@ pub unsafe extern "C" fn hurray_file_open_signed(
         unsafe { out.write(handle) };
         Ok(())
     })
+}
+
+/// Opens the file at `path` and checks the signature of its header with
+/// the ed25519 key in the PEM file `public_key`, read from `signature` or,
+/// when it is NULL, from `path` with `.sig` appended. The file (a file of
+/// tensors or an index) and its path.
+///
+/// # Safety
+/// `path` and `public_key` are NUL-terminated UTF-8 strings, `signature`
+/// is one or NULL.
+pub(crate) unsafe fn open_signed(
+    path: *const c_char,
+    public_key: *const c_char,
+    signature: *const c_char,
+) -> Result<(File, String), Failure> {
+    // SAFETY: the caller passes NUL-terminated strings.
+    let path = unsafe { arg_str(path, "path") }?;
+    // SAFETY: as above.
+    let key = unsafe { arg_str(public_key, "public_key") }?;
+    let signature = if signature.is_null() {
+        hurray_sign::signature_path(path)
+    } else {
+        // SAFETY: as above.
+        std::path::PathBuf::from(unsafe { arg_str(signature, "signature") }?)
+    };
+    let sign_failure = |e: hurray_sign::Error| Failure::from_sign_error(&e);
+    let key = hurray_sign::PublicKey::from_pem_file(key).map_err(sign_failure)?;
+    let signature = hurray_sign::Signature::read(&signature).map_err(sign_failure)?;
+    let file = File::open(path).map_err(|e| Failure::from_error(&e, Context::Open))?;
+    signature.verify(&file, &key).map_err(sign_failure)?;
+    Ok((file, path.to_owned()))
 }
 
 /// Opens and verifies the Hurray file at `url`, an object in S3, GCS, Azure

@@ -20,6 +20,10 @@ pub struct HurraySharded {
     names: Vec<Vec<u8>>,
     /// Each member's path followed by a NUL, in index order.
     paths: Vec<Vec<u8>>,
+    /// Opened by [`hurray_sharded_open_signed`]: each logical tensor's
+    /// pieces are checked against their checksums and digests (once) before
+    /// any of its data is handed out.
+    verified: Option<Vec<std::sync::OnceLock<()>>>,
 }
 
 fn nul_terminated(s: &str) -> Vec<u8> {
@@ -30,10 +34,69 @@ fn nul_terminated(s: &str) -> Vec<u8> {
 }
 
 impl HurraySharded {
+    /// A new handle (freed by [`hurray_sharded_close`]) over `file`.
+    fn new_handle(file: ShardedFile, verify: bool) -> *mut HurraySharded {
+        let names = file
+            .tensors()
+            .iter()
+            .map(|t| nul_terminated(&t.name))
+            .collect();
+        let paths = file
+            .members()
+            .iter()
+            .map(|m| nul_terminated(&m.path))
+            .collect();
+        let verified = verify.then(|| {
+            file.tensors()
+                .iter()
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        Box::into_raw(Box::new(HurraySharded {
+            file,
+            names,
+            paths,
+            verified,
+        }))
+    }
+
     fn tensor(&self, name: &str) -> Result<&ShardedTensor, Failure> {
         self.file
             .tensor(name)
             .map_err(|e| Failure::from_error(&e, Context::Sharded))
+    }
+
+    /// Of a checkpoint opened signed, checks every piece of tensor `name`
+    /// against its checksums and digests, the first time its data is asked
+    /// for; a no-op otherwise.
+    fn check_data(&self, name: &str) -> Result<(), Failure> {
+        let Some(verified) = &self.verified else {
+            return Ok(());
+        };
+        let i = self
+            .file
+            .tensors()
+            .binary_search_by(|t| t.name.as_str().cmp(name))
+            .map_err(|_| {
+                Failure::from_error(
+                    &hurray::Error::NotFound {
+                        name: name.to_owned(),
+                    },
+                    Context::Sharded,
+                )
+            })?;
+        if verified[i].get().is_some() {
+            return Ok(());
+        }
+        let t = &self.file.tensors()[i];
+        for p in &t.pieces {
+            self.file
+                .piece(t, p)
+                .and_then(|piece| piece.verify_checksum())
+                .map_err(|e| Failure::from_error(&e, Context::Sharded))?;
+        }
+        let _ = verified[i].set(());
+        Ok(())
     }
 }
 
@@ -65,19 +128,43 @@ pub unsafe extern "C" fn hurray_sharded_open(
         // SAFETY: the caller passes a NUL-terminated string.
         let path = unsafe { arg_str(path, "path") }?;
         let file = ShardedFile::open(path).map_err(|e| Failure::from_error(&e, Context::Open))?;
-        let names = file
-            .tensors()
-            .iter()
-            .map(|t| nul_terminated(&t.name))
-            .collect();
-        let paths = file
-            .members()
-            .iter()
-            .map(|m| nul_terminated(&m.path))
-            .collect();
-        let handle = Box::into_raw(Box::new(HurraySharded { file, names, paths }));
         // SAFETY: `out` is non-null and writable (caller contract).
-        unsafe { out.write(handle) };
+        unsafe { out.write(HurraySharded::new_handle(file, false)) };
+        Ok(())
+    })
+}
+
+/// Opens a sharded checkpoint as [`hurray_sharded_open`] does, only when
+/// the ed25519 key in the PEM file `public_key` signed its index: the
+/// signature is read from `signature`, or from `path` with `.sig` appended
+/// when it is NULL (what `hurray sign` writes). The index commits to every
+/// member's header, which each member is checked against when it is
+/// opened; each tensor's pieces are checked against their digests before
+/// any of its data is handed out (`hurray_sharded_read_slice`,
+/// `hurray_sharded_whole`). Failures as `hurray_file_open_signed`'s, and
+/// `HURRAY_ERR_MEMBER_MISMATCH` for a member that is not the one the index
+/// records.
+///
+/// # Safety
+/// `path` and `public_key` are NUL-terminated UTF-8 strings, `signature`
+/// is one or NULL; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_sharded_open_signed(
+    path: *const c_char,
+    public_key: *const c_char,
+    signature: *const c_char,
+    out: *mut *mut HurraySharded,
+) -> HurrayStatus {
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: the caller passes NUL-terminated strings (or NULL for
+        // `signature`).
+        let (index, path) = unsafe { crate::file::open_signed(path, public_key, signature) }?;
+        // The checkpoint of the index whose signature was just checked.
+        let file = ShardedFile::from_index_at(&index, std::path::Path::new(&path))
+            .map_err(|e| Failure::from_error(&e, Context::Open))?;
+        // SAFETY: `out` is non-null and writable (caller contract).
+        unsafe { out.write(HurraySharded::new_handle(file, true)) };
         Ok(())
     })
 }
@@ -203,6 +290,7 @@ pub unsafe extern "C" fn hurray_sharded_read_slice(
         check_out(out, "out")?;
         // SAFETY: this fn's contract.
         let ranges = unsafe { ranges_arg(starts, stops, steps, rank) }?;
+        h.check_data(name)?;
         let data = h
             .file
             .slice(name, &ranges)
@@ -240,6 +328,7 @@ pub unsafe extern "C" fn hurray_sharded_whole(
         // `get` refuses a tensor in pieces and checks the member's tensor
         // against the index.
         h.file.get(name).map_err(fail)?;
+        h.check_data(name)?;
         let piece = &h.tensor(name)?.pieces[0];
         // The mapped member (or, for one read by ranges, the tensor alone).
         let logical = h.file.tensor(name).map_err(fail)?;

@@ -395,5 +395,41 @@ fn c_program_opens_signed_files() {
     let other =
         Signature::sign(&File::open(&good).unwrap(), &PrivateKey::from_seed([4; 32])).unwrap();
     other.write(dir.path().join("other.sig")).unwrap();
+    // Three copies of a signed checkpoint: as written, a byte of t3 changed,
+    // its second member taken from a save of other values.
+    let checkpoint = |sub: &str, base: u32| {
+        let index = dir.path().join(sub).join("model.hurray");
+        std::fs::create_dir_all(index.parent().unwrap()).unwrap();
+        let mut w = hurray::ShardedWriter::create(&index).unwrap();
+        w.set_digests(Some(DigestAlgorithm::Blake3)).unwrap();
+        w.set_max_shard_size(9000);
+        for i in 0..4u32 {
+            let v: Vec<u32> = (0..1000).map(|j| base + i * 1000 + j).collect();
+            let d = TensorDescriptor::new(format!("t{i}"), ElementType::UInt32, shape(&[1000]));
+            w.add_tensor(&d, &[hurray::as_bytes(&v)]).unwrap();
+        }
+        w.finish().unwrap();
+        index
+    };
+    for sub in ["ckpt", "bad", "swap"] {
+        sign(&checkpoint(sub, 0));
+    }
+    let other_save = checkpoint("other", 7);
+    let member = |sub: &str| dir.path().join(sub).join("model-00002.hurray");
+    std::fs::copy(
+        other_save.with_file_name("model-00002.hurray"),
+        member("swap"),
+    )
+    .unwrap();
+    let at = File::open(member("bad"))
+        .unwrap()
+        .tensor("t3")
+        .unwrap()
+        .buffer_range(hurray::BufferRole::Values)
+        .unwrap()
+        .0 as usize;
+    let mut bytes = std::fs::read(member("bad")).unwrap();
+    bytes[at + 7] ^= 1;
+    std::fs::write(member("bad"), bytes).unwrap();
     run_program("test_signed", &[dir.path()]);
 }

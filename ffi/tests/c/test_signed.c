@@ -8,7 +8,12 @@
  *   header.hurray (+ .sig)     good.hurray with its metadata changed
  *   other.sig                  good.hurray's header signed by another key
  *   key.pub                    the signing key (PEM)
+ *   ckpt/model.hurray (+ .sig) a signed checkpoint: "t0".."t3", each u32
+ *                              [1000] with t_i[j] = 1000 i + j, two per member
+ *   bad/model.hurray (+ .sig)  the same, one byte of "t3" changed
+ *   swap/model.hurray (+ .sig) the same, its second member from another save
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,6 +91,44 @@ int main(int argc, char **argv) {
           "no signature");
     CHECK(hurray_file_open_signed(NULL, key, NULL, &f) == HURRAY_ERR_NULL_ARGUMENT, "NULL path");
     CHECK(strcmp(hurray_status_name(HURRAY_ERR_SIGNATURE), "HURRAY_ERR_SIGNATURE") == 0, "status name");
+
+    context = "checkpoint";
+    struct HurraySharded *h = NULL;
+    struct HurraySlice *s = NULL;
+    const uint64_t start[1] = {0}, stop[1] = {1000};
+    OK(hurray_sharded_open_signed(in(dir, "ckpt/model.hurray", 1), key, NULL, &h));
+    OK(hurray_sharded_read_slice(h, "t3", start, stop, NULL, 1, &s));
+    OK(hurray_slice_data(s, &data, &len));
+    CHECK(len == 4000 && ((const uint32_t *)data)[999] == 3999, "t3 values");
+    hurray_slice_free(s);
+    hurray_sharded_close(h);
+
+    context = "checkpoint, a member byte changed";
+    OK(hurray_sharded_open_signed(in(dir, "bad/model.hurray", 1), key, NULL, &h));
+    OK(hurray_sharded_read_slice(h, "t0", start, stop, NULL, 1, &s));
+    hurray_slice_free(s);
+    s = NULL;
+    CHECK(hurray_sharded_read_slice(h, "t3", start, stop, NULL, 1, &s) == HURRAY_ERR_CHECKSUM_MISMATCH && s == NULL,
+          "slice of t3");
+    CHECK(strstr(last_error(), "\"t3\"") != NULL, "message");
+    struct HurrayFile *member = NULL;
+    const struct HurrayTensor *whole = NULL;
+    CHECK(hurray_sharded_whole(h, "t3", &member, &whole) == HURRAY_ERR_CHECKSUM_MISMATCH && member == NULL, "whole t3");
+    hurray_sharded_close(h);
+    /* Opened without a signature, the same checkpoint hands it out. */
+    OK(hurray_sharded_open(in(dir, "bad/model.hurray", 1), &h));
+    OK(hurray_sharded_read_slice(h, "t3", start, stop, NULL, 1, &s));
+    hurray_slice_free(s);
+    hurray_sharded_close(h);
+
+    context = "checkpoint, a member swapped";
+    OK(hurray_sharded_open_signed(in(dir, "swap/model.hurray", 1), key, NULL, &h));
+    CHECK(hurray_sharded_read_slice(h, "t3", start, stop, NULL, 1, &s) == HURRAY_ERR_MEMBER_MISMATCH, "slice of t3");
+    CHECK(strstr(last_error(), "header digest") != NULL, "message");
+    hurray_sharded_close(h);
+    CHECK(hurray_sharded_open_signed(in(dir, "ckpt/model.hurray", 1), key, in(dir, "other.sig", 2), &h) ==
+              HURRAY_ERR_SIGNATURE,
+          "a file's signature of another key");
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

@@ -31,20 +31,7 @@ impl std::fmt::Debug for PublicKey {
 
 /// Reads a key file, bounded, as text.
 fn read_pem(path: &Path, what: &str) -> Result<String> {
-    let io = |source| Error::Io {
-        action: "reading",
-        path: path.display().to_string(),
-        source,
-    };
-    // Read up to one byte past the limit, whatever the file's length
-    // claims (a FIFO or a device says 0).
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_KEY_FILE_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(io)?;
+    let bytes = crate::read::read_at_most(path, MAX_KEY_FILE_BYTES)?;
     if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
         return Err(Error::Key {
             what: format!("{what} {}", path.display()),

@@ -30,6 +30,7 @@
 
 mod error;
 mod key;
+mod read;
 mod signature;
 mod verify;
 

@@ -268,18 +268,7 @@ impl Signature {
     /// [`MAX_SIGNATURE_FILE_BYTES`]).
     pub fn read(path: impl AsRef<Path>) -> Result<Signature> {
         let path = path.as_ref();
-        let io = |source| Error::Io {
-            action: "reading",
-            path: path.display().to_string(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_SIGNATURE_FILE_BYTES + 1),
-            &mut bytes,
-        )
-        .map_err(io)?;
+        let bytes = crate::read::read_at_most(path, MAX_SIGNATURE_FILE_BYTES)?;
         Signature::from_json(&bytes, &path.display().to_string())
     }
 }

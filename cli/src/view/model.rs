@@ -205,13 +205,24 @@ fn summarize(file: &File, t: TensorRef<'_>, acc: &mut Accumulator) -> Result<(),
         .map_err(|e| e.to_string())
 }
 
-/// One tensor's summary, or why it has none, as the threads leave them.
-type Slot = Mutex<Option<Result<Accumulator, String>>>;
-
-/// Puts each summary (or why there is none) into its row.
-fn fill(rows: &mut [Row], results: Vec<Slot>) {
-    for (row, r) in rows.iter_mut().zip(results) {
-        match r.into_inner().ok().flatten() {
+/// Fills every row's stats with `summary(i)` (or why there is none),
+/// computed on every core, with a progress bar over the rows' bytes.
+fn summarize_rows(rows: &mut [Row], summary: impl Fn(usize) -> Result<Accumulator, String> + Sync) {
+    let bar = progress_bar(rows.iter().map(|r| r.bytes).sum());
+    bar.set_message("stats");
+    let slots: Vec<Mutex<Option<Result<Accumulator, String>>>> =
+        rows.iter().map(|_| Mutex::new(None)).collect();
+    let bytes: Vec<u64> = rows.iter().map(|r| r.bytes).collect();
+    on_threads(rows.len(), |i| {
+        let result = summary(i);
+        bar.inc(bytes[i]);
+        if let Ok(mut slot) = slots[i].lock() {
+            *slot = Some(result);
+        }
+    });
+    bar.finish_and_clear();
+    for (row, slot) in rows.iter_mut().zip(slots) {
+        match slot.into_inner().ok().flatten() {
             Some(Ok(acc)) => row.stats = Some(acc.finish()),
             Some(Err(why)) => row.stats_note = Some(why),
             None => row.stats_note = Some("not summarized".into()),
@@ -224,19 +235,10 @@ pub(crate) fn of_file(source: &str, file: &File, stats: bool) -> Result<Report> 
     let mut rows: Vec<Row> = file.tensors().map(|t| row_of(&t)).collect();
     if stats {
         let tensors: Vec<TensorRef<'_>> = file.tensors().collect();
-        let bar = progress_bar(rows.iter().map(|r| r.bytes).sum());
-        bar.set_message("stats");
-        let results: Vec<Slot> = tensors.iter().map(|_| Mutex::new(None)).collect();
-        on_threads(tensors.len(), |i| {
+        summarize_rows(&mut rows, |i| {
             let mut acc = Accumulator::new(tensors[i].value_count());
-            let r = summarize(file, tensors[i], &mut acc).map(|()| acc);
-            bar.inc(tensors[i].byte_length());
-            if let Ok(mut slot) = results[i].lock() {
-                *slot = Some(r);
-            }
+            summarize(file, tensors[i], &mut acc).map(|()| acc)
         });
-        bar.finish_and_clear();
-        fill(&mut rows, results);
     }
     let (major, minor) = file.version();
     Ok(Report {
@@ -300,34 +302,23 @@ pub(crate) fn of_index(
         rows.push(row);
     }
     if stats {
-        let bar = progress_bar(rows.iter().map(|r| r.bytes).sum());
-        bar.set_message("stats");
-        let results: Vec<Slot> = rows.iter().map(|_| Mutex::new(None)).collect();
         let tensors = checkpoint.tensors();
-        on_threads(tensors.len(), |i| {
+        summarize_rows(&mut rows, |i| {
             let t = &tensors[i];
             // One summary over the pieces in turn, sampled over the whole.
-            let pieces: Result<Vec<(&File, TensorRef<'_>)>, String> = t
+            let pieces = t
                 .pieces
                 .iter()
                 .map(|p| Ok((checkpoint.member(p.member)?, checkpoint.piece_header(t, p)?)))
-                .collect::<hurray::Result<_>>()
-                .map_err(|e| e.to_string());
-            let result = pieces.and_then(|pieces| {
-                let total = pieces.iter().map(|(_, p)| p.value_count()).sum();
-                let mut acc = Accumulator::new(total);
-                for (file, piece) in pieces {
-                    summarize(file, piece, &mut acc)?;
-                }
-                Ok(acc)
-            });
-            bar.inc(rows[i].bytes);
-            if let Ok(mut slot) = results[i].lock() {
-                *slot = Some(result);
+                .collect::<hurray::Result<Vec<(&File, TensorRef<'_>)>>>()
+                .map_err(|e| e.to_string())?;
+            let total = pieces.iter().map(|(_, p)| p.value_count()).sum();
+            let mut acc = Accumulator::new(total);
+            for (file, piece) in pieces {
+                summarize(file, piece, &mut acc)?;
             }
+            Ok(acc)
         });
-        bar.finish_and_clear();
-        fill(&mut rows, results);
     }
     let (major, minor) = index.version();
     Ok(Report {

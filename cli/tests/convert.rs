@@ -166,6 +166,7 @@ fn what_a_format_cannot_hold_is_a_clear_error() {
                 storage_max: 127,
                 tensor_scale: 1.0,
                 offset_type: None,
+                ..Default::default()
             },
         ),
         &[&[1, 2], &0.5f32.to_le_bytes(), &[]],

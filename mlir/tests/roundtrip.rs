@@ -105,6 +105,7 @@ fn sample_file() -> Vec<u8> {
             storage_max: 127,
             tensor_scale: 1.0,
             offset_type: None,
+            ..Default::default()
         });
     w.add_tensor(
         &q,
@@ -128,6 +129,7 @@ fn sample_file() -> Vec<u8> {
             storage_max: 15,
             tensor_scale: 1.0,
             offset_type: None,
+            ..Default::default()
         });
     w.add_tensor(
         &qb,
@@ -149,6 +151,7 @@ fn sample_file() -> Vec<u8> {
             storage_max: 127,
             tensor_scale: 1.0,
             offset_type: None,
+            ..Default::default()
         });
     w.add_tensor(&qe, &[&[], &[], &[]]).unwrap();
     w.finish().unwrap();

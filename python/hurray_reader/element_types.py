@@ -51,6 +51,12 @@ BY_VALUE = {
     28: ElementTypeFacts(28, "Float8E4M3B11FNUZ", "f8e4m3b11fnuz", 8, "f8E4M3B11FNUZ", 9, 8, None, None, "float", (4, 3, 11, "fnuz"), "float8_e4m3b11fnuz"),
     29: ElementTypeFacts(29, "Float6E2M3FN", "f6e2m3fn", 6, "f6E2M3FN", 15, 6, None, "F6_E2M3", "float", (2, 3, 1, "finite"), "float6_e2m3fn"),
     30: ElementTypeFacts(30, "Float6E3M2FN", "f6e3m2fn", 6, "f6E3M2FN", 16, 6, None, "F6_E3M2", "float", (3, 2, 3, "finite"), "float6_e3m2fn"),
+    31: ElementTypeFacts(31, "Int3", "i3", 3, "i3", 0, 3, None, None, "int", None, None),
+    32: ElementTypeFacts(32, "UInt3", "u3", 3, "ui3", 1, 3, None, None, "uint", None, None),
+    33: ElementTypeFacts(33, "Int5", "i5", 5, "i5", 0, 5, None, None, "int", None, None),
+    34: ElementTypeFacts(34, "UInt5", "u5", 5, "ui5", 1, 5, None, None, "uint", None, None),
+    35: ElementTypeFacts(35, "Int6", "i6", 6, "i6", 0, 6, None, None, "int", None, None),
+    36: ElementTypeFacts(36, "UInt6", "u6", 6, "ui6", 1, 6, None, None, "uint", None, None),
 }
 
 BY_NAME = {facts.name: facts for facts in BY_VALUE.values()}

@@ -83,6 +83,21 @@ class ElementType(object):
     # Added in 1.2. 6-bit float, 3 exponent bits, 2 mantissa bits, bias 3,
     # no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
     Float6E3M2FN = 30
+    # Added in 1.4. Two's-complement 3-bit integer (GGUF Q3_K's codes),
+    # packed LSB-first like the other sub-byte types.
+    Int3 = 31
+    # Added in 1.4. Unsigned 3-bit integer.
+    UInt3 = 32
+    # Added in 1.4. Two's-complement 5-bit integer.
+    Int5 = 33
+    # Added in 1.4. Unsigned 5-bit integer (GGUF Q5_0, Q5_1 and Q5_K codes).
+    UInt5 = 34
+    # Added in 1.4. Two's-complement 6-bit integer (GGUF Q6_K's codes, the
+    # K-quants' signed sub-block scales).
+    Int6 = 35
+    # Added in 1.4. Unsigned 6-bit integer (GGUF Q4_K and Q5_K sub-block
+    # scales and minimums).
+    UInt6 = 36
 
 
 # How a tensor's elements are arranged in its buffers. New layouts are
@@ -108,6 +123,45 @@ class QuantizationScheme(object):
     # the scale array has the tensor's shape with dimension `axis` replaced
     # by ceil(shape[axis] / block_size), row-major.
     PerBlock = 3
+
+
+# Added in 1.4. A block format whose bits are not affine codes and scales:
+# lattice codebooks, base-3 packing, or a layout with fields a dequantizer
+# does not need (ADR-0013 says which formats are held this way and why).
+# The tensor's values buffer holds the blocks exactly as the format
+# defines them, `block_bytes` each, one block per `block_elements`
+# consecutive elements of the last dimension; the runtime decodes them.
+# Sizes are (block_elements, block_bytes).
+class BlockFormat(object):
+    # Not a block format: the quantization's fields say everything.
+    None_ = 0
+    # GGUF Q8_1 (32, 36): f16 scale, f16 sum of the block, 32 i8 codes.
+    GgmlQ8_1 = 1
+    # GGUF Q8_K (256, 292): f32 scale, 256 i8 codes, 16 i16 group sums.
+    GgmlQ8_K = 2
+    # GGUF TQ1_0 (256, 54): ternary codes, five (then four) a byte in base 3.
+    GgmlTq1_0 = 3
+    # GGUF IQ2_XXS (256, 66): 2.06 bits, E8-lattice codebook.
+    GgmlIq2Xxs = 4
+    # GGUF IQ2_XS (256, 74).
+    GgmlIq2Xs = 5
+    # GGUF IQ2_S (256, 82).
+    GgmlIq2S = 6
+    # GGUF IQ3_XXS (256, 98).
+    GgmlIq3Xxs = 7
+    # GGUF IQ3_S (256, 110).
+    GgmlIq3S = 8
+    # GGUF IQ1_S (256, 50).
+    GgmlIq1S = 9
+    # GGUF IQ1_M (256, 56).
+    GgmlIq1M = 10
+    # GGUF MXFP4 (32, 17): E8M0 exponent read as ggml reads it (0xFF is
+    # 2^127, not OCP's NaN), 32 E2M1 codes.
+    GgmlMxfp4 = 11
+    # GGUF NVFP4 (64, 36): four unsigned-E4M3 scales (0x7F is 0), 64 E2M1 codes.
+    GgmlNvfp4 = 12
+    # GGUF Q1_0 (128, 18): f16 scale, 128 sign bits.
+    GgmlQ1_0 = 13
 
 
 # Added in 1.2. How `Tensor.checksums` were computed (ADR-0009).
@@ -403,6 +457,13 @@ def CscEnd(builder):
 
 # Affine quantization: expressed = (stored - zero_point) * scale. The
 # tensor's `element_type` is the storage type.
+#
+# Since 1.4 the full rule, in this order (data-model.md section 7):
+# v = code_table[stored] with a code table, else stored - zero_point;
+# s = the scale, first dequantized by `scale_quantization` when present;
+# o = the offset, likewise by `offset_quantization` (0 without offsets);
+# expressed = f32(f32(v * s * tensor_scale) + o) + tensor_offset, the
+# product exact in f64 and rounded once, each sum rounded to f32.
 class Quantization(object):
     __slots__ = ['_tab']
 
@@ -552,8 +613,104 @@ class Quantization(object):
             return obj
         return None
 
+    # Added in 1.4. Element type of the code table: Int8, Float16,
+    # BFloat16, Float32 or Float64; `Invalid` means none. With a table the
+    # stored type is an unsigned integer of at most 8 bits, a stored code q
+    # stands for `code_table[q]` (IQ4_NL's non-uniform levels, bitsandbytes'
+    # NF4 and FP4), the table has exactly 2^bits entries, and there are no
+    # zero points.
+    # Quantization
+    def CodeTableType(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(30))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
+    # Added in 1.4. The code table, in the data region.
+    # Quantization
+    def CodeTable(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(32))
+        if o != 0:
+            x = o + self._tab.Pos
+            obj = Buffer()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Added in 1.4. Two-level scales (GGUF K-quants, IQ4_XS, bitsandbytes'
+    # double quantization): the scales are themselves quantized, stored in
+    # `scale_type` (then an integer type) and dequantized to f32 by this
+    # quantization, applied to the scale array as to a tensor of its shape.
+    # It may have scales, a code table, `tensor_scale` and `tensor_offset`,
+    # nothing else: no zero points, offsets, nested quantization, group
+    # index or block format.
+    # Quantization
+    def ScaleQuantization(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(34))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            obj = Quantization()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Added in 1.4. The same for the offsets (the K-quants' quantized block
+    # minimums, whose `tensor_scale` of -1 makes them subtracted).
+    # Quantization
+    def OffsetQuantization(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(36))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            obj = Quantization()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Added in 1.4. One more term added last, to every element (the mean
+    # that bitsandbytes' double quantization subtracts from its scales).
+    # Finite.
+    # Quantization
+    def TensorOffset(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(38))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+    # Added in 1.4. Element type of the group index: Int32, or `Invalid`
+    # for none. Only for PerBlock: entry j names the block (group) of index j
+    # along `axis`, instead of j / block_size (GPTQ's activation order,
+    # compressed-tensors' `g_idx`). Each entry is in [0, groups).
+    # Quantization
+    def GroupIndexType(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(40))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
+    # Added in 1.4. The group index, shape[axis] entries.
+    # Quantization
+    def GroupIndex(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(42))
+        if o != 0:
+            x = o + self._tab.Pos
+            obj = Buffer()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Added in 1.4. The tensor's values are blocks of this format (see
+    # `BlockFormat`): the stored type is then UInt8, the scheme PerBlock over
+    # the last axis with `block_size` the format's block elements, and the
+    # scales, zero points, offsets and every 1.4 field above are absent.
+    # Quantization
+    def BlockFormat(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(44))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
 def QuantizationStart(builder):
-    builder.StartObject(13)
+    builder.StartObject(21)
 
 def QuantizationAddScheme(builder, scheme):
     builder.PrependUint8Slot(0, scheme, 0)
@@ -593,6 +750,30 @@ def QuantizationAddOffsetType(builder, offsetType):
 
 def QuantizationAddOffsets(builder, offsets):
     builder.PrependStructSlot(12, flatbuffers.number_types.UOffsetTFlags.py_type(offsets), 0)
+
+def QuantizationAddCodeTableType(builder, codeTableType):
+    builder.PrependUint8Slot(13, codeTableType, 0)
+
+def QuantizationAddCodeTable(builder, codeTable):
+    builder.PrependStructSlot(14, flatbuffers.number_types.UOffsetTFlags.py_type(codeTable), 0)
+
+def QuantizationAddScaleQuantization(builder, scaleQuantization):
+    builder.PrependUOffsetTRelativeSlot(15, flatbuffers.number_types.UOffsetTFlags.py_type(scaleQuantization), 0)
+
+def QuantizationAddOffsetQuantization(builder, offsetQuantization):
+    builder.PrependUOffsetTRelativeSlot(16, flatbuffers.number_types.UOffsetTFlags.py_type(offsetQuantization), 0)
+
+def QuantizationAddTensorOffset(builder, tensorOffset):
+    builder.PrependFloat64Slot(17, tensorOffset, 0.0)
+
+def QuantizationAddGroupIndexType(builder, groupIndexType):
+    builder.PrependUint8Slot(18, groupIndexType, 0)
+
+def QuantizationAddGroupIndex(builder, groupIndex):
+    builder.PrependStructSlot(19, flatbuffers.number_types.UOffsetTFlags.py_type(groupIndex), 0)
+
+def QuantizationAddBlockFormat(builder, blockFormat):
+    builder.PrependUint8Slot(20, blockFormat, 0)
 
 def QuantizationEnd(builder):
     return builder.EndObject()

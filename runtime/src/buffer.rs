@@ -7,7 +7,9 @@ use std::str::FromStr;
 /// The role of one buffer of a tensor. A tensor's buffers are, in wire
 /// order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
 /// then, when quantized, its scales, zero points and (format 1.2, when the
-/// quantization has them) offsets.
+/// quantization has them) offsets, then (format 1.4, each when present) the
+/// code table, the group index, and the scales and code tables of the
+/// scales' and the offsets' own quantization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BufferRole {
     /// CSR/CSC: `major + 1` offsets into `indices`.
@@ -22,17 +24,46 @@ pub enum BufferRole {
     ZeroPoints,
     /// Quantization offsets, added after scaling (format 1.2).
     Offsets,
+    /// The values stored codes stand for (format 1.4).
+    CodeTable,
+    /// The group (block) of each index along the quantized axis (format 1.4).
+    GroupIndex,
+    /// The scales of the quantized scales (format 1.4: two-level scales).
+    ScaleScales,
+    /// The code table of the quantized scales (format 1.4).
+    ScaleCodeTable,
+    /// The scales of the quantized offsets (format 1.4).
+    OffsetScales,
+    /// The code table of the quantized offsets (format 1.4).
+    OffsetCodeTable,
 }
 
 impl BufferRole {
     /// Every role, in the order the names sort in the documentation.
-    pub const ALL: [BufferRole; 6] = [
+    pub const ALL: [BufferRole; 12] = [
         BufferRole::Pointers,
         BufferRole::Indices,
         BufferRole::Values,
         BufferRole::Scales,
         BufferRole::ZeroPoints,
         BufferRole::Offsets,
+        BufferRole::CodeTable,
+        BufferRole::GroupIndex,
+        BufferRole::ScaleScales,
+        BufferRole::ScaleCodeTable,
+        BufferRole::OffsetScales,
+        BufferRole::OffsetCodeTable,
+    ];
+
+    /// The quantization's optional format 1.4 buffers, in wire order (after
+    /// the offsets).
+    pub const QUANTIZATION_1_4: [BufferRole; 6] = [
+        BufferRole::CodeTable,
+        BufferRole::GroupIndex,
+        BufferRole::ScaleScales,
+        BufferRole::ScaleCodeTable,
+        BufferRole::OffsetScales,
+        BufferRole::OffsetCodeTable,
     ];
 
     /// The name used in errors, the C API, JSON and the schema's comments.
@@ -44,6 +75,12 @@ impl BufferRole {
             BufferRole::Scales => "scales",
             BufferRole::ZeroPoints => "zero_points",
             BufferRole::Offsets => "offsets",
+            BufferRole::CodeTable => "code_table",
+            BufferRole::GroupIndex => "group_index",
+            BufferRole::ScaleScales => "scale_scales",
+            BufferRole::ScaleCodeTable => "scale_code_table",
+            BufferRole::OffsetScales => "offset_scales",
+            BufferRole::OffsetCodeTable => "offset_code_table",
         }
     }
 
@@ -56,6 +93,12 @@ impl BufferRole {
             BufferRole::Scales => c"scales",
             BufferRole::ZeroPoints => c"zero_points",
             BufferRole::Offsets => c"offsets",
+            BufferRole::CodeTable => c"code_table",
+            BufferRole::GroupIndex => c"group_index",
+            BufferRole::ScaleScales => c"scale_scales",
+            BufferRole::ScaleCodeTable => c"scale_code_table",
+            BufferRole::OffsetScales => c"offset_scales",
+            BufferRole::OffsetCodeTable => c"offset_code_table",
         }
     }
 
@@ -66,9 +109,9 @@ impl BufferRole {
 
     /// Whether the buffer belongs to the quantization rather than the layout.
     pub const fn is_quantization(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            BufferRole::Scales | BufferRole::ZeroPoints | BufferRole::Offsets
+            BufferRole::Pointers | BufferRole::Indices | BufferRole::Values
         )
     }
 }
@@ -81,7 +124,10 @@ impl fmt::Display for BufferRole {
 
 /// The error of parsing an unknown buffer role name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a buffer role (pointers, indices, values, scales, zero_points, offsets)")]
+#[error(
+    "{0:?} is not a buffer role (pointers, indices, values, scales, zero_points, offsets, \
+     code_table, group_index, scale_scales, scale_code_table, offset_scales, offset_code_table)"
+)]
 pub struct UnknownBufferRole(pub String);
 
 impl FromStr for BufferRole {

@@ -6,7 +6,9 @@ use crate::count;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
 pub use crate::scheme::QuantizationKind;
-use crate::validate::{self, LayoutParams, Plan, QuantParams};
+use crate::block_format::BlockFormat;
+use crate::buffer::BufferRole;
+use crate::validate::{self, LayoutParams, LevelParams, Plan, QuantParams};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -192,8 +194,27 @@ pub struct Quantization {
     /// scale, MXINT8's implied 2^-6. 1.0 when unused. Finite.
     pub tensor_scale: f64,
     /// Type of the additive offsets (format 1.2; GGUF Q4_1's block minimum),
-    /// one of [`Quantization::OFFSET_TYPES`]; `None` when there are none.
+    /// one of [`Quantization::OFFSET_TYPES`] (an integer type when
+    /// `offset_quantization` is set); `None` when there are none.
     pub offset_type: Option<ElementType>,
+    /// Type of the code table (format 1.4), one of
+    /// [`Quantization::CODE_TABLE_TYPES`]: a stored code `q` stands for
+    /// `code_table[q]`. `None` without a table.
+    pub code_table_type: Option<ElementType>,
+    /// The scales' own quantization (format 1.4: two-level scales); the
+    /// scales are then codes of `scale_type`, an integer type. It may set
+    /// its scheme, types, code table, tensor scale and tensor offset only.
+    pub scale_quantization: Option<Box<Quantization>>,
+    /// The offsets' own quantization (format 1.4), as `scale_quantization`.
+    pub offset_quantization: Option<Box<Quantization>>,
+    /// A term added to every element last (format 1.4). 0.0 when unused. Finite.
+    pub tensor_offset: f64,
+    /// Type of the group index (format 1.4, per-block only): `Int32`, or
+    /// `None` when blocks are consecutive indices.
+    pub group_index_type: Option<ElementType>,
+    /// The block format the values are held in (format 1.4); the stored
+    /// type is then `UInt8` and the scales, zero points and offsets empty.
+    pub block_format: Option<BlockFormat>,
 }
 
 impl Quantization {
@@ -213,7 +234,25 @@ impl Quantization {
             storage_max: 0,
             tensor_scale: 1.0,
             offset_type: None,
+            code_table_type: None,
+            scale_quantization: None,
+            offset_quantization: None,
+            tensor_offset: 0.0,
+            group_index_type: None,
+            block_format: None,
         }
+    }
+
+    /// The quantization of a tensor held in `format`'s blocks, of rank `rank`
+    /// (the blocks run along the last axis), expressed as `f32`.
+    pub fn blocks(format: BlockFormat, rank: usize) -> Self {
+        let scheme = QuantizationScheme::PerBlock {
+            axis: rank.saturating_sub(1) as u32,
+            block_size: format.elements(),
+        };
+        let mut q = Quantization::new(scheme, ElementType::Float32, ElementType::Float32);
+        q.block_format = Some(format);
+        q
     }
 
     /// The types scales may have: the floats of at least 16 bits, and (since
@@ -225,10 +264,30 @@ impl Quantization {
     /// The types offsets may have (format 1.2): the floats of at least 16 bits.
     pub const OFFSET_TYPES: &'static [ElementType] = crate::scheme::OFFSET_TYPES;
 
-    /// How many buffers the quantization adds after the layout's: scales,
-    /// zero points (0 bytes when symmetric), and offsets when it has them.
+    /// The types a code table may have (format 1.4).
+    pub const CODE_TABLE_TYPES: &'static [ElementType] = crate::scheme::CODE_TABLE_TYPES;
+
+    /// The roles of the buffers the quantization adds after the layout's, in
+    /// wire order: scales, zero points (0 bytes when symmetric), offsets when
+    /// it has them, then each format 1.4 buffer it has.
+    pub fn buffer_roles(&self) -> Vec<BufferRole> {
+        let mut v = vec![BufferRole::Scales, BufferRole::ZeroPoints];
+        if self.offset_type.is_some() {
+            v.push(BufferRole::Offsets);
+        }
+        let p = self.params();
+        v.extend(
+            BufferRole::QUANTIZATION_1_4
+                .into_iter()
+                .filter(|r| p.has_buffer(*r)),
+        );
+        v
+    }
+
+    /// How many buffers the quantization adds after the layout's
+    /// ([`buffer_roles`](Self::buffer_roles)).
     pub fn buffer_count(&self) -> usize {
-        2 + usize::from(self.offset_type.is_some())
+        self.buffer_roles().len()
     }
 
     /// Whether this quantization uses a field a 1.1 reader would ignore (a
@@ -236,6 +295,25 @@ impl Quantization {
     /// [`FLAG_EXTENDED_QUANTIZATION`](crate::format::FLAG_EXTENDED_QUANTIZATION).
     pub fn is_extended(&self) -> bool {
         self.params().is_extended()
+    }
+
+    /// Whether this quantization uses a field a 1.2 or 1.3 reader would
+    /// ignore (format 1.4), so that its file must set
+    /// [`FLAG_COMPOSITE_QUANTIZATION`](crate::format::FLAG_COMPOSITE_QUANTIZATION).
+    pub fn is_composite(&self) -> bool {
+        self.params().is_composite()
+    }
+}
+
+/// Per tensor, `f32` scales standing for `f32`, nothing else: the base that
+/// struct-update syntax (`..Default::default()`) fills in from.
+impl Default for Quantization {
+    fn default() -> Self {
+        Quantization::new(
+            QuantizationScheme::PerTensor,
+            ElementType::Float32,
+            ElementType::Float32,
+        )
     }
 }
 
@@ -251,6 +329,12 @@ impl PartialEq for Quantization {
             && self.storage_max == other.storage_max
             && self.tensor_scale.to_bits() == other.tensor_scale.to_bits()
             && self.offset_type == other.offset_type
+            && self.code_table_type == other.code_table_type
+            && self.scale_quantization == other.scale_quantization
+            && self.offset_quantization == other.offset_quantization
+            && self.tensor_offset.to_bits() == other.tensor_offset.to_bits()
+            && self.group_index_type == other.group_index_type
+            && self.block_format == other.block_format
     }
 }
 
@@ -266,6 +350,12 @@ impl std::hash::Hash for Quantization {
         self.storage_max.hash(state);
         self.tensor_scale.to_bits().hash(state);
         self.offset_type.hash(state);
+        self.code_table_type.hash(state);
+        self.scale_quantization.hash(state);
+        self.offset_quantization.hash(state);
+        self.tensor_offset.to_bits().hash(state);
+        self.group_index_type.hash(state);
+        self.block_format.hash(state);
     }
 }
 
@@ -280,6 +370,42 @@ impl Quantization {
             zero_point_type: self.zero_point_type.map_or(0, ElementType::to_wire),
             tensor_scale: self.tensor_scale,
             offset_type: self.offset_type.map_or(0, ElementType::to_wire),
+            code_table_type: self.code_table_type.map_or(0, ElementType::to_wire),
+            tensor_offset: self.tensor_offset,
+            group_index_type: self.group_index_type.map_or(0, ElementType::to_wire),
+            block_format: self.block_format.map_or(0, BlockFormat::to_wire),
+            scale_level: self.scale_quantization.as_deref().map(Quantization::level),
+            offset_level: self.offset_quantization.as_deref().map(Quantization::level),
+        }
+    }
+
+    /// This quantization's fields as a second level's.
+    fn level(&self) -> LevelParams {
+        let forbidden = if self.zero_point_type.is_some() {
+            Some("zero_point_type")
+        } else if self.offset_type.is_some() {
+            Some("offset_type")
+        } else if self.scale_quantization.is_some() {
+            Some("scale_quantization")
+        } else if self.offset_quantization.is_some() {
+            Some("offset_quantization")
+        } else if self.group_index_type.is_some() {
+            Some("group_index_type")
+        } else if self.block_format.is_some() {
+            Some("block_format")
+        } else {
+            None
+        };
+        LevelParams {
+            scheme: self.scheme.kind().to_wire(),
+            axis: self.scheme.axis().unwrap_or(0),
+            block_size: self.scheme.block_size().unwrap_or(0),
+            expressed_type: self.expressed_type.to_wire(),
+            scale_type: self.scale_type.to_wire(),
+            code_table_type: self.code_table_type.map_or(0, ElementType::to_wire),
+            tensor_scale: self.tensor_scale,
+            tensor_offset: self.tensor_offset,
+            forbidden,
         }
     }
 }

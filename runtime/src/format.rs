@@ -18,8 +18,13 @@ pub const FLAG_EXTENDED_QUANTIZATION: u64 = 1;
 /// checkpoint (`Header.shard_index`, ADR-0010). It holds no tensors, so a
 /// 1.2 reader, which would see an empty file, refuses it instead.
 pub const FLAG_SHARD_INDEX: u64 = 2;
+/// Footer flag bit 2 (format 1.4): some tensor's quantization uses a field
+/// a 1.2 or 1.3 reader would ignore: a code table, quantized scales or
+/// offsets, a tensor offset other than 0, a group index or a block format.
+pub const FLAG_COMPOSITE_QUANTIZATION: u64 = 4;
 /// Every footer flag this crate understands; a reader refuses any other.
-pub const KNOWN_FLAGS: u64 = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX;
+pub const KNOWN_FLAGS: u64 =
+    FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX | FLAG_COMPOSITE_QUANTIZATION;
 /// Length of the prefix; the data region starts right after it.
 pub const PREFIX_LEN: u64 = 64;
 /// Length of the footer.

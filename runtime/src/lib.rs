@@ -36,6 +36,7 @@ pub mod format;
 mod generated;
 
 // The format's rules, each with one owner (docs/ARCHITECTURE.md).
+mod block_format;
 mod buffer;
 mod checksum;
 mod count;
@@ -102,6 +103,7 @@ pub use reader::{Fetched, File, MapMode, Reader, TensorRef};
 pub use slice::{SliceData, SliceRange, parse_slice};
 
 // Describing tensors.
+pub use block_format::BlockFormat;
 pub use buffer::{BufferRole, UnknownBufferRole};
 pub use checksum::ChecksumAlgorithm;
 pub use count::{element_count, packed_len};

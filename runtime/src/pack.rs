@@ -1,7 +1,7 @@
-//! Sub-byte packing, the format's one rule for 1-, 2-, 4- and 6-bit elements:
+//! Sub-byte packing, the format's one rule for elements of 1 to 7 bits:
 //! element `i` occupies bits `[i*bits, (i+1)*bits)` of the buffer, counted
-//! from the least significant bit of byte 0 (LSB-first; a 6-bit element may
-//! span two bytes, its low bits in the first), and the unused high bits of
+//! from the least significant bit of byte 0 (LSB-first; a 3-, 5- or 6-bit
+//! element may span two bytes, its low bits in the first), and the unused high bits of
 //! the last byte are zero. This is DLPack's "little bit-endian" packing.
 //!
 //! Writers that produce codes one chunk at a time (a lowering that streams a
@@ -13,10 +13,7 @@ use crate::{ElementClass, ElementType};
 
 /// The mask of a `bits`-wide code.
 fn mask(bits: u32) -> u8 {
-    debug_assert!(
-        matches!(bits, 1 | 2 | 4 | 6 | 8),
-        "packed widths are 1, 2, 4, 6 or 8"
-    );
+    debug_assert!((1..=8).contains(&bits), "packed widths are 1 to 8 bits");
     ((1u16 << bits) - 1) as u8
 }
 
@@ -31,7 +28,7 @@ pub struct Packer {
 }
 
 impl Packer {
-    /// A packer of `bits`-wide codes (1, 2, 4 or 6; 8 copies bytes as they are).
+    /// A packer of `bits`-wide codes (1 to 7; 8 copies bytes as they are).
     pub fn new(bits: u32) -> Self {
         Packer {
             bits,
@@ -115,10 +112,12 @@ impl Packer {
                 }));
                 rest
             }
-            _ => {
+            8 => {
                 out.extend_from_slice(codes);
                 &[]
             }
+            // 3, 5 and 7 bits: one code at a time.
+            _ => codes,
         };
         // ... and keep the tail for the next call.
         for &c in rest {
@@ -127,8 +126,8 @@ impl Packer {
     }
 
     fn push_one(&mut self, code: u8, out: &mut Vec<u8>) {
-        // The code's bits that fit in the partial byte; a 6-bit code may
-        // carry over into the next one.
+        // The code's bits that fit in the partial byte; a code wider than the
+        // bits left carries over into the next one.
         let stream = u16::from(self.partial) | (u16::from(code) << self.used);
         self.used += self.bits;
         if self.used >= 8 {
@@ -175,7 +174,7 @@ pub fn code_at(bytes: &[u8], bits: u32, i: u64) -> Option<u8> {
     if shift + u64::from(bits) <= 8 {
         return Some((*bytes.get(at)? >> shift) & mask(bits));
     }
-    // A code that spans two bytes (6-bit types): both must be present.
+    // A code that spans two bytes (3-, 5-, 6-bit types): both must be present.
     let pair = u16::from(*bytes.get(at)?) | (u16::from(*bytes.get(at.checked_add(1)?)?) << 8);
     Some((pair >> shift) as u8 & mask(bits))
 }
@@ -258,7 +257,7 @@ mod tests {
         // Codes with junk in their high bits, fed in chunks that start and end
         // at every offset within a byte; checked by the independent reader.
         let codes: Vec<u8> = (0..1001u32).map(|i| (i * 37 % 256) as u8).collect();
-        for bits in [1, 2, 4, 8] {
+        for bits in [1, 2, 3, 4, 5, 6, 7, 8] {
             let m = ((1u16 << bits) - 1) as u8;
             let want: Vec<u8> = codes.iter().map(|c| c & m).collect();
             let whole = pack_codes(codes.iter().copied(), bits);

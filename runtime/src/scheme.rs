@@ -32,6 +32,20 @@ pub(crate) const OFFSET_TYPES: &[ElementType] = &[
     ElementType::Float64,
 ];
 
+/// The types a code table may have (format 1.4): `i8` (GGUF IQ4_NL's
+/// levels) and the floats of at least 16 bits (bitsandbytes' NF4 and FP4).
+/// Public as [`Quantization::CODE_TABLE_TYPES`](crate::Quantization::CODE_TABLE_TYPES).
+pub(crate) const CODE_TABLE_TYPES: &[ElementType] = &[
+    ElementType::Int8,
+    ElementType::Float16,
+    ElementType::BFloat16,
+    ElementType::Float32,
+    ElementType::Float64,
+];
+
+/// The types a group index may have (format 1.4).
+pub(crate) const GROUP_INDEX_TYPES: &[ElementType] = &[ElementType::Int32];
+
 /// The kind of a quantization scheme: the schema's `QuantizationScheme`
 /// enum, and the one spelling of its names (JSON, derive attributes, the
 /// CLI, the C API).

@@ -12,10 +12,10 @@ use crate::buffer::BufferRole;
 use crate::count::{self, ElementCount};
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-use crate::scheme::{OFFSET_TYPES, QuantizationKind, SCALE_TYPES};
-use crate::{ElementClass, ElementType};
+use crate::ElementType;
 
 mod name_and_alignment;
+mod quant;
 mod seq;
 
 pub(crate) use name_and_alignment::{file_alignment, tensor_alignment, tensor_name};
@@ -44,6 +44,34 @@ pub(crate) struct QuantParams {
     pub(crate) tensor_scale: f64,
     /// Format 1.2: 0 (`Invalid`) when there are no offsets.
     pub(crate) offset_type: u8,
+    /// Format 1.4: 0 (`Invalid`) when there is no code table.
+    pub(crate) code_table_type: u8,
+    /// Format 1.4: 0.0 when unused.
+    pub(crate) tensor_offset: f64,
+    /// Format 1.4: 0 (`Invalid`) when there is no group index.
+    pub(crate) group_index_type: u8,
+    /// Format 1.4: 0 (`None`) when the values are codes.
+    pub(crate) block_format: u8,
+    /// Format 1.4: the scales' own quantization.
+    pub(crate) scale_level: Option<LevelParams>,
+    /// Format 1.4: the offsets' own quantization.
+    pub(crate) offset_level: Option<LevelParams>,
+}
+
+/// A second level's fields as stored (format 1.4: the quantization of the
+/// scales or of the offsets).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LevelParams {
+    pub(crate) scheme: u8,
+    pub(crate) axis: u32,
+    pub(crate) block_size: u64,
+    pub(crate) expressed_type: u8,
+    pub(crate) scale_type: u8,
+    pub(crate) code_table_type: u8,
+    pub(crate) tensor_scale: f64,
+    pub(crate) tensor_offset: f64,
+    /// The first field set that a second level may not have.
+    pub(crate) forbidden: Option<&'static str>,
 }
 
 impl QuantParams {
@@ -52,6 +80,45 @@ impl QuantParams {
     /// such readers refuse it.
     pub(crate) fn is_extended(&self) -> bool {
         self.tensor_scale != 1.0 || self.offset_type != 0
+    }
+
+    /// Whether the quantization uses a 1.4 field that a 1.2 or 1.3 reader
+    /// would silently ignore (footer flag bit 2); `Some` names the first.
+    pub(crate) fn composite_field(&self) -> Option<(&'static str, String)> {
+        if self.code_table_type != 0 {
+            Some(("code_table_type", self.code_table_type.to_string()))
+        } else if self.scale_level.is_some() {
+            Some(("scale_quantization", "present".into()))
+        } else if self.offset_level.is_some() {
+            Some(("offset_quantization", "present".into()))
+        } else if self.tensor_offset != 0.0 {
+            Some(("tensor_offset", self.tensor_offset.to_string()))
+        } else if self.group_index_type != 0 {
+            Some(("group_index_type", self.group_index_type.to_string()))
+        } else if self.block_format != 0 {
+            Some(("block_format", self.block_format.to_string()))
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn is_composite(&self) -> bool {
+        self.composite_field().is_some()
+    }
+
+    /// Whether the quantization has the format 1.4 buffer of `role`.
+    pub(crate) fn has_buffer(&self, role: BufferRole) -> bool {
+        match role {
+            BufferRole::CodeTable => self.code_table_type != 0,
+            BufferRole::GroupIndex => self.group_index_type != 0,
+            BufferRole::ScaleScales => self.scale_level.is_some(),
+            BufferRole::ScaleCodeTable => self.scale_level.is_some_and(|l| l.code_table_type != 0),
+            BufferRole::OffsetScales => self.offset_level.is_some(),
+            BufferRole::OffsetCodeTable => {
+                self.offset_level.is_some_and(|l| l.code_table_type != 0)
+            }
+            _ => false,
+        }
     }
 }
 
@@ -81,6 +148,10 @@ pub struct Plan {
     /// Expected byte length of the offsets, when the quantization has them
     /// (format 1.2); `None` otherwise, and then the tensor has no such buffer.
     pub offsets: Option<u64>,
+    /// Expected byte length of each format 1.4 quantization buffer, in the
+    /// order of [`BufferRole::QUANTIZATION_1_4`]; `None` for those the
+    /// quantization does not have.
+    pub quantization_1_4: [Option<u64>; 6],
     /// Number of logical elements; `None` when a dimension is dynamic.
     pub elements: Option<u64>,
 }
@@ -88,8 +159,8 @@ pub struct Plan {
 impl Plan {
     /// Every buffer of the tensor with its expected length, in wire order:
     /// the layout's, then `scales` and `zero_points` when quantized, then
-    /// `offsets` when the quantization has them. This is the list a writer is
-    /// given and a reader checks.
+    /// `offsets` when the quantization has them, then its format 1.4
+    /// buffers. This is the list a writer is given and a reader checks.
     pub fn buffers(&self) -> Vec<(BufferRole, u64)> {
         let mut v: Vec<_> = self.roles.iter().copied().zip(self.lengths).collect();
         if self.quantized {
@@ -99,12 +170,23 @@ impl Plan {
         if let Some(offsets) = self.offsets {
             v.push((BufferRole::Offsets, offsets));
         }
+        for (role, len) in BufferRole::QUANTIZATION_1_4
+            .into_iter()
+            .zip(self.quantization_1_4)
+        {
+            if let Some(len) = len {
+                v.push((role, len));
+            }
+        }
         v
     }
 
     /// How many buffers [`buffers`](Self::buffers) lists, without building it.
     pub fn buffer_count(&self) -> usize {
-        self.roles.len() + 2 * usize::from(self.quantized) + usize::from(self.offsets.is_some())
+        self.roles.len()
+            + 2 * usize::from(self.quantized)
+            + usize::from(self.offsets.is_some())
+            + self.quantization_1_4.iter().flatten().count()
     }
 
     /// The expected length of the buffer of `role`, if the tensor has one.
@@ -113,9 +195,15 @@ impl Plan {
             BufferRole::Scales => self.quantized.then_some(self.scales),
             BufferRole::ZeroPoints => self.quantized.then_some(self.zero_points),
             BufferRole::Offsets => self.offsets,
-            _ => {
+            BufferRole::Pointers | BufferRole::Indices | BufferRole::Values => {
                 let i = self.roles.iter().position(|r| *r == role)?;
                 Some(self.lengths[i])
+            }
+            _ => {
+                let i = BufferRole::QUANTIZATION_1_4
+                    .iter()
+                    .position(|r| *r == role)?;
+                self.quantization_1_4[i]
             }
         }
     }
@@ -126,6 +214,7 @@ impl Plan {
             + self.scales
             + self.zero_points
             + self.offsets.unwrap_or(0)
+            + self.quantization_1_4.iter().flatten().sum::<u64>()
     }
 }
 
@@ -264,27 +353,29 @@ pub(crate) fn plan<D: Seq<u64> + ?Sized, S: Seq<i64> + Copy>(
         elements,
     };
     let (layout_name, roles, mut lengths) = layout_lengths(&facts, et, layout)?;
-    let (mut scales, mut zero_points, mut offsets) = match quant {
-        Some(q) => quant_lengths(&facts, et, q)?,
-        None => (0, 0, None),
+    let mut q = match quant {
+        Some(q) => quant::lengths(&facts, et, layout_name, q)?,
+        None => quant::Lengths::default(),
     };
+    if let Some(values) = q.block_values {
+        lengths[0] = values;
+    }
     if descriptor_only || facts.empty {
         // A descriptor-only tensor has no data at all; an empty tensor's
         // buffers, index pointers and scales included, are all 0 bytes
         // (ADR-007 section 4).
         lengths = [0; 3];
-        scales = 0;
-        zero_points = 0;
-        offsets = offsets.map(|_| 0);
+        q.clear();
     }
     Ok(Plan {
         layout: layout_name,
         roles,
         lengths,
         quantized: quant.is_some(),
-        scales,
-        zero_points,
-        offsets,
+        scales: q.scales,
+        zero_points: q.zero_points,
+        offsets: q.offsets,
+        quantization_1_4: q.tail,
         elements,
     })
 }
@@ -419,133 +510,6 @@ fn strided_extent<D: Seq<u64> + ?Sized, S: Seq<i64>>(
         }
     }
     Ok(extent)
-}
-
-/// The byte lengths of the scales and the zero points.
-fn quant_lengths<D: Seq<u64> + ?Sized>(
-    f: &ShapeFacts<'_, D>,
-    et: ElementType,
-    q: QuantParams,
-) -> Result<(u64, u64, Option<u64>)> {
-    let (name, rank) = (f.name, f.rank);
-    if matches!(et.class(), ElementClass::Bool | ElementClass::Complex) {
-        return Err(invalid(
-            name,
-            "element_type",
-            et.name(),
-            "a quantized tensor stores integers or small floats",
-        ));
-    }
-    let expressed = element_type(name, "quantization.expressed_type", q.expressed_type)?;
-    if expressed.class() != ElementClass::Float {
-        return Err(invalid(
-            name,
-            "quantization.expressed_type",
-            expressed.name(),
-            "the expressed type is a floating-point type",
-        ));
-    }
-    let scale_type = one_of(name, "quantization.scale_type", q.scale_type, SCALE_TYPES)?;
-    let zp_type = match q.zero_point_type {
-        0 => None,
-        v => {
-            let t = element_type(name, "quantization.zero_point_type", v)?;
-            if !matches!(
-                t.class(),
-                ElementClass::SignedInt | ElementClass::UnsignedInt
-            ) {
-                return Err(invalid(
-                    name,
-                    "quantization.zero_point_type",
-                    t.name(),
-                    "zero points are integers",
-                ));
-            }
-            Some(t)
-        }
-    };
-    if !q.tensor_scale.is_finite() {
-        return Err(invalid(
-            name,
-            "quantization.tensor_scale",
-            q.tensor_scale,
-            "the tensor scale is a finite number",
-        ));
-    }
-    let offset_type = match q.offset_type {
-        0 => None,
-        v => Some(one_of(name, "quantization.offset_type", v, OFFSET_TYPES)?),
-    };
-    let kind = match QuantizationKind::from_wire(q.scheme) {
-        Some(k) => k,
-        None if q.scheme == 0 => {
-            return Err(invalid(
-                name,
-                "quantization.scheme",
-                "Invalid (0)",
-                "a quantization names its scheme",
-            ));
-        }
-        None => {
-            return Err(Error::UnsupportedQuantization {
-                tensor: name.to_owned(),
-                value: q.scheme,
-            });
-        }
-    };
-    let what = match kind {
-        QuantizationKind::PerBlock => "per-block",
-        _ => "per-axis",
-    };
-    let axis_dim = || -> Result<u64> {
-        let axis = q.axis as usize;
-        if axis >= rank {
-            return Err(invalid(
-                name,
-                "quantization.axis",
-                q.axis,
-                format!("{what} quantization needs an axis below the rank {rank}"),
-            ));
-        }
-        Ok(f.shape.at(axis))
-    };
-    // The number of scales; `None` when a dynamic dimension leaves it unknown.
-    let count = match kind {
-        QuantizationKind::PerTensor => Some(1),
-        QuantizationKind::PerAxis => {
-            let d = axis_dim()?;
-            (d != DYNAMIC_DIM).then_some(d)
-        }
-        QuantizationKind::PerBlock => {
-            let d = axis_dim()?;
-            if q.block_size == 0 {
-                return Err(invalid(
-                    name,
-                    "quantization.block_size",
-                    0,
-                    "per-block quantization needs a block size > 0",
-                ));
-            }
-            match f.elements {
-                None => None,
-                // An empty axis has no blocks, so no scales (ADR-007 section 8).
-                Some(_) if d == 0 => Some(0),
-                Some(e) => (e / d).checked_mul(d.div_ceil(q.block_size)),
-            }
-        }
-    };
-    // An empty tensor has no scales; don't size them.
-    let count = if f.empty { 0 } else { count.unwrap_or(0) };
-    let scales = f.bytes(count, scale_type, "scales")?;
-    let zero_points = match zp_type {
-        Some(t) => f.bytes(count, t, "zero_points")?,
-        None => 0,
-    };
-    let offsets = match offset_type {
-        Some(t) => Some(f.bytes(count, t, "offsets")?),
-        None => None,
-    };
-    Ok((scales, zero_points, offsets))
 }
 
 fn check_nnz(name: &str, nnz: u64, elements: Option<u64>) -> Result<()> {

@@ -411,9 +411,18 @@ impl<W: Write> Writer<W> {
                 .as_ref()
                 .is_some_and(crate::Quantization::is_extended)
         });
+        let composite = self.written.iter().any(|w| {
+            w.desc
+                .quantization
+                .as_ref()
+                .is_some_and(crate::Quantization::is_composite)
+        });
         let mut flags = 0;
         if extended {
             flags |= format::FLAG_EXTENDED_QUANTIZATION;
+        }
+        if composite {
+            flags |= format::FLAG_COMPOSITE_QUANTIZATION;
         }
         if self.shard_index.is_some() {
             flags |= format::FLAG_SHARD_INDEX;

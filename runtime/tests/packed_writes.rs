@@ -147,8 +147,10 @@ fn an_unpackable_width_is_refused() {
     let mut w = Writer::new(Vec::new()).unwrap();
     let desc = TensorDescriptor::new("p", ElementType::UInt4, vec![Dim::Fixed(4)]);
     let mut t = w.begin_tensor(&desc).unwrap();
-    let e = t.write_packed(&[1, 2, 3, 4], 3).unwrap_err();
-    assert!(e.to_string().contains("3-bit codes"), "{e}");
+    for bits in [0, 9] {
+        let e = t.write_packed(&[1, 2, 3, 4], bits).unwrap_err();
+        assert!(e.to_string().contains(&format!("{bits}-bit codes")), "{e}");
+    }
 }
 
 proptest! {

@@ -46,6 +46,7 @@ fn dense_case() -> impl Strategy<Value = (TensorDescriptor, Vec<Vec<u8>>)> {
                     storage_max: 7,
                     tensor_scale: 1.0,
                     offset_type: None,
+                    ..Default::default()
                 });
             }
             let b = if d.descriptor_only {

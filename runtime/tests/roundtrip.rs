@@ -170,6 +170,7 @@ fn adr007_empty_tensors() {
             storage_max: 127,
             tensor_scale: 1.0,
             offset_type: None,
+            ..Default::default()
         });
     // Found by `mutations_never_panic`: dequantize multiplied the whole
     // shape, overflowing on huge dimensions beside a 0 (ADR-007: zero first).
@@ -380,6 +381,7 @@ fn quantization_schemes_dequantize() {
         storage_max: 0,
         tensor_scale: 1.0,
         offset_type: None,
+        ..Default::default()
     };
     let per_tensor = TensorDescriptor::new("pt", ElementType::Int8, shape(&[4]))
         .with_quantization(q(QuantizationScheme::PerTensor, Some(ElementType::Int8)));

@@ -91,6 +91,7 @@ fn write(dir: &std::path::Path) -> Arc<File> {
                 storage_max: 0,
                 tensor_scale: 1.0,
                 offset_type: None,
+                ..Default::default()
             },
         ),
         &[&[1, 2], &0.5f32.to_le_bytes(), &[]],

@@ -34,4 +34,10 @@ pub(crate) const TABLE: &[(&str, &str, Class)] = &[
     ("f8e4m3b11fnuz", "Float8E4M3B11FNUZ", Class::Float),
     ("f6e2m3fn", "Float6E2M3FN", Class::Float),
     ("f6e3m2fn", "Float6E3M2FN", Class::Float),
+    ("i3", "Int3", Class::Int),
+    ("u3", "UInt3", Class::Int),
+    ("i5", "Int5", Class::Int),
+    ("u5", "UInt5", Class::Int),
+    ("i6", "Int6", Class::Int),
+    ("u6", "UInt6", Class::Int),
 ];

@@ -32,6 +32,12 @@
 //   f8E4M3B11FNUZ  f8e4m3b11fnuz
 //   f6E2M3FN       f6e2m3fn
 //   f6E3M2FN       f6e3m2fn
+//   i3             i3
+//   ui3            u3
+//   i5             i5
+//   ui5            u5
+//   i6             i6
+//   ui6            u6
 // Layouts: dense, coo, csr, csc.
 // Quantization schemes (in `quantization.scheme`): per_tensor, per_axis, per_block.
 irdl.dialect @hurray {
@@ -84,7 +90,13 @@ irdl.dialect @hurray {
     %t_f8e4m3b11fnuz = irdl.is f8E4M3B11FNUZ
     %t_f6e2m3fn = irdl.is f6E2M3FN
     %t_f6e3m2fn = irdl.is f6E3M2FN
-    %element_type = irdl.any_of(%t_bool, %t_i2, %t_u2, %t_i4, %t_u4, %t_i8, %t_u8, %t_i16, %t_u16, %t_i32, %t_u32, %t_i64, %t_u64, %t_f16, %t_bf16, %t_f32, %t_f64, %t_f8e4m3fn, %t_f8e5m2, %t_f4e2m1fn, %t_c64, %t_c128, %t_f8e8m0fnu, %t_f8e4m3fnuz, %t_f8e5m2fnuz, %t_f8e3m4, %t_f8e4m3, %t_f8e4m3b11fnuz, %t_f6e2m3fn, %t_f6e3m2fn)
+    %t_i3 = irdl.is i3
+    %t_u3 = irdl.is ui3
+    %t_i5 = irdl.is i5
+    %t_u5 = irdl.is ui5
+    %t_i6 = irdl.is i6
+    %t_u6 = irdl.is ui6
+    %element_type = irdl.any_of(%t_bool, %t_i2, %t_u2, %t_i4, %t_u4, %t_i8, %t_u8, %t_i16, %t_u16, %t_i32, %t_u32, %t_i64, %t_u64, %t_f16, %t_bf16, %t_f32, %t_f64, %t_f8e4m3fn, %t_f8e5m2, %t_f4e2m1fn, %t_c64, %t_c128, %t_f8e8m0fnu, %t_f8e4m3fnuz, %t_f8e5m2fnuz, %t_f8e3m4, %t_f8e4m3, %t_f8e4m3b11fnuz, %t_f6e2m3fn, %t_f6e3m2fn, %t_i3, %t_u3, %t_i5, %t_u5, %t_i6, %t_u6)
     %shape = irdl.base "#builtin.dense_array"
     %l_dense = irdl.is "dense"
     %l_coo = irdl.is "coo"

@@ -97,6 +97,7 @@ impl<'c> Collector<'c> {
             storage_max: q.storage_max,
             tensor_scale: 1.0,
             offset_type: None,
+            ..Default::default()
         };
         let scale_bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
         let zp_bytes: Vec<u8> = if symmetric {

@@ -108,10 +108,25 @@ pub enum ElementType {
     /// Added in 1.2. 6-bit float, 3 exponent bits, 2 mantissa bits, bias 3,
     /// no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
     Float6E3M2FN = 30,
+    /// Added in 1.4. Two's-complement 3-bit integer (GGUF Q3_K's codes),
+    /// packed LSB-first like the other sub-byte types.
+    Int3 = 31,
+    /// Added in 1.4. Unsigned 3-bit integer.
+    UInt3 = 32,
+    /// Added in 1.4. Two's-complement 5-bit integer.
+    Int5 = 33,
+    /// Added in 1.4. Unsigned 5-bit integer (GGUF Q5_0, Q5_1 and Q5_K codes).
+    UInt5 = 34,
+    /// Added in 1.4. Two's-complement 6-bit integer (GGUF Q6_K's codes, the
+    /// K-quants' signed sub-block scales).
+    Int6 = 35,
+    /// Added in 1.4. Unsigned 6-bit integer (GGUF Q4_K and Q5_K sub-block
+    /// scales and minimums).
+    UInt6 = 36,
 }
 impl ElementType {
     /// Every element type, in wire-value order.
-    pub const ALL: [ElementType; 30usize] = [
+    pub const ALL: [ElementType; 36usize] = [
         ElementType::Bool,
         ElementType::Int2,
         ElementType::UInt2,
@@ -142,6 +157,12 @@ impl ElementType {
         ElementType::Float8E4M3B11FNUZ,
         ElementType::Float6E2M3FN,
         ElementType::Float6E3M2FN,
+        ElementType::Int3,
+        ElementType::UInt3,
+        ElementType::Int5,
+        ElementType::UInt5,
+        ElementType::Int6,
+        ElementType::UInt6,
     ];
     /// Storage width of one element in bits.
     pub const fn bits(self) -> u32 {
@@ -176,6 +197,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => 8,
             ElementType::Float6E2M3FN => 6,
             ElementType::Float6E3M2FN => 6,
+            ElementType::Int3 => 3,
+            ElementType::UInt3 => 3,
+            ElementType::Int5 => 5,
+            ElementType::UInt5 => 5,
+            ElementType::Int6 => 6,
+            ElementType::UInt6 => 6,
         }
     }
     /// Canonical short name (`f32`, `i4`, `f8e4m3fn`, ...).
@@ -211,6 +238,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => "f8e4m3b11fnuz",
             ElementType::Float6E2M3FN => "f6e2m3fn",
             ElementType::Float6E3M2FN => "f6e3m2fn",
+            ElementType::Int3 => "i3",
+            ElementType::UInt3 => "u3",
+            ElementType::Int5 => "i5",
+            ElementType::UInt5 => "u5",
+            ElementType::Int6 => "i6",
+            ElementType::UInt6 => "u6",
         }
     }
     /// Parses a canonical short name.
@@ -246,6 +279,12 @@ impl ElementType {
             "f8e4m3b11fnuz" => Some(ElementType::Float8E4M3B11FNUZ),
             "f6e2m3fn" => Some(ElementType::Float6E2M3FN),
             "f6e3m2fn" => Some(ElementType::Float6E3M2FN),
+            "i3" => Some(ElementType::Int3),
+            "u3" => Some(ElementType::UInt3),
+            "i5" => Some(ElementType::Int5),
+            "u5" => Some(ElementType::UInt5),
+            "i6" => Some(ElementType::Int6),
+            "u6" => Some(ElementType::UInt6),
             _ => None,
         }
     }
@@ -282,6 +321,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => "f8E4M3B11FNUZ",
             ElementType::Float6E2M3FN => "f6E2M3FN",
             ElementType::Float6E3M2FN => "f6E3M2FN",
+            ElementType::Int3 => "i3",
+            ElementType::UInt3 => "ui3",
+            ElementType::Int5 => "i5",
+            ElementType::UInt5 => "ui5",
+            ElementType::Int6 => "i6",
+            ElementType::UInt6 => "ui6",
         }
     }
     /// Parses an MLIR builtin type spelling as written by [`Self::mlir_name`].
@@ -317,6 +362,12 @@ impl ElementType {
             "f8E4M3B11FNUZ" => Some(ElementType::Float8E4M3B11FNUZ),
             "f6E2M3FN" => Some(ElementType::Float6E2M3FN),
             "f6E3M2FN" => Some(ElementType::Float6E3M2FN),
+            "i3" => Some(ElementType::Int3),
+            "ui3" => Some(ElementType::UInt3),
+            "i5" => Some(ElementType::Int5),
+            "ui5" => Some(ElementType::UInt5),
+            "i6" => Some(ElementType::Int6),
+            "ui6" => Some(ElementType::UInt6),
             _ => None,
         }
     }
@@ -353,6 +404,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => (9, 8),
             ElementType::Float6E2M3FN => (15, 6),
             ElementType::Float6E3M2FN => (16, 6),
+            ElementType::Int3 => (0, 3),
+            ElementType::UInt3 => (1, 3),
+            ElementType::Int5 => (0, 5),
+            ElementType::UInt5 => (1, 5),
+            ElementType::Int6 => (0, 6),
+            ElementType::UInt6 => (1, 6),
         }
     }
     /// NumPy array-protocol type string, where NumPy has a native dtype.
@@ -388,6 +445,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => None,
             ElementType::Float6E2M3FN => None,
             ElementType::Float6E3M2FN => None,
+            ElementType::Int3 => None,
+            ElementType::UInt3 => None,
+            ElementType::Int5 => None,
+            ElementType::UInt5 => None,
+            ElementType::Int6 => None,
+            ElementType::UInt6 => None,
         }
     }
     /// safetensors dtype name, where safetensors has one.
@@ -423,6 +486,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => None,
             ElementType::Float6E2M3FN => Some("F6_E2M3"),
             ElementType::Float6E3M2FN => Some("F6_E3M2"),
+            ElementType::Int3 => None,
+            ElementType::UInt3 => None,
+            ElementType::Int5 => None,
+            ElementType::UInt5 => None,
+            ElementType::Int6 => None,
+            ElementType::UInt6 => None,
         }
     }
     /// The dtype's name in the `ml_dtypes` package, for types NumPy lacks
@@ -459,6 +528,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => Some("float8_e4m3b11fnuz"),
             ElementType::Float6E2M3FN => Some("float6_e2m3fn"),
             ElementType::Float6E3M2FN => Some("float6_e3m2fn"),
+            ElementType::Int3 => None,
+            ElementType::UInt3 => None,
+            ElementType::Int5 => None,
+            ElementType::UInt5 => None,
+            ElementType::Int6 => None,
+            ElementType::UInt6 => None,
         }
     }
     /// ONNX `TensorProto.DataType` value, where ONNX has the type.
@@ -494,6 +569,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => None,
             ElementType::Float6E2M3FN => Some(27),
             ElementType::Float6E3M2FN => Some(28),
+            ElementType::Int3 => None,
+            ElementType::UInt3 => None,
+            ElementType::Int5 => None,
+            ElementType::UInt5 => None,
+            ElementType::Int6 => None,
+            ElementType::UInt6 => None,
         }
     }
     /// The element type of an ONNX `TensorProto.DataType` value.
@@ -695,6 +776,12 @@ impl ElementType {
                     specials: FloatSpecials::Finite,
                 })
             }
+            ElementType::Int3 => None,
+            ElementType::UInt3 => None,
+            ElementType::Int5 => None,
+            ElementType::UInt5 => None,
+            ElementType::Int6 => None,
+            ElementType::UInt6 => None,
         }
     }
     /// The kind of number this type holds.
@@ -730,6 +817,12 @@ impl ElementType {
             ElementType::Float8E4M3B11FNUZ => ElementClass::Float,
             ElementType::Float6E2M3FN => ElementClass::Float,
             ElementType::Float6E3M2FN => ElementClass::Float,
+            ElementType::Int3 => ElementClass::SignedInt,
+            ElementType::UInt3 => ElementClass::UnsignedInt,
+            ElementType::Int5 => ElementClass::SignedInt,
+            ElementType::UInt5 => ElementClass::UnsignedInt,
+            ElementType::Int6 => ElementClass::SignedInt,
+            ElementType::UInt6 => ElementClass::UnsignedInt,
         }
     }
     /// The wire value.
@@ -770,6 +863,12 @@ impl ElementType {
             28 => Some(ElementType::Float8E4M3B11FNUZ),
             29 => Some(ElementType::Float6E2M3FN),
             30 => Some(ElementType::Float6E3M2FN),
+            31 => Some(ElementType::Int3),
+            32 => Some(ElementType::UInt3),
+            33 => Some(ElementType::Int5),
+            34 => Some(ElementType::UInt5),
+            35 => Some(ElementType::Int6),
+            36 => Some(ElementType::UInt6),
             _ => None,
         }
     }

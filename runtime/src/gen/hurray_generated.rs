@@ -13,10 +13,10 @@ pub mod fb {
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_ELEMENT_TYPE: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_ELEMENT_TYPE: u8 = 30;
+pub const ENUM_MAX_ELEMENT_TYPE: u8 = 36;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_ELEMENT_TYPE: [ElementType; 31] = [
+pub const ENUM_VALUES_ELEMENT_TYPE: [ElementType; 37] = [
   ElementType::Invalid,
   ElementType::Bool,
   ElementType::Int2,
@@ -48,6 +48,12 @@ pub const ENUM_VALUES_ELEMENT_TYPE: [ElementType; 31] = [
   ElementType::Float8E4M3B11FNUZ,
   ElementType::Float6E2M3FN,
   ElementType::Float6E3M2FN,
+  ElementType::Int3,
+  ElementType::UInt3,
+  ElementType::Int5,
+  ElementType::UInt5,
+  ElementType::Int6,
+  ElementType::UInt6,
 ];
 
 /// The type of one stored element. Sub-byte types (Bool, Int2, UInt2, Int4,
@@ -131,9 +137,24 @@ impl ElementType {
   /// Added in 1.2. 6-bit float, 3 exponent bits, 2 mantissa bits, bias 3,
   /// no infinities, no NaN (OCP MX FP6). Packed like the other sub-byte types.
   pub const Float6E3M2FN: Self = Self(30);
+  /// Added in 1.4. Two's-complement 3-bit integer (GGUF Q3_K's codes),
+  /// packed LSB-first like the other sub-byte types.
+  pub const Int3: Self = Self(31);
+  /// Added in 1.4. Unsigned 3-bit integer.
+  pub const UInt3: Self = Self(32);
+  /// Added in 1.4. Two's-complement 5-bit integer.
+  pub const Int5: Self = Self(33);
+  /// Added in 1.4. Unsigned 5-bit integer (GGUF Q5_0, Q5_1 and Q5_K codes).
+  pub const UInt5: Self = Self(34);
+  /// Added in 1.4. Two's-complement 6-bit integer (GGUF Q6_K's codes, the
+  /// K-quants' signed sub-block scales).
+  pub const Int6: Self = Self(35);
+  /// Added in 1.4. Unsigned 6-bit integer (GGUF Q4_K and Q5_K sub-block
+  /// scales and minimums).
+  pub const UInt6: Self = Self(36);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 30;
+  pub const ENUM_MAX: u8 = 36;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Invalid,
     Self::Bool,
@@ -166,6 +187,12 @@ impl ElementType {
     Self::Float8E4M3B11FNUZ,
     Self::Float6E2M3FN,
     Self::Float6E3M2FN,
+    Self::Int3,
+    Self::UInt3,
+    Self::Int5,
+    Self::UInt5,
+    Self::Int6,
+    Self::UInt6,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -201,6 +228,12 @@ impl ElementType {
       Self::Float8E4M3B11FNUZ => Some("Float8E4M3B11FNUZ"),
       Self::Float6E2M3FN => Some("Float6E2M3FN"),
       Self::Float6E3M2FN => Some("Float6E3M2FN"),
+      Self::Int3 => Some("Int3"),
+      Self::UInt3 => Some("UInt3"),
+      Self::Int5 => Some("Int5"),
+      Self::UInt5 => Some("UInt5"),
+      Self::Int6 => Some("Int6"),
+      Self::UInt6 => Some("UInt6"),
       _ => None,
     }
   }
@@ -455,6 +488,160 @@ impl<'a> ::flatbuffers::Verifiable for QuantizationScheme {
 }
 
 impl ::flatbuffers::SimpleToVerifyInSlice for QuantizationScheme {}
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MIN_BLOCK_FORMAT: u8 = 0;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+pub const ENUM_MAX_BLOCK_FORMAT: u8 = 13;
+#[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
+#[allow(non_camel_case_types)]
+pub const ENUM_VALUES_BLOCK_FORMAT: [BlockFormat; 14] = [
+  BlockFormat::None,
+  BlockFormat::GgmlQ8_1,
+  BlockFormat::GgmlQ8_K,
+  BlockFormat::GgmlTq1_0,
+  BlockFormat::GgmlIq2Xxs,
+  BlockFormat::GgmlIq2Xs,
+  BlockFormat::GgmlIq2S,
+  BlockFormat::GgmlIq3Xxs,
+  BlockFormat::GgmlIq3S,
+  BlockFormat::GgmlIq1S,
+  BlockFormat::GgmlIq1M,
+  BlockFormat::GgmlMxfp4,
+  BlockFormat::GgmlNvfp4,
+  BlockFormat::GgmlQ1_0,
+];
+
+/// Added in 1.4. A block format whose bits are not affine codes and scales:
+/// lattice codebooks, base-3 packing, or a layout with fields a dequantizer
+/// does not need (ADR-0013 says which formats are held this way and why).
+/// The tensor's values buffer holds the blocks exactly as the format
+/// defines them, `block_bytes` each, one block per `block_elements`
+/// consecutive elements of the last dimension; the runtime decodes them.
+/// Sizes are (block_elements, block_bytes).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct BlockFormat(pub u8);
+#[allow(non_upper_case_globals)]
+impl BlockFormat {
+  /// Not a block format: the quantization's fields say everything.
+  pub const None: Self = Self(0);
+  /// GGUF Q8_1 (32, 36): f16 scale, f16 sum of the block, 32 i8 codes.
+  pub const GgmlQ8_1: Self = Self(1);
+  /// GGUF Q8_K (256, 292): f32 scale, 256 i8 codes, 16 i16 group sums.
+  pub const GgmlQ8_K: Self = Self(2);
+  /// GGUF TQ1_0 (256, 54): ternary codes, five (then four) a byte in base 3.
+  pub const GgmlTq1_0: Self = Self(3);
+  /// GGUF IQ2_XXS (256, 66): 2.06 bits, E8-lattice codebook.
+  pub const GgmlIq2Xxs: Self = Self(4);
+  /// GGUF IQ2_XS (256, 74).
+  pub const GgmlIq2Xs: Self = Self(5);
+  /// GGUF IQ2_S (256, 82).
+  pub const GgmlIq2S: Self = Self(6);
+  /// GGUF IQ3_XXS (256, 98).
+  pub const GgmlIq3Xxs: Self = Self(7);
+  /// GGUF IQ3_S (256, 110).
+  pub const GgmlIq3S: Self = Self(8);
+  /// GGUF IQ1_S (256, 50).
+  pub const GgmlIq1S: Self = Self(9);
+  /// GGUF IQ1_M (256, 56).
+  pub const GgmlIq1M: Self = Self(10);
+  /// GGUF MXFP4 (32, 17): E8M0 exponent read as ggml reads it (0xFF is
+  /// 2^127, not OCP's NaN), 32 E2M1 codes.
+  pub const GgmlMxfp4: Self = Self(11);
+  /// GGUF NVFP4 (64, 36): four unsigned-E4M3 scales (0x7F is 0), 64 E2M1 codes.
+  pub const GgmlNvfp4: Self = Self(12);
+  /// GGUF Q1_0 (128, 18): f16 scale, 128 sign bits.
+  pub const GgmlQ1_0: Self = Self(13);
+
+  pub const ENUM_MIN: u8 = 0;
+  pub const ENUM_MAX: u8 = 13;
+  pub const ENUM_VALUES: &'static [Self] = &[
+    Self::None,
+    Self::GgmlQ8_1,
+    Self::GgmlQ8_K,
+    Self::GgmlTq1_0,
+    Self::GgmlIq2Xxs,
+    Self::GgmlIq2Xs,
+    Self::GgmlIq2S,
+    Self::GgmlIq3Xxs,
+    Self::GgmlIq3S,
+    Self::GgmlIq1S,
+    Self::GgmlIq1M,
+    Self::GgmlMxfp4,
+    Self::GgmlNvfp4,
+    Self::GgmlQ1_0,
+  ];
+  /// Returns the variant's name or "" if unknown.
+  pub fn variant_name(self) -> Option<&'static str> {
+    match self {
+      Self::None => Some("None"),
+      Self::GgmlQ8_1 => Some("GgmlQ8_1"),
+      Self::GgmlQ8_K => Some("GgmlQ8_K"),
+      Self::GgmlTq1_0 => Some("GgmlTq1_0"),
+      Self::GgmlIq2Xxs => Some("GgmlIq2Xxs"),
+      Self::GgmlIq2Xs => Some("GgmlIq2Xs"),
+      Self::GgmlIq2S => Some("GgmlIq2S"),
+      Self::GgmlIq3Xxs => Some("GgmlIq3Xxs"),
+      Self::GgmlIq3S => Some("GgmlIq3S"),
+      Self::GgmlIq1S => Some("GgmlIq1S"),
+      Self::GgmlIq1M => Some("GgmlIq1M"),
+      Self::GgmlMxfp4 => Some("GgmlMxfp4"),
+      Self::GgmlNvfp4 => Some("GgmlNvfp4"),
+      Self::GgmlQ1_0 => Some("GgmlQ1_0"),
+      _ => None,
+    }
+  }
+}
+impl ::core::fmt::Debug for BlockFormat {
+  fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+    if let Some(name) = self.variant_name() {
+      f.write_str(name)
+    } else {
+      f.write_fmt(format_args!("<UNKNOWN {:?}>", self.0))
+    }
+  }
+}
+impl<'a> ::flatbuffers::Follow<'a> for BlockFormat {
+  type Inner = Self;
+  #[inline]
+  unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+    let b = unsafe { ::flatbuffers::read_scalar_at::<u8>(buf, loc) };
+    Self(b)
+  }
+}
+
+impl ::flatbuffers::Push for BlockFormat {
+    type Output = BlockFormat;
+    #[inline]
+    unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
+        unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
+    }
+}
+
+impl ::flatbuffers::EndianScalar for BlockFormat {
+  type Scalar = u8;
+  #[inline]
+  fn to_little_endian(self) -> u8 {
+    self.0.to_le()
+  }
+  #[inline]
+  #[allow(clippy::wrong_self_convention)]
+  fn from_little_endian(v: u8) -> Self {
+    let b = u8::from_le(v);
+    Self(b)
+  }
+}
+
+impl<'a> ::flatbuffers::Verifiable for BlockFormat {
+  #[inline]
+  fn run_verifier(
+    v: &mut ::flatbuffers::Verifier, pos: usize
+  ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
+    u8::run_verifier(v, pos)
+  }
+}
+
+impl ::flatbuffers::SimpleToVerifyInSlice for BlockFormat {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_CHECKSUM_ALGORITHM: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
@@ -1242,6 +1429,13 @@ pub enum QuantizationOffset {}
 
 /// Affine quantization: expressed = (stored - zero_point) * scale. The
 /// tensor's `element_type` is the storage type.
+///
+/// Since 1.4 the full rule, in this order (data-model.md section 7):
+/// v = code_table[stored] with a code table, else stored - zero_point;
+/// s = the scale, first dequantized by `scale_quantization` when present;
+/// o = the offset, likewise by `offset_quantization` (0 without offsets);
+/// expressed = f32(f32(v * s * tensor_scale) + o) + tensor_offset, the
+/// product exact in f64 and rounded once, each sum rounded to f32.
 pub struct Quantization<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
@@ -1268,6 +1462,14 @@ impl<'a> Quantization<'a> {
   pub const VT_TENSOR_SCALE: ::flatbuffers::VOffsetT = 24;
   pub const VT_OFFSET_TYPE: ::flatbuffers::VOffsetT = 26;
   pub const VT_OFFSETS: ::flatbuffers::VOffsetT = 28;
+  pub const VT_CODE_TABLE_TYPE: ::flatbuffers::VOffsetT = 30;
+  pub const VT_CODE_TABLE: ::flatbuffers::VOffsetT = 32;
+  pub const VT_SCALE_QUANTIZATION: ::flatbuffers::VOffsetT = 34;
+  pub const VT_OFFSET_QUANTIZATION: ::flatbuffers::VOffsetT = 36;
+  pub const VT_TENSOR_OFFSET: ::flatbuffers::VOffsetT = 38;
+  pub const VT_GROUP_INDEX_TYPE: ::flatbuffers::VOffsetT = 40;
+  pub const VT_GROUP_INDEX: ::flatbuffers::VOffsetT = 42;
+  pub const VT_BLOCK_FORMAT: ::flatbuffers::VOffsetT = 44;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -1279,14 +1481,22 @@ impl<'a> Quantization<'a> {
     args: &'args QuantizationArgs<'args>
   ) -> ::flatbuffers::WIPOffset<Quantization<'bldr>> {
     let mut builder = QuantizationBuilder::new(_fbb);
+    builder.add_tensor_offset(args.tensor_offset);
     builder.add_tensor_scale(args.tensor_scale);
     builder.add_storage_max(args.storage_max);
     builder.add_storage_min(args.storage_min);
     builder.add_block_size(args.block_size);
+    if let Some(x) = args.group_index { builder.add_group_index(x); }
+    if let Some(x) = args.offset_quantization { builder.add_offset_quantization(x); }
+    if let Some(x) = args.scale_quantization { builder.add_scale_quantization(x); }
+    if let Some(x) = args.code_table { builder.add_code_table(x); }
     if let Some(x) = args.offsets { builder.add_offsets(x); }
     if let Some(x) = args.zero_points { builder.add_zero_points(x); }
     if let Some(x) = args.scales { builder.add_scales(x); }
     builder.add_axis(args.axis);
+    builder.add_block_format(args.block_format);
+    builder.add_group_index_type(args.group_index_type);
+    builder.add_code_table_type(args.code_table_type);
     builder.add_offset_type(args.offset_type);
     builder.add_zero_point_type(args.zero_point_type);
     builder.add_scale_type(args.scale_type);
@@ -1414,6 +1624,90 @@ impl<'a> Quantization<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<Buffer>(Quantization::VT_OFFSETS, None)}
   }
+  /// Added in 1.4. Element type of the code table: Int8, Float16,
+  /// BFloat16, Float32 or Float64; `Invalid` means none. With a table the
+  /// stored type is an unsigned integer of at most 8 bits, a stored code q
+  /// stands for `code_table[q]` (IQ4_NL's non-uniform levels, bitsandbytes'
+  /// NF4 and FP4), the table has exactly 2^bits entries, and there are no
+  /// zero points.
+  #[inline]
+  pub fn code_table_type(&self) -> ElementType {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<ElementType>(Quantization::VT_CODE_TABLE_TYPE, Some(ElementType::Invalid)).unwrap()}
+  }
+  /// Added in 1.4. The code table, in the data region.
+  #[inline]
+  pub fn code_table(&self) -> Option<&'a Buffer> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<Buffer>(Quantization::VT_CODE_TABLE, None)}
+  }
+  /// Added in 1.4. Two-level scales (GGUF K-quants, IQ4_XS, bitsandbytes'
+  /// double quantization): the scales are themselves quantized, stored in
+  /// `scale_type` (then an integer type) and dequantized to f32 by this
+  /// quantization, applied to the scale array as to a tensor of its shape.
+  /// It may have scales, a code table, `tensor_scale` and `tensor_offset`,
+  /// nothing else: no zero points, offsets, nested quantization, group
+  /// index or block format.
+  #[inline]
+  pub fn scale_quantization(&self) -> Option<Quantization<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Quantization>>(Quantization::VT_SCALE_QUANTIZATION, None)}
+  }
+  /// Added in 1.4. The same for the offsets (the K-quants' quantized block
+  /// minimums, whose `tensor_scale` of -1 makes them subtracted).
+  #[inline]
+  pub fn offset_quantization(&self) -> Option<Quantization<'a>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<Quantization>>(Quantization::VT_OFFSET_QUANTIZATION, None)}
+  }
+  /// Added in 1.4. One more term added last, to every element (the mean
+  /// that bitsandbytes' double quantization subtracts from its scales).
+  /// Finite.
+  #[inline]
+  pub fn tensor_offset(&self) -> f64 {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<f64>(Quantization::VT_TENSOR_OFFSET, Some(0.0)).unwrap()}
+  }
+  /// Added in 1.4. Element type of the group index: Int32, or `Invalid`
+  /// for none. Only for PerBlock: entry j names the block (group) of index j
+  /// along `axis`, instead of j / block_size (GPTQ's activation order,
+  /// compressed-tensors' `g_idx`). Each entry is in [0, groups).
+  #[inline]
+  pub fn group_index_type(&self) -> ElementType {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<ElementType>(Quantization::VT_GROUP_INDEX_TYPE, Some(ElementType::Invalid)).unwrap()}
+  }
+  /// Added in 1.4. The group index, shape[axis] entries.
+  #[inline]
+  pub fn group_index(&self) -> Option<&'a Buffer> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<Buffer>(Quantization::VT_GROUP_INDEX, None)}
+  }
+  /// Added in 1.4. The tensor's values are blocks of this format (see
+  /// `BlockFormat`): the stored type is then UInt8, the scheme PerBlock over
+  /// the last axis with `block_size` the format's block elements, and the
+  /// scales, zero points, offsets and every 1.4 field above are absent.
+  #[inline]
+  pub fn block_format(&self) -> BlockFormat {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<BlockFormat>(Quantization::VT_BLOCK_FORMAT, Some(BlockFormat::None)).unwrap()}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Quantization<'_> {
@@ -1435,6 +1729,14 @@ impl ::flatbuffers::Verifiable for Quantization<'_> {
      .visit_field::<f64>("tensor_scale", Self::VT_TENSOR_SCALE, false)?
      .visit_field::<ElementType>("offset_type", Self::VT_OFFSET_TYPE, false)?
      .visit_field::<Buffer>("offsets", Self::VT_OFFSETS, false)?
+     .visit_field::<ElementType>("code_table_type", Self::VT_CODE_TABLE_TYPE, false)?
+     .visit_field::<Buffer>("code_table", Self::VT_CODE_TABLE, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<Quantization>>("scale_quantization", Self::VT_SCALE_QUANTIZATION, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<Quantization>>("offset_quantization", Self::VT_OFFSET_QUANTIZATION, false)?
+     .visit_field::<f64>("tensor_offset", Self::VT_TENSOR_OFFSET, false)?
+     .visit_field::<ElementType>("group_index_type", Self::VT_GROUP_INDEX_TYPE, false)?
+     .visit_field::<Buffer>("group_index", Self::VT_GROUP_INDEX, false)?
+     .visit_field::<BlockFormat>("block_format", Self::VT_BLOCK_FORMAT, false)?
      .finish();
     Ok(())
   }
@@ -1453,6 +1755,14 @@ pub struct QuantizationArgs<'a> {
     pub tensor_scale: f64,
     pub offset_type: ElementType,
     pub offsets: Option<&'a Buffer>,
+    pub code_table_type: ElementType,
+    pub code_table: Option<&'a Buffer>,
+    pub scale_quantization: Option<::flatbuffers::WIPOffset<Quantization<'a>>>,
+    pub offset_quantization: Option<::flatbuffers::WIPOffset<Quantization<'a>>>,
+    pub tensor_offset: f64,
+    pub group_index_type: ElementType,
+    pub group_index: Option<&'a Buffer>,
+    pub block_format: BlockFormat,
 }
 impl<'a> Default for QuantizationArgs<'a> {
   #[inline]
@@ -1471,6 +1781,14 @@ impl<'a> Default for QuantizationArgs<'a> {
       tensor_scale: 1.0,
       offset_type: ElementType::Invalid,
       offsets: None,
+      code_table_type: ElementType::Invalid,
+      code_table: None,
+      scale_quantization: None,
+      offset_quantization: None,
+      tensor_offset: 0.0,
+      group_index_type: ElementType::Invalid,
+      group_index: None,
+      block_format: BlockFormat::None,
     }
   }
 }
@@ -1533,6 +1851,38 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> QuantizationBuilder<'a, 'b, A
     self.fbb_.push_slot_always::<&Buffer>(Quantization::VT_OFFSETS, offsets);
   }
   #[inline]
+  pub fn add_code_table_type(&mut self, code_table_type: ElementType) {
+    self.fbb_.push_slot::<ElementType>(Quantization::VT_CODE_TABLE_TYPE, code_table_type, ElementType::Invalid);
+  }
+  #[inline]
+  pub fn add_code_table(&mut self, code_table: &Buffer) {
+    self.fbb_.push_slot_always::<&Buffer>(Quantization::VT_CODE_TABLE, code_table);
+  }
+  #[inline]
+  pub fn add_scale_quantization(&mut self, scale_quantization: ::flatbuffers::WIPOffset<Quantization<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Quantization>>(Quantization::VT_SCALE_QUANTIZATION, scale_quantization);
+  }
+  #[inline]
+  pub fn add_offset_quantization(&mut self, offset_quantization: ::flatbuffers::WIPOffset<Quantization<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<Quantization>>(Quantization::VT_OFFSET_QUANTIZATION, offset_quantization);
+  }
+  #[inline]
+  pub fn add_tensor_offset(&mut self, tensor_offset: f64) {
+    self.fbb_.push_slot::<f64>(Quantization::VT_TENSOR_OFFSET, tensor_offset, 0.0);
+  }
+  #[inline]
+  pub fn add_group_index_type(&mut self, group_index_type: ElementType) {
+    self.fbb_.push_slot::<ElementType>(Quantization::VT_GROUP_INDEX_TYPE, group_index_type, ElementType::Invalid);
+  }
+  #[inline]
+  pub fn add_group_index(&mut self, group_index: &Buffer) {
+    self.fbb_.push_slot_always::<&Buffer>(Quantization::VT_GROUP_INDEX, group_index);
+  }
+  #[inline]
+  pub fn add_block_format(&mut self, block_format: BlockFormat) {
+    self.fbb_.push_slot::<BlockFormat>(Quantization::VT_BLOCK_FORMAT, block_format, BlockFormat::None);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> QuantizationBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     QuantizationBuilder {
@@ -1563,6 +1913,14 @@ impl ::core::fmt::Debug for Quantization<'_> {
       ds.field("tensor_scale", &self.tensor_scale());
       ds.field("offset_type", &self.offset_type());
       ds.field("offsets", &self.offsets());
+      ds.field("code_table_type", &self.code_table_type());
+      ds.field("code_table", &self.code_table());
+      ds.field("scale_quantization", &self.scale_quantization());
+      ds.field("offset_quantization", &self.offset_quantization());
+      ds.field("tensor_offset", &self.tensor_offset());
+      ds.field("group_index_type", &self.group_index_type());
+      ds.field("group_index", &self.group_index());
+      ds.field("block_format", &self.block_format());
       ds.finish()
   }
 }

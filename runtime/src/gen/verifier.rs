@@ -337,7 +337,14 @@ pub(crate) struct QuantizationFields<'a> {
     pub(crate) tensor_scale: f64,
     pub(crate) offset_type: u8,
     pub(crate) offsets: Option<fb::Buffer>,
-    _table: ::core::marker::PhantomData<&'a ()>,
+    pub(crate) code_table_type: u8,
+    pub(crate) code_table: Option<fb::Buffer>,
+    pub(crate) scale_quantization: Option<fb::Quantization<'a>>,
+    pub(crate) offset_quantization: Option<fb::Quantization<'a>>,
+    pub(crate) tensor_offset: f64,
+    pub(crate) group_index_type: u8,
+    pub(crate) group_index: Option<fb::Buffer>,
+    pub(crate) block_format: u8,
 }
 
 impl<'a> QuantizationFields<'a> {
@@ -357,7 +364,14 @@ impl<'a> QuantizationFields<'a> {
             tensor_scale: t.tensor_scale(),
             offset_type: t.offset_type().0,
             offsets: t.offsets().copied(),
-            _table: ::core::marker::PhantomData,
+            code_table_type: t.code_table_type().0,
+            code_table: t.code_table().copied(),
+            scale_quantization: t.scale_quantization(),
+            offset_quantization: t.offset_quantization(),
+            tensor_offset: t.tensor_offset(),
+            group_index_type: t.group_index_type().0,
+            group_index: t.group_index().copied(),
+            block_format: t.block_format().0,
         }
     }
 }
@@ -405,8 +419,32 @@ fn verify_quantization<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: u
     // offsets
     let mut offsets = None;
     if let Some(at) = c.field(&t, 28) { let value; value = Some(c.scalar::<fb::Buffer>(at, ::core::mem::align_of::<fb::Buffer>())?); offsets = value; }
+    // code_table_type
+    let mut code_table_type = 0u8;
+    if let Some(at) = c.field(&t, 30) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; code_table_type = value; }
+    // code_table
+    let mut code_table = None;
+    if let Some(at) = c.field(&t, 32) { let value; value = Some(c.scalar::<fb::Buffer>(at, ::core::mem::align_of::<fb::Buffer>())?); code_table = value; }
+    // scale_quantization
+    let mut scale_quantization = None;
+    if let Some(at) = c.field(&t, 34) { let value; let at = c.offset(at)?; let proof = verify_quantization(c, at, depth + 1, visit)?; value = Some(c.view::<fb::Quantization<'a>>(&proof)); scale_quantization = value; }
+    // offset_quantization
+    let mut offset_quantization = None;
+    if let Some(at) = c.field(&t, 36) { let value; let at = c.offset(at)?; let proof = verify_quantization(c, at, depth + 1, visit)?; value = Some(c.view::<fb::Quantization<'a>>(&proof)); offset_quantization = value; }
+    // tensor_offset
+    let mut tensor_offset = 0.0f64;
+    if let Some(at) = c.field(&t, 38) { let value; value = c.scalar::<f64>(at, ::core::mem::align_of::<f64>())?; tensor_offset = value; }
+    // group_index_type
+    let mut group_index_type = 0u8;
+    if let Some(at) = c.field(&t, 40) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; group_index_type = value; }
+    // group_index
+    let mut group_index = None;
+    if let Some(at) = c.field(&t, 42) { let value; value = Some(c.scalar::<fb::Buffer>(at, ::core::mem::align_of::<fb::Buffer>())?); group_index = value; }
+    // block_format
+    let mut block_format = 0u8;
+    if let Some(at) = c.field(&t, 44) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; block_format = value; }
     let proof = c.done(t);
-    visit.quantization(&QuantizationFields { scheme, expressed_type, scale_type, zero_point_type, axis, block_size, scales, zero_points, storage_min, storage_max, tensor_scale, offset_type, offsets, _table: ::core::marker::PhantomData });
+    visit.quantization(&QuantizationFields { scheme, expressed_type, scale_type, zero_point_type, axis, block_size, scales, zero_points, storage_min, storage_max, tensor_scale, offset_type, offsets, code_table_type, code_table, scale_quantization, offset_quantization, tensor_offset, group_index_type, group_index, block_format });
     Ok(proof)
 }
 

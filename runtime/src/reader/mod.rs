@@ -16,6 +16,7 @@ mod fetch;
 mod file;
 mod iter;
 mod metadata;
+mod quant;
 pub(crate) mod names;
 mod semantics;
 mod shape;

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, PREFIX_LEN};
 use crate::generated::fb;
 use crate::generated::verifier::{HeaderFields, LayoutRef, TensorFields};
-use crate::validate::{self, LayoutParams, Plan, QuantParams};
+use crate::validate::{self, LayoutParams, Plan};
 
 mod errors;
 mod file;
@@ -133,7 +133,7 @@ impl<'a> Checks<'a> {
             &t.shape,
             layout_params_of(t.layout),
             descriptor_only,
-            quant.map(quant_params),
+            quant.map(super::quant::params),
         )?;
         let listed = buffers.map_or(0, |b| b.len());
         let layout_buffers = if descriptor_only { 0 } else { plan.roles.len() };
@@ -183,7 +183,29 @@ impl<'a> Checks<'a> {
                 q.offsets().copied(),
             )?;
             first = self.record(first, offsets, index, BufferRole::Offsets);
-            let params = quant_params(q);
+            for (role, len) in BufferRole::QUANTIZATION_1_4
+                .into_iter()
+                .zip(plan.quantization_1_4)
+            {
+                if let Some(len) = len {
+                    let b = super::quant::buffer(q, role).copied();
+                    let range = check(role, len, b)?;
+                    first = self.record(first, range, index, role);
+                }
+            }
+            let params = super::quant::params(q);
+            if let Some((field, value)) = params.composite_field()
+                && self.flags & format::FLAG_COMPOSITE_QUANTIZATION == 0
+            {
+                // A 1.3 reader would ignore the field and misread every value.
+                return Err(Error::InvalidField {
+                    tensor: name.to_owned(),
+                    field: format!("quantization.{field}"),
+                    value,
+                    reason: "a file using it sets footer flag bit 2 (composite quantization)"
+                        .into(),
+                });
+            }
             if params.is_extended() && self.flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
                 // A 1.1 reader would ignore the field and misread every value.
                 let field = if params.offset_type != 0 {
@@ -499,19 +521,6 @@ fn check_digests(
     }
 }
 
-fn quant_params(q: &fb::Quantization<'_>) -> QuantParams {
-    QuantParams {
-        scheme: q.scheme().0,
-        expressed_type: q.expressed_type().0,
-        scale_type: q.scale_type().0,
-        zero_point_type: q.zero_point_type().0,
-        axis: q.axis(),
-        block_size: q.block_size(),
-        tensor_scale: q.tensor_scale(),
-        offset_type: q.offset_type().0,
-    }
-}
-
 pub(super) fn plan_of(t: &fb::Tensor<'_>) -> Result<Plan> {
     validate::plan(
         t.name(),
@@ -519,7 +528,7 @@ pub(super) fn plan_of(t: &fb::Tensor<'_>) -> Result<Plan> {
         &t.shape(),
         layout_params(t),
         t.descriptor_only(),
-        t.quantization().as_ref().map(quant_params),
+        t.quantization().as_ref().map(super::quant::params),
     )
 }
 

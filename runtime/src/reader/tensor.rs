@@ -7,7 +7,7 @@ use super::shape::Shape;
 use crate::ElementType;
 use crate::buffer::BufferRole;
 use crate::checksum::Algorithms;
-use crate::descriptor::{Dim, Layout, Quantization, QuantizationScheme, TensorDescriptor};
+use crate::descriptor::{Dim, Layout, Quantization, TensorDescriptor};
 use crate::error::{Error, Result};
 use crate::generated::fb;
 use crate::validate::{LayoutParams, Plan};
@@ -245,25 +245,7 @@ impl<'a> TensorRef<'a> {
 
     /// The quantization descriptor, if any.
     pub fn quantization(&self) -> Option<Quantization> {
-        let q = self.t.quantization()?;
-        let scheme = match q.scheme() {
-            fb::QuantizationScheme::PerTensor => QuantizationScheme::PerTensor,
-            fb::QuantizationScheme::PerAxis => QuantizationScheme::PerAxis { axis: q.axis() },
-            _ => QuantizationScheme::PerBlock {
-                axis: q.axis(),
-                block_size: q.block_size(),
-            },
-        };
-        Some(Quantization {
-            scheme,
-            expressed_type: wire_type(q.expressed_type().0),
-            scale_type: wire_type(q.scale_type().0),
-            zero_point_type: ElementType::from_wire(q.zero_point_type().0),
-            storage_min: q.storage_min(),
-            storage_max: q.storage_max(),
-            tensor_scale: q.tensor_scale(),
-            offset_type: ElementType::from_wire(q.offset_type().0),
-        })
+        self.t.quantization().map(|q| super::quant::descriptor(&q))
     }
 
     /// The tensor's metadata, sorted by key.
@@ -310,17 +292,10 @@ impl<'a> TensorRef<'a> {
             Some(b) if b.length() > 0 => (b.offset(), b.length()),
             _ => (0, 0),
         };
-        match role {
-            BufferRole::Scales => return self.t.quantization().map(|q| at(q.scales())),
-            BufferRole::ZeroPoints => return self.t.quantization().map(|q| at(q.zero_points())),
-            BufferRole::Offsets => {
-                return self
-                    .t
-                    .quantization()
-                    .filter(|q| q.offset_type().0 != 0)
-                    .map(|q| at(q.offsets()));
-            }
-            _ => {}
+        if role.is_quantization() {
+            let q = self.t.quantization()?;
+            self.plan().length(role)?;
+            return Some(at(super::quant::buffer(&q, role)));
         }
         let i = self.plan().roles.iter().position(|r| *r == role)?;
         let buffers = self.t.buffers()?;
@@ -389,19 +364,10 @@ impl<'a> TensorRef<'a> {
         if !self.is_read() {
             return None;
         }
-        match role {
-            BufferRole::Scales => return self.t.quantization().map(|q| self.slice(q.scales())),
-            BufferRole::ZeroPoints => {
-                return self.t.quantization().map(|q| self.slice(q.zero_points()));
-            }
-            BufferRole::Offsets => {
-                return self
-                    .t
-                    .quantization()
-                    .filter(|q| q.offset_type().0 != 0)
-                    .map(|q| self.slice(q.offsets()));
-            }
-            _ => {}
+        if role.is_quantization() {
+            let q = self.t.quantization()?;
+            self.plan().length(role)?;
+            return Some(self.slice(super::quant::buffer(&q, role)));
         }
         let i = self.plan().roles.iter().position(|r| *r == role)?;
         let buffers = self.t.buffers()?;

@@ -169,12 +169,14 @@ fn header_shorter_than_a_flatbuffer_start() {
 fn unknown_footer_flags_need_a_newer_reader() {
     let mut b = valid();
     let at = b.len() - 16;
-    b[at] = 4; // bit 0 is 1.2's extended quantization, bit 1 1.3's index; bit 2 is unknown
+    // Bit 0 is 1.2's extended quantization, bit 1 1.3's index, bit 2 1.4's
+    // composite quantization; bit 3 is unknown.
+    b[at] = 8;
     assert!(matches!(
         open(&b),
         Err(Error::BadFooter {
             field: "flags",
-            value: 4,
+            value: 8,
             ..
         })
     ));

@@ -2,8 +2,12 @@
 //! the file's metadata, as FlatBuffers.
 
 use super::Written;
+use crate::ElementType;
+use crate::block_format::BlockFormat;
+use crate::buffer::BufferRole;
 use crate::descriptor::{Layout, Quantization, QuantizationScheme};
 use crate::generated::fb;
+use flatbuffers::{FlatBufferBuilder, WIPOffset};
 use std::collections::BTreeMap;
 
 pub(super) fn build_metadata<'b>(
@@ -100,37 +104,43 @@ pub(super) fn build_tensor<'b>(
         .collect();
     let buffers = fbb.create_vector(&buffers);
     let quantization = d.quantization.as_ref().map(|q| {
-        let (scheme, axis, block_size) = match q.scheme {
-            QuantizationScheme::PerTensor => (fb::QuantizationScheme::PerTensor, 0, 0),
-            QuantizationScheme::PerAxis { axis } => (fb::QuantizationScheme::PerAxis, axis, 0),
-            QuantizationScheme::PerBlock { axis, block_size } => {
-                (fb::QuantizationScheme::PerBlock, axis, block_size)
-            }
-        };
-        let at = |i: usize| {
+        // The quantization's buffers follow the layout's, in its roles' order.
+        let roles = q.buffer_roles();
+        let at = |role: BufferRole| {
+            let i = roles.iter().position(|r| *r == role)?;
             w.buffers
                 .get(n_layout + i)
                 .map(|&(o, l)| fb::Buffer::new(o, l))
         };
-        let (scales, zero_points) = (at(0), at(1));
-        let offsets = q.offset_type.and_then(|_| at(2));
-        fb::Quantization::create(
+        let level = |fbb: &mut FlatBufferBuilder<'b>,
+                     l: &Quantization,
+                     scales: BufferRole,
+                     table: BufferRole| {
+            build_quantization(fbb, l, None, None, Levels::default(), &|r| {
+                if r == BufferRole::Scales {
+                    at(scales)
+                } else if r == BufferRole::CodeTable {
+                    at(table)
+                } else {
+                    None
+                }
+            })
+        };
+        let levels = Levels {
+            scales: q.scale_quantization.as_deref().map(|l| {
+                level(fbb, l, BufferRole::ScaleScales, BufferRole::ScaleCodeTable)
+            }),
+            offsets: q.offset_quantization.as_deref().map(|l| {
+                level(fbb, l, BufferRole::OffsetScales, BufferRole::OffsetCodeTable)
+            }),
+        };
+        build_quantization(
             fbb,
-            &fb::QuantizationArgs {
-                scheme,
-                expressed_type: fb::ElementType(q.expressed_type.to_wire()),
-                scale_type: fb::ElementType(q.scale_type.to_wire()),
-                zero_point_type: fb::ElementType(q.zero_point_type.map_or(0, |t| t.to_wire())),
-                axis,
-                block_size,
-                scales: scales.as_ref(),
-                zero_points: zero_points.as_ref(),
-                storage_min: q.storage_min,
-                storage_max: q.storage_max,
-                tensor_scale: q.tensor_scale,
-                offset_type: fb::ElementType(q.offset_type.map_or(0, |t| t.to_wire())),
-                offsets: offsets.as_ref(),
-            },
+            q,
+            at(BufferRole::Scales),
+            at(BufferRole::ZeroPoints),
+            levels,
+            &at,
         )
     });
     let metadata = build_metadata(fbb, &d.metadata);
@@ -155,6 +165,61 @@ pub(super) fn build_tensor<'b>(
             metadata,
             checksums,
             digests,
+        },
+    )
+}
+
+/// The second levels of a quantization, already built.
+#[derive(Default)]
+struct Levels<'a> {
+    scales: Option<WIPOffset<fb::Quantization<'a>>>,
+    offsets: Option<WIPOffset<fb::Quantization<'a>>>,
+}
+
+/// One quantization table; `at` locates its buffers by role.
+fn build_quantization<'a>(
+    fbb: &mut FlatBufferBuilder<'a>,
+    q: &Quantization,
+    scales: Option<fb::Buffer>,
+    zero_points: Option<fb::Buffer>,
+    levels: Levels<'a>,
+    at: &dyn Fn(BufferRole) -> Option<fb::Buffer>,
+) -> WIPOffset<fb::Quantization<'a>> {
+    let (scheme, axis, block_size) = match q.scheme {
+        QuantizationScheme::PerTensor => (fb::QuantizationScheme::PerTensor, 0, 0),
+        QuantizationScheme::PerAxis { axis } => (fb::QuantizationScheme::PerAxis, axis, 0),
+        QuantizationScheme::PerBlock { axis, block_size } => {
+            (fb::QuantizationScheme::PerBlock, axis, block_size)
+        }
+    };
+    let wire = |t: Option<ElementType>| fb::ElementType(t.map_or(0, ElementType::to_wire));
+    let offsets = q.offset_type.and_then(|_| at(BufferRole::Offsets));
+    let code_table = at(BufferRole::CodeTable);
+    let group_index = at(BufferRole::GroupIndex);
+    fb::Quantization::create(
+        fbb,
+        &fb::QuantizationArgs {
+            scheme,
+            expressed_type: fb::ElementType(q.expressed_type.to_wire()),
+            scale_type: fb::ElementType(q.scale_type.to_wire()),
+            zero_point_type: wire(q.zero_point_type),
+            axis,
+            block_size,
+            scales: scales.as_ref(),
+            zero_points: zero_points.as_ref(),
+            storage_min: q.storage_min,
+            storage_max: q.storage_max,
+            tensor_scale: q.tensor_scale,
+            offset_type: wire(q.offset_type),
+            offsets: offsets.as_ref(),
+            code_table_type: wire(q.code_table_type),
+            code_table: code_table.as_ref(),
+            scale_quantization: levels.scales,
+            offset_quantization: levels.offsets,
+            tensor_offset: q.tensor_offset,
+            group_index_type: wire(q.group_index_type),
+            group_index: group_index.as_ref(),
+            block_format: fb::BlockFormat(q.block_format.map_or(0, BlockFormat::to_wire)),
         },
     )
 }

@@ -148,8 +148,8 @@ impl<W: Write> TensorWriter<'_, W> {
         Ok(())
     }
 
-    /// Appends `codes` (one per byte, each in its low `bits` bits; 1, 2, 4,
-    /// 6 or 8) packed LSB-first as [`crate::pack`] defines, straight into
+    /// Appends `codes` (one per byte, each in its low `bits` bits; 1 to 8)
+    /// packed LSB-first as [`crate::pack`] defines, straight into
     /// the output: no packed copy is made first. The codes must end on a
     /// byte boundary unless they are the last of their buffer, and must not
     /// run past it.
@@ -157,8 +157,8 @@ impl<W: Write> TensorWriter<'_, W> {
         if bits == 8 {
             return self.write_all(codes);
         }
-        if !matches!(bits, 1 | 2 | 4 | 6) {
-            let reason = format!("{bits}-bit codes: packed widths are 1, 2, 4, 6 or 8");
+        if !(1..8).contains(&bits) {
+            let reason = format!("{bits}-bit codes: packed widths are 1 to 8 bits");
             return Err(self.mismatch(reason));
         }
         if codes.is_empty() {

@@ -259,6 +259,7 @@ pub(super) fn quantized(
         },
         tensor_scale: 1.0,
         offset_type: None,
+        ..Default::default()
     };
     let mut s = Spec::new(TensorDescriptor::new(name, et, shape(dims)).with_quantization(q));
     s.buffers.push(encode(et, &int_codes(et, stored)));

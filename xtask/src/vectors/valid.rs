@@ -453,6 +453,7 @@ pub(super) fn vectors() -> Result<Vec<Vector>> {
             storage_max: 127,
             tensor_scale: 1.0,
             offset_type: None,
+            ..Default::default()
         };
         out.push(build(
             "descriptor_only",

@@ -177,6 +177,7 @@ impl<'c> Collector<'c> {
                     })?,
                 },
                 offset_type: qt(vocab::OFFSET_TYPE)?,
+                ..Default::default()
             });
         }
         let mut buffers = Vec::new();

@@ -118,17 +118,58 @@ fn gguf_tensors_dequantize_exactly_as_the_reference() {
 }
 
 #[test]
-fn other_gguf_types_are_refused_by_name() {
+fn k_quants_convert_and_write_back_the_same_file() {
+    // A Q5_0 tensor (quantized by gguf.quants) and a Q4_K one (random
+    // blocks): both held as codes and scales, and written back as GGUF,
+    // the very bytes the `gguf` package wrote.
     let dir = tempfile::tempdir().unwrap();
-    let err = convert_err(
-        &fixtures().join("unsupported.gguf"),
-        &dir.path().join("out.hurray"),
+    let out = dir.path().join("out.hurray");
+    convert(&fixtures().join("unsupported.gguf"), &out);
+    let file = File::open(&out).unwrap();
+    let q4_k = file.tensor("q4_k").unwrap().quantization().unwrap();
+    assert_eq!(q4_k.scale_type, ElementType::UInt6);
+    assert!(q4_k.scale_quantization.is_some() && q4_k.offset_quantization.is_some());
+    assert_eq!(
+        file.tensor("q5_0").unwrap().element_type(),
+        ElementType::UInt5
     );
-    for needle in ["Q5_0", "Q4_K", "has no Hurray form"] {
-        assert!(err.contains(needle), "{needle:?} not in: {err}");
-    }
+    let back = dir.path().join("back.gguf");
+    convert(&out, &back);
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        std::fs::read(fixtures().join("unsupported.gguf")).unwrap()
+    );
+    let back = dir.path().join("types.gguf");
+    let types = dir.path().join("types.hurray");
+    convert(&fixtures().join("types.gguf"), &types);
+    convert(&types, &back);
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        std::fs::read(fixtures().join("types.gguf")).unwrap()
+    );
+}
+
+#[test]
+fn what_gguf_cannot_hold_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // GGUF is written from Hurray only.
     let err = convert_err(&fixtures().join("types.gguf"), &dir.path().join("out.gguf"));
-    assert!(err.contains("GGUF is a source only"), "{err}");
+    assert!(
+        err.contains("GGUF is written from a .hurray file only"),
+        "{err}"
+    );
+    // A type GGUF lacks, named.
+    let npz = dir.path().join("x.hurray");
+    let mut w = hurray::Writer::create(&npz).unwrap();
+    let d = hurray::TensorDescriptor::new("f8", ElementType::Float8E4M3FN, hurray::shape(&[4]));
+    w.add_tensor(&d, &[&[0u8; 4]]).unwrap();
+    w.finish().unwrap();
+    let err = convert_err(&npz, &dir.path().join("x.gguf"));
+    assert!(
+        err.contains("\"f8\"") && err.contains("f8e4m3fn has no GGUF type"),
+        "{err}"
+    );
+    assert!(!dir.path().join("x.gguf").exists());
     // A truncated file is an error, not a crash, and writes nothing.
     let bytes = std::fs::read(fixtures().join("types.gguf")).unwrap();
     let cut = dir.path().join("cut.gguf");

@@ -2,12 +2,12 @@
 //! [`TensorRef::descriptor`](crate::TensorRef::descriptor) returns.
 
 use crate::ElementType;
+use crate::block_format::BlockFormat;
+use crate::buffer::BufferRole;
 use crate::count;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
 pub use crate::scheme::QuantizationKind;
-use crate::block_format::BlockFormat;
-use crate::buffer::BufferRole;
 use crate::validate::{self, LayoutParams, LevelParams, Plan, QuantParams};
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,11 +8,11 @@
 //! [`tensor_alignment`] and [`file_alignment`] are the rules outside the
 //! plan that both sides apply too.
 
+use crate::ElementType;
 use crate::buffer::BufferRole;
 use crate::count::{self, ElementCount};
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-use crate::ElementType;
 
 mod name_and_alignment;
 mod quant;

@@ -13,7 +13,7 @@ pub(super) enum Format {
     Safetensors,
     Npy,
     Npz,
-    /// Read only: llama.cpp's model format.
+    /// llama.cpp's model format: read, and written from a Hurray file.
     Gguf,
     /// IREE's parameter archive: named blobs, typed by NumPy-style metadata.
     Irpa,
@@ -34,7 +34,7 @@ impl Format {
             Some("irpa") => Format::Irpa,
             _ => bail!(
                 "{}: unknown format: the extension must be .hurray, .safetensors, .npy, .npz, \
-                 .irpa or (to read) .gguf and .onnx",
+                 .gguf, .irpa or (to read) .onnx",
                 path.display()
             ),
         })
@@ -81,7 +81,7 @@ impl Format {
             Format::Safetensors => safetensors_format::refuses(e),
             Format::Npy => npy::refuses(e),
             Format::Npz => npz::refuses_name(&e.name).or_else(|| npy::refuses(e)),
-            Format::Gguf => Some("GGUF is only read".into()),
+            Format::Gguf => Some("GGUF is written from a .hurray file only".into()),
             Format::Irpa => None,
         }
     }

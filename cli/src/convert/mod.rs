@@ -105,6 +105,12 @@ impl<'a> Entry<'a> {
     /// Bytes of the canonical form: row-major, a bool per byte, the other
     /// sub-byte types packed as Hurray, safetensors and DLPack all store them.
     fn canonical_len(&self) -> Result<u64> {
+        if let Some(q) = &self.quantized
+            && q.quantization.block_format.is_some()
+        {
+            // A block format's values are its blocks, as stored.
+            return Ok(self.data.len());
+        }
         let count = self.count()?;
         let len = if self.dtype.bits() < 8 && self.dtype != ElementType::Bool {
             hurray::packed_len(count, self.dtype.bits())
@@ -295,20 +301,24 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         if to == Format::Hurray {
             return hurray_format::copy(&file, output, options).with_context(context);
         }
-        // The other writers take every tensor at once: a file read from a
-        // URL is read whole first (one batch of concurrent range GETs). A
-        // mapped file is streamed from the map as the writer goes.
         if file.bytes().is_none() {
             file.read_all().map_err(|e| anyhow!("{e}"))?;
         }
+        if to == Format::Gguf {
+            return gguf::from_hurray(&file, output).with_context(context);
+        }
+        // The other writers take every tensor at once: a file read from a
+        // URL is read whole first (above: one batch of concurrent range
+        // GETs). A mapped file is streamed from the map as the writer goes.
         let source = hurray_format::source(&file)?;
         return transfer(source, input, to, output, options).with_context(context);
     }
     let to = Format::of(output)?;
     if to == Format::Gguf {
         bail!(
-            "{}: GGUF is a source only; convert to .hurray, .safetensors, .npy, .npz or .irpa",
-            output.display()
+            "{}: GGUF is written from a .hurray file only (convert {} to .hurray first)",
+            output.display(),
+            input.display()
         );
     }
     let mapped = map(input)?;

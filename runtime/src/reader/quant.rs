@@ -2,12 +2,12 @@
 //! the rules check ([`params`]), as an owned [`Quantization`]
 //! ([`descriptor`]), and buffer by buffer ([`buffer`]).
 
+use crate::ElementType;
 use crate::block_format::BlockFormat;
 use crate::buffer::BufferRole;
 use crate::descriptor::{Quantization, QuantizationScheme};
 use crate::generated::fb;
 use crate::validate::{LevelParams, QuantParams};
-use crate::ElementType;
 
 /// The fields the rules (`validate::plan`) check.
 pub(crate) fn params(q: &fb::Quantization<'_>) -> QuantParams {
@@ -33,13 +33,19 @@ pub(crate) fn params(q: &fb::Quantization<'_>) -> QuantParams {
 fn level(q: &fb::Quantization<'_>) -> LevelParams {
     let forbidden = [
         ("zero_point_type", q.zero_point_type().0 != 0),
-        ("zero_points", q.zero_points().is_some_and(|b| b.length() > 0)),
+        (
+            "zero_points",
+            q.zero_points().is_some_and(|b| b.length() > 0),
+        ),
         ("offset_type", q.offset_type().0 != 0),
         ("offsets", q.offsets().is_some_and(|b| b.length() > 0)),
         ("scale_quantization", q.scale_quantization().is_some()),
         ("offset_quantization", q.offset_quantization().is_some()),
         ("group_index_type", q.group_index_type().0 != 0),
-        ("group_index", q.group_index().is_some_and(|b| b.length() > 0)),
+        (
+            "group_index",
+            q.group_index().is_some_and(|b| b.length() > 0),
+        ),
         ("block_format", q.block_format().0 != 0),
     ]
     .into_iter()

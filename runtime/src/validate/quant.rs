@@ -4,11 +4,13 @@
 //! quantization, a second level checked by the same rules against the shape
 //! of the array it quantizes.
 
-use super::{ShapeFacts, Seq, element_type, invalid, one_of};
+use super::{Seq, ShapeFacts, element_type, invalid, one_of};
 use crate::block_format::BlockFormat;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-use crate::scheme::{CODE_TABLE_TYPES, GROUP_INDEX_TYPES, OFFSET_TYPES, QuantizationKind, SCALE_TYPES};
+use crate::scheme::{
+    CODE_TABLE_TYPES, GROUP_INDEX_TYPES, OFFSET_TYPES, QuantizationKind, SCALE_TYPES,
+};
 use crate::validate::{LevelParams, QuantParams};
 use crate::{ElementClass, ElementType};
 
@@ -124,11 +126,21 @@ pub(super) fn lengths<D: Seq<u64> + ?Sized>(
     expressed(name, &TOP, q.expressed_type)?;
     let scale_type = match q.scale_level {
         None => one_of(name, "quantization.scale_type", q.scale_type, SCALE_TYPES)?,
-        Some(_) => integer(name, "quantization.scale_type", q.scale_type, "quantized scales")?,
+        Some(_) => integer(
+            name,
+            "quantization.scale_type",
+            q.scale_type,
+            "quantized scales",
+        )?,
     };
     let zp_type = match q.zero_point_type {
         0 => None,
-        v => Some(integer(name, "quantization.zero_point_type", v, "zero points")?),
+        v => Some(integer(
+            name,
+            "quantization.zero_point_type",
+            v,
+            "zero points",
+        )?),
     };
     finite(name, TOP.tensor_scale, q.tensor_scale)?;
     finite(name, TOP.tensor_offset, q.tensor_offset)?;
@@ -249,7 +261,11 @@ fn code_table<D: Seq<u64> + ?Sized>(
             ),
         ));
     }
-    Ok(Some(f.bytes(1 << code_type.bits(), t, fields.code_table)?))
+    Ok(Some(f.bytes(
+        1 << code_type.bits(),
+        t,
+        fields.code_table,
+    )?))
 }
 
 /// The number of scales `scheme` needs over the shape `f`.
@@ -352,7 +368,12 @@ fn group_index<D: Seq<u64> + ?Sized>(
     if v == 0 {
         return Ok(None);
     }
-    let t = one_of(f.name, "quantization.group_index_type", v, GROUP_INDEX_TYPES)?;
+    let t = one_of(
+        f.name,
+        "quantization.group_index_type",
+        v,
+        GROUP_INDEX_TYPES,
+    )?;
     if QuantizationKind::from_wire(scheme.wire) != Some(QuantizationKind::PerBlock) {
         return Err(invalid(
             f.name,
@@ -434,18 +455,21 @@ fn block_format<D: Seq<u64> + ?Sized>(
         ));
     };
     let refuse = |field: &str, value: String, reason: &str| {
-        Err(invalid(
-            name,
-            field,
-            value,
-            format!("{format}: {reason}"),
-        ))
+        Err(invalid(name, field, value, format!("{format}: {reason}")))
     };
     if et != ElementType::UInt8 {
-        return refuse("element_type", et.name().into(), "the blocks are stored as u8");
+        return refuse(
+            "element_type",
+            et.name().into(),
+            "the blocks are stored as u8",
+        );
     }
     if layout != "dense" {
-        return refuse("layout", layout.into(), "the blocks are dense and contiguous");
+        return refuse(
+            "layout",
+            layout.into(),
+            "the blocks are dense and contiguous",
+        );
     }
     let last = f.rank.checked_sub(1);
     let whole = QuantizationKind::from_wire(scheme.wire) == Some(QuantizationKind::PerBlock)
@@ -455,14 +479,19 @@ fn block_format<D: Seq<u64> + ?Sized>(
         return refuse(
             "quantization.block_size",
             scheme.block_size.to_string(),
-            &format!(
-                "per block of {} along the last axis",
-                format.elements()
-            ),
+            &format!("per block of {} along the last axis", format.elements()),
         );
     }
-    if let Some(field) = q.composite_field().map(|(f, _)| f).filter(|f| *f != "block_format") {
-        return refuse(&format!("quantization.{field}"), "present".into(), "nothing else is set");
+    if let Some(field) = q
+        .composite_field()
+        .map(|(f, _)| f)
+        .filter(|f| *f != "block_format")
+    {
+        return refuse(
+            &format!("quantization.{field}"),
+            "present".into(),
+            "nothing else is set",
+        );
     }
     if q.zero_point_type != 0 || q.offset_type != 0 || q.tensor_scale != 1.0 {
         return refuse(

@@ -8,6 +8,7 @@ use crate::pack;
 use crate::reader::TensorRef;
 use crate::{ElementType, Layout};
 
+mod blocks;
 mod quantized;
 mod values;
 

@@ -1,10 +1,11 @@
 //! [`QuantizedView`]: a dense quantized tensor's stored values with their
-//! scales, zero points and offsets, and the one dequantization formula.
+//! scales, zero points, offsets and (format 1.4) code table, group index
+//! and quantized scales and offsets, and the one dequantization formula.
 
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::reader::TensorRef;
-use crate::{ElementClass, ElementType, Layout, QuantizationScheme, minifloat, pack};
+use crate::{ElementClass, ElementType, Layout, Quantization, QuantizationScheme, minifloat, pack};
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PackedOrWide<'a> {
@@ -17,20 +18,27 @@ impl PackedOrWide<'_> {
     pub(super) fn get(&self, i: u64) -> f64 {
         let t = self.element_type;
         let bits = t.bits();
-        let raw = if bits < 8 || !bits.is_multiple_of(8) {
-            u64::from(pack::code_at(self.bytes, bits, i).unwrap_or(0))
-        } else {
-            let n = (bits / 8) as usize;
-            let at = i as usize * n;
-            let mut w = [0u8; 8];
-            w[..n].copy_from_slice(&self.bytes[at..at + n]);
-            u64::from_le_bytes(w)
-        };
+        let raw = self.raw(i);
         match t.class() {
             ElementClass::SignedInt => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
             ElementClass::Float => minifloat::to_f64(t, raw).unwrap_or(f64::NAN),
             _ => raw as f64,
         }
+    }
+
+    /// Element `i`'s bits (0 past the end, which verified buffers never reach).
+    fn raw(&self, i: u64) -> u64 {
+        let bits = self.element_type.bits();
+        if bits < 8 || !bits.is_multiple_of(8) {
+            return u64::from(pack::code_at(self.bytes, bits, i).unwrap_or(0));
+        }
+        let n = (bits / 8) as usize;
+        let at = i as usize * n;
+        let mut w = [0u8; 8];
+        if let Some(b) = self.bytes.get(at..at + n) {
+            w[..n].copy_from_slice(b);
+        }
+        u64::from_le_bytes(w)
     }
 }
 
@@ -45,7 +53,10 @@ pub struct QuantizedView<'a> {
     pub zero_points: &'a [u8],
     /// The offsets' bytes, in `quantization.offset_type` (empty without offsets).
     pub offsets: &'a [u8],
-    pub quantization: crate::Quantization,
+    pub quantization: Quantization,
+    /// The format 1.4 buffers, in the order of
+    /// [`BufferRole::QUANTIZATION_1_4`] (empty when absent).
+    extra: [&'a [u8]; 6],
     dims: Vec<u64>,
 }
 
@@ -55,11 +66,29 @@ impl QuantizedView<'_> {
         self.stored.bytes
     }
 
-    /// Dequantizes every element: `(stored - zero_point) * scale *
-    /// tensor_scale + offset`, evaluated in f64 in that order and rounded
-    /// once to f32. Every factor is decoded exactly (an E8M0 scale is a
-    /// power of two, a NaN E8M0 scale makes its block NaN, as the OCP MX
-    /// specification says).
+    /// The bytes of the format 1.4 buffer of `role` (empty when absent).
+    pub fn buffer(&self, role: BufferRole) -> &[u8] {
+        match role {
+            BufferRole::Values => self.stored.bytes,
+            BufferRole::Scales => self.scales,
+            BufferRole::ZeroPoints => self.zero_points,
+            BufferRole::Offsets => self.offsets,
+            _ => BufferRole::QUANTIZATION_1_4
+                .iter()
+                .position(|r| *r == role)
+                .map_or(&[], |i| self.extra[i]),
+        }
+    }
+
+    /// Dequantizes every element (data-model.md section 7): `v = (stored -
+    /// zero_point)`, or `code_table[stored]` with a code table; `x = v *
+    /// scale * tensor_scale + offset`, evaluated in f64 in that order and
+    /// rounded once to f32; then, when the tensor offset is not 0, `x +
+    /// tensor_offset` rounded to f32 again. Quantized scales and offsets
+    /// are first dequantized to f32 by the same rule. Every factor is decoded
+    /// exactly (an E8M0 scale is a power of two, a NaN E8M0 scale makes its
+    /// block NaN, as the OCP MX specification says). A block format's blocks
+    /// are decoded as their format defines.
     pub fn dequantize(&self) -> Vec<f32> {
         let mut out = vec![0f32; self.len() as usize];
         self.dequantize_into(0, &mut out);
@@ -89,58 +118,249 @@ impl QuantizedView<'_> {
             // multiply past u64 (ADR-007), so they are not multiplied.
             return;
         }
+        let n = out.len().min((count - start) as usize);
+        if let Some(format) = self.quantization.block_format {
+            super::blocks::dequantize_into(format, self.stored.bytes, start, &mut out[..n]);
+            return;
+        }
+        let level = self.top_level();
+        for (i, o) in (start..count).zip(out.iter_mut()) {
+            *o = level.value(i);
+        }
+    }
+
+    fn top_level(&self) -> Level<'_> {
         let q = &self.quantization;
-        let scales = PackedOrWide {
-            bytes: self.scales,
-            element_type: q.scale_type,
+        let extra = |role: BufferRole| self.buffer(role);
+        let scales = match q.scale_quantization.as_deref() {
+            None => Factor::Direct(PackedOrWide {
+                bytes: self.scales,
+                element_type: q.scale_type,
+            }),
+            Some(l) => Factor::Quantized(Box::new(Level::second(
+                l,
+                PackedOrWide {
+                    bytes: self.scales,
+                    element_type: q.scale_type,
+                },
+                &scale_shape(&q.scheme, &self.dims),
+                extra(BufferRole::ScaleScales),
+                extra(BufferRole::ScaleCodeTable),
+            ))),
         };
-        let zps = q.zero_point_type.map(|t| PackedOrWide {
-            bytes: self.zero_points,
-            element_type: t,
+        let offsets = q.offset_type.map(|t| {
+            let codes = PackedOrWide {
+                bytes: self.offsets,
+                element_type: t,
+            };
+            match q.offset_quantization.as_deref() {
+                None => Factor::Direct(codes),
+                Some(l) => Factor::Quantized(Box::new(Level::second(
+                    l,
+                    codes,
+                    &scale_shape(&q.scheme, &self.dims),
+                    extra(BufferRole::OffsetScales),
+                    extra(BufferRole::OffsetCodeTable),
+                ))),
+            }
         });
-        let offsets = q.offset_type.map(|t| PackedOrWide {
-            bytes: self.offsets,
-            element_type: t,
-        });
-        // Per-axis scales are indexed by the axis coordinate alone; per-block
-        // scales have the tensor's shape with the axis divided into blocks.
-        let (axis, block, per_axis) = match q.scheme {
-            QuantizationScheme::PerTensor => (None, 1, false),
-            QuantizationScheme::PerAxis { axis } => (Some(axis as usize), 1, true),
+        Level {
+            codes: self.stored,
+            table: q.code_table_type.map(|t| PackedOrWide {
+                bytes: extra(BufferRole::CodeTable),
+                element_type: t,
+            }),
+            zero_points: q.zero_point_type.map(|t| PackedOrWide {
+                bytes: self.zero_points,
+                element_type: t,
+            }),
+            scales,
+            offsets,
+            geometry: Geometry::new(
+                &q.scheme,
+                &self.dims,
+                group_index(q, extra(BufferRole::GroupIndex)),
+            ),
+            tensor_scale: q.tensor_scale,
+            tensor_offset: q.tensor_offset,
+        }
+    }
+}
+
+fn group_index<'a>(q: &Quantization, bytes: &'a [u8]) -> Option<&'a [u8]> {
+    q.group_index_type.map(|_| bytes)
+}
+
+/// Where an element's scale is: the scheme over a shape.
+#[derive(Debug, Clone, Copy)]
+struct Geometry<'a> {
+    kind: Kind,
+    /// Elements per index of the axis (the product of the later dimensions).
+    inner: u64,
+    d_axis: u64,
+    block: u64,
+    blocks: u64,
+    /// Per block with a group index: the `i32` group of each axis index.
+    group: Option<&'a [u8]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    PerTensor,
+    PerAxis,
+    PerBlock,
+}
+
+impl<'a> Geometry<'a> {
+    fn new(scheme: &QuantizationScheme, dims: &[u64], group: Option<&'a [u8]>) -> Self {
+        let (kind, axis, block) = match *scheme {
+            QuantizationScheme::PerTensor => (Kind::PerTensor, None, 1),
+            QuantizationScheme::PerAxis { axis } => (Kind::PerAxis, Some(axis as usize), 1),
             QuantizationScheme::PerBlock { axis, block_size } => {
-                (Some(axis as usize), block_size, false)
+                (Kind::PerBlock, Some(axis as usize), block_size.max(1))
             }
         };
         let (inner, d_axis) = match axis {
-            Some(a) => (self.dims[a + 1..].iter().product::<u64>(), self.dims[a]),
-            None => (1, 1),
+            Some(a) if a < dims.len() => (dims[a + 1..].iter().product::<u64>(), dims[a]),
+            _ => (1, 1),
         };
-        let blocks = d_axis.div_ceil(block);
-        for (i, o) in (start..count).zip(out.iter_mut()) {
-            let s = match axis {
-                None => 0,
-                Some(_) if per_axis => (i / inner) % d_axis,
-                Some(_) => {
-                    let outer = i / (d_axis * inner);
-                    let a = (i / inner) % d_axis;
-                    let r = i % inner;
-                    (outer * blocks + a / block) * inner + r
-                }
-            };
-            let zp = zps.as_ref().map_or(0.0, |z| z.get(s));
-            let scaled = (self.stored.get(i) - zp) * scales.get(s) * q.tensor_scale;
-            // No offsets add nothing, not +0.0 (which would turn a -0.0 into +0.0).
-            let value = match &offsets {
-                Some(o) => scaled + o.get(s),
-                None => scaled,
-            };
-            *o = value as f32;
+        Geometry {
+            kind,
+            inner: inner.max(1),
+            d_axis: d_axis.max(1),
+            block,
+            blocks: d_axis.div_ceil(block),
+            group,
+        }
+    }
+
+    /// The index of element `i`'s scale.
+    fn index(&self, i: u64) -> u64 {
+        match self.kind {
+            Kind::PerTensor => 0,
+            Kind::PerAxis => (i / self.inner) % self.d_axis,
+            Kind::PerBlock => {
+                let outer = i / (self.d_axis * self.inner);
+                let a = (i / self.inner) % self.d_axis;
+                let r = i % self.inner;
+                let b = match self.group {
+                    // Checked in range when the view was made.
+                    Some(g) => group_at(g, a).unwrap_or(0),
+                    None => a / self.block,
+                };
+                (outer * self.blocks + b) * self.inner + r
+            }
+        }
+    }
+}
+
+/// Entry `a` of a group index, if it is there and not negative.
+fn group_at(g: &[u8], a: u64) -> Option<u64> {
+    let at = usize::try_from(a).ok()?.checked_mul(4)?;
+    let b: [u8; 4] = g.get(at..at + 4)?.try_into().ok()?;
+    u64::try_from(i32::from_le_bytes(b)).ok()
+}
+
+/// The shape of the scale array `scheme` gives `dims` (as the rules size it).
+fn scale_shape(scheme: &QuantizationScheme, dims: &[u64]) -> Vec<u64> {
+    match *scheme {
+        QuantizationScheme::PerTensor => Vec::new(),
+        QuantizationScheme::PerAxis { axis } => vec![dims[axis as usize]],
+        QuantizationScheme::PerBlock { axis, block_size } => {
+            let mut s = dims.to_vec();
+            s[axis as usize] = s[axis as usize].div_ceil(block_size.max(1));
+            s
+        }
+    }
+}
+
+/// A scale or offset: read as stored, or dequantized by a second level.
+#[derive(Debug)]
+enum Factor<'a> {
+    Direct(PackedOrWide<'a>),
+    Quantized(Box<Level<'a>>),
+}
+
+impl Factor<'_> {
+    fn get(&self, j: u64) -> f64 {
+        match self {
+            Factor::Direct(p) => p.get(j),
+            Factor::Quantized(l) => f64::from(l.value(j)),
+        }
+    }
+}
+
+/// One level of the formula: codes, their table or zero points, scales,
+/// offsets, and where each element's scale is.
+#[derive(Debug)]
+struct Level<'a> {
+    codes: PackedOrWide<'a>,
+    table: Option<PackedOrWide<'a>>,
+    zero_points: Option<PackedOrWide<'a>>,
+    scales: Factor<'a>,
+    offsets: Option<Factor<'a>>,
+    geometry: Geometry<'a>,
+    tensor_scale: f64,
+    tensor_offset: f64,
+}
+
+impl<'a> Level<'a> {
+    /// The second level `l` over the scale (or offset) array of `shape`,
+    /// whose codes are `codes`.
+    fn second(
+        l: &Quantization,
+        codes: PackedOrWide<'a>,
+        shape: &[u64],
+        scales: &'a [u8],
+        table: &'a [u8],
+    ) -> Self {
+        Level {
+            codes,
+            table: l.code_table_type.map(|t| PackedOrWide {
+                bytes: table,
+                element_type: t,
+            }),
+            zero_points: None,
+            scales: Factor::Direct(PackedOrWide {
+                bytes: scales,
+                element_type: l.scale_type,
+            }),
+            offsets: None,
+            geometry: Geometry::new(&l.scheme, shape, None),
+            tensor_scale: l.tensor_scale,
+            tensor_offset: l.tensor_offset,
+        }
+    }
+
+    /// Element `i`, dequantized.
+    fn value(&self, i: u64) -> f32 {
+        let s = self.geometry.index(i);
+        let v = match &self.table {
+            // Codes under a table are unsigned and index it (sized 2^bits).
+            Some(t) => t.get(self.codes.raw(i)),
+            None => {
+                let zp = self.zero_points.as_ref().map_or(0.0, |z| z.get(s));
+                self.codes.get(i) - zp
+            }
+        };
+        let scaled = v * self.scales.get(s) * self.tensor_scale;
+        // No offsets add nothing, not +0.0 (which would turn a -0.0 into +0.0).
+        let x = match &self.offsets {
+            Some(o) => (scaled + o.get(s)) as f32,
+            None => scaled as f32,
+        };
+        if self.tensor_offset == 0.0 {
+            x
+        } else {
+            (f64::from(x) + self.tensor_offset) as f32
         }
     }
 }
 
 impl<'a> TensorRef<'a> {
-    /// A quantized view: the stored values with their scales and zero points.
+    /// A quantized view: the stored values with their scales and zero
+    /// points. A group index is checked here, entry by entry, before any
+    /// value is computed with it.
     pub fn quantized(&self) -> Result<QuantizedView<'a>> {
         let Some(quantization) = self.quantization() else {
             return Err(Error::InvalidField {
@@ -154,16 +374,42 @@ impl<'a> TensorRef<'a> {
         if matches!(self.layout(), Layout::Strided(_)) {
             return Err(self.layout_mismatch("dense", "quantized()"));
         }
+        let buffer = |role| self.buffer(role).unwrap_or(&[]);
+        let extra = BufferRole::QUANTIZATION_1_4.map(buffer);
+        let dims = self.dims_u64();
+        if let (Some(_), QuantizationScheme::PerBlock { axis, block_size }) =
+            (quantization.group_index_type, quantization.scheme)
+        {
+            check_group_index(self.name(), extra[1], dims[axis as usize], block_size)?;
+        }
         Ok(QuantizedView {
             stored: PackedOrWide {
                 bytes: data,
                 element_type: self.element_type(),
             },
-            scales: self.buffer(BufferRole::Scales).unwrap_or(&[]),
-            zero_points: self.buffer(BufferRole::ZeroPoints).unwrap_or(&[]),
-            offsets: self.buffer(BufferRole::Offsets).unwrap_or(&[]),
+            scales: buffer(BufferRole::Scales),
+            zero_points: buffer(BufferRole::ZeroPoints),
+            offsets: buffer(BufferRole::Offsets),
             quantization,
-            dims: self.dims_u64(),
+            extra,
+            dims,
         })
     }
+}
+
+/// Every entry of a group index names one of the axis's blocks.
+fn check_group_index(tensor: &str, g: &[u8], d_axis: u64, block: u64) -> Result<()> {
+    let groups = d_axis.div_ceil(block.max(1));
+    for (j, e) in g.chunks_exact(4).enumerate() {
+        let v = i32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+        if v < 0 || v as u64 >= groups {
+            return Err(Error::InvalidField {
+                tensor: tensor.to_owned(),
+                field: format!("group_index[{j}]"),
+                value: v.to_string(),
+                reason: format!("a group of the axis's {groups}"),
+            });
+        }
+    }
+    Ok(())
 }

@@ -116,10 +116,8 @@ pub(super) fn build_tensor<'b>(
                      l: &Quantization,
                      scales: BufferRole,
                      table: BufferRole| {
-            build_quantization(fbb, l, None, None, Levels::default(), &|r| {
-                if r == BufferRole::Scales {
-                    at(scales)
-                } else if r == BufferRole::CodeTable {
+            build_quantization(fbb, l, at(scales), None, Levels::default(), &|r| {
+                if r == BufferRole::CodeTable {
                     at(table)
                 } else {
                     None
@@ -127,11 +125,17 @@ pub(super) fn build_tensor<'b>(
             })
         };
         let levels = Levels {
-            scales: q.scale_quantization.as_deref().map(|l| {
-                level(fbb, l, BufferRole::ScaleScales, BufferRole::ScaleCodeTable)
-            }),
+            scales: q
+                .scale_quantization
+                .as_deref()
+                .map(|l| level(fbb, l, BufferRole::ScaleScales, BufferRole::ScaleCodeTable)),
             offsets: q.offset_quantization.as_deref().map(|l| {
-                level(fbb, l, BufferRole::OffsetScales, BufferRole::OffsetCodeTable)
+                level(
+                    fbb,
+                    l,
+                    BufferRole::OffsetScales,
+                    BufferRole::OffsetCodeTable,
+                )
             }),
         };
         build_quantization(

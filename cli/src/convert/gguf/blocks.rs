@@ -1,83 +1,143 @@
-//! GGUF block-quantized tensors split into their fields.
+//! A GGUF block tensor taken apart into the buffers of its Hurray form
+//! ([`split`]), and put back together ([`join`]), through its type's
+//! [`Spec`].
 
-use super::{GgmlType, GgufTensor};
-use anyhow::{Context, Result, bail};
-use hurray::pack::Packer;
+use super::codec::Spec;
+use anyhow::{Result, bail};
+use hurray::ElementType;
+use hurray::pack::{Packer, code_at};
 
-/// A block-quantized tensor split into its fields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(in crate::convert) struct Split {
-    /// Each block's `f16` scale `d`, little-endian, in block order.
-    pub(in crate::convert) scales: Vec<u8>,
-    /// Q4_1's `f16` minimum `m` of each block, little-endian, in block order.
-    pub(in crate::convert) mins: Option<Vec<u8>>,
-    /// The codes in element order: for Q8_0 the `i8` bytes as stored; for
-    /// Q4_0 and Q4_1 the 4-bit codes packed as Hurray packs sub-byte
-    /// elements (element `i` in byte `i / 2`, the low nibble for even `i`).
+/// The buffers of a block tensor's Hurray form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(in crate::convert) struct Parts {
+    /// The codes in element order, packed as Hurray packs its type.
     pub(in crate::convert) codes: Vec<u8>,
+    pub(in crate::convert) scales: Vec<u8>,
+    pub(in crate::convert) zero_points: Vec<u8>,
+    pub(in crate::convert) offsets: Vec<u8>,
+    /// The super-block `f16` scales of quantized scales and offsets.
+    pub(in crate::convert) scale_scales: Vec<u8>,
+    pub(in crate::convert) offset_scales: Vec<u8>,
 }
 
-/// Splits a Q8_0, Q4_0 or Q4_1 tensor into its scales, mins and codes
-/// without changing the bits of any of them.
-///
-/// A GGUF 4-bit block stores element `j` in the low nibble of byte `j` and
-/// element `j + 16` in its high nibble; Hurray packs elements in order, two
-/// a byte, low nibble first. So each 32-element block's 16 bytes are
-/// rewritten with the same 32 codes in element order: every code is
-/// unchanged, only where it sits in the bytes moves. Q8_0's codes are
-/// already one byte each in element order and are copied as they are.
-pub(in crate::convert) fn split_blocks(t: &GgufTensor<'_>) -> Result<Split> {
-    let (head, has_min) = match t.ggml_type {
-        GgmlType::Q8_0 => (2, false),
-        GgmlType::Q4_0 => (2, false),
-        GgmlType::Q4_1 => (4, true),
-        other => bail!(
-            "tensor {:?}: {other} is not a block type split_blocks handles (Q8_0, Q4_0, Q4_1)",
-            t.name
-        ),
-    };
-    let (_, block_bytes) = t
-        .ggml_type
-        .block()
-        .context("a handled type has a block size")?;
-    let block_bytes = block_bytes as usize;
-    if !t.data.len().is_multiple_of(block_bytes) {
+/// Appends values of `t` (`f16` bits, or codes) packed as Hurray stores `t`.
+struct Stream {
+    t: ElementType,
+    packer: Packer,
+    out: Vec<u8>,
+}
+
+impl Stream {
+    fn new(t: ElementType) -> Self {
+        Stream {
+            t,
+            packer: Packer::new(t.bits().min(8)),
+            out: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, v: u16) {
+        if self.t.bits() == 16 {
+            self.out.extend_from_slice(&v.to_le_bytes());
+        } else {
+            self.packer.push(&[v as u8], &mut self.out);
+        }
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.packer.finish(&mut self.out);
+        self.out
+    }
+}
+
+/// Value `i` of a buffer of `t` written by [`Stream`].
+fn value_at(bytes: &[u8], t: ElementType, i: usize) -> u16 {
+    if t.bits() == 16 {
+        bytes
+            .get(2 * i..2 * i + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    } else {
+        u16::from(code_at(bytes, t.bits(), i as u64).unwrap_or(0))
+    }
+}
+
+/// The Hurray buffers of `data`, whole blocks of `spec`'s type. No bit of
+/// any field changes; only where it sits.
+pub(in crate::convert) fn split(name: &str, spec: &Spec, data: &[u8]) -> Result<Parts> {
+    if !data.len().is_multiple_of(spec.bytes) {
         bail!(
-            "tensor {:?}: {} data bytes are not a whole number of {}-byte {} blocks",
-            t.name,
-            t.data.len(),
-            block_bytes,
-            t.ggml_type
+            "tensor {name:?}: {} data bytes are not whole {}-byte {} blocks",
+            data.len(),
+            spec.bytes,
+            spec.name
         );
     }
-    let blocks = t.data.len() / block_bytes;
-    let mut scales = Vec::with_capacity(blocks * 2);
-    let mut mins = has_min.then(|| Vec::with_capacity(blocks * 2));
-    let mut codes = Vec::with_capacity(blocks * (block_bytes - head));
-    let mut packer = Packer::new(4);
-    for b in t.data.chunks_exact(block_bytes) {
-        let (h, qs) = b.split_at(head);
-        scales.extend_from_slice(&h[..2]);
-        if let Some(m) = mins.as_mut() {
-            m.extend_from_slice(&h[2..4]);
+    let per = spec.scales_per_block();
+    let mut codes = Stream::new(spec.codes);
+    let mut scales = Stream::new(spec.scales);
+    let mut offsets = spec.offsets.map(Stream::new);
+    let mut parts = Parts::default();
+    for block in data.chunks_exact(spec.bytes) {
+        let f = spec.split(block);
+        for &q in &f.q[..spec.elements] {
+            codes.push(u16::from(q));
         }
-        if t.ggml_type == GgmlType::Q8_0 {
-            codes.extend_from_slice(qs);
-        } else {
-            let mut ordered = [0u8; 32];
-            let (low, high) = ordered.split_at_mut(16);
-            for ((lo, hi), &q) in low.iter_mut().zip(high).zip(qs) {
-                *lo = q & 0x0F;
-                *hi = q >> 4;
+        for k in 0..per {
+            scales.push(f.s[k]);
+            if let Some(o) = offsets.as_mut() {
+                o.push(f.m[k]);
             }
-            packer.push(&ordered, &mut codes);
+        }
+        if let Some(zp) = spec.zero_point {
+            parts.zero_points.extend(std::iter::repeat_n(zp, per));
+        }
+        if spec.scale_level {
+            parts.scale_scales.extend_from_slice(&f.d.to_le_bytes());
+        }
+        if spec.offset_level {
+            parts.offset_scales.extend_from_slice(&f.dmin.to_le_bytes());
         }
     }
-    // 32 codes are 16 whole bytes: nothing is left partial.
-    packer.finish(&mut codes);
-    Ok(Split {
-        scales,
-        mins,
-        codes,
-    })
+    parts.codes = codes.finish();
+    parts.scales = scales.finish();
+    parts.offsets = offsets.map(Stream::finish).unwrap_or_default();
+    Ok(parts)
+}
+
+/// The GGUF blocks of `blocks` blocks held as `parts`. A fixed field that
+/// holds another value (a zero point other than the type's) is refused:
+/// the tensor is then not of this type.
+pub(in crate::convert) fn join(
+    name: &str,
+    spec: &Spec,
+    blocks: usize,
+    parts: &Parts,
+) -> Result<Vec<u8>> {
+    let per = spec.scales_per_block();
+    if let Some(zp) = spec.zero_point
+        && let Some(at) = parts.zero_points.iter().position(|&z| z != zp)
+    {
+        bail!(
+            "tensor {name:?}: zero point {at} is {}, and {} blocks have {zp}",
+            parts.zero_points[at],
+            spec.name
+        );
+    }
+    let mut out = vec![0u8; blocks * spec.bytes];
+    let mut f = super::codec::Block::default();
+    for (b, block) in out.chunks_exact_mut(spec.bytes).enumerate() {
+        for (j, q) in f.q[..spec.elements].iter_mut().enumerate() {
+            *q = value_at(&parts.codes, spec.codes, b * spec.elements + j) as u8;
+        }
+        for k in 0..per {
+            f.s[k] = value_at(&parts.scales, spec.scales, b * per + k);
+            if let Some(t) = spec.offsets {
+                f.m[k] = value_at(&parts.offsets, t, b * per + k);
+            }
+        }
+        f.d = value_at(&parts.scale_scales, ElementType::Float16, b);
+        f.dmin = value_at(&parts.offset_scales, ElementType::Float16, b);
+        spec.join(&f, block);
+    }
+    Ok(out)
 }

@@ -24,18 +24,21 @@
 //! longer (or does not yet) know is kept with no data and
 //! [`GgmlType::Unknown`], so the converter can refuse it by name.
 //!
-//! Block-quantized tensors are split into their fields by [`split_blocks`]
-//! without changing a bit of any scale or code.
+//! Block-quantized tensors are split into their fields ([`blocks`],
+//! [`codec`]) without changing a bit of any scale or code, and joined
+//! again when a Hurray file is written as GGUF ([`write`]).
 
 mod blocks;
+mod codec;
 mod source;
 #[cfg(test)]
 mod tests;
 mod value;
+mod write;
 
-pub(super) use blocks::{Split, split_blocks};
 pub(super) use source::{Blocks, Part, source};
 pub(super) use value::{GgufArray, GgufValue};
+pub(super) use write::from_hurray;
 
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashSet;

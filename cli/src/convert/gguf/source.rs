@@ -1,48 +1,53 @@
-//! A GGUF file as a conversion source: each tensor as a Hurray entry.
+//! A GGUF file as a conversion source: each tensor as a Hurray entry, in
+//! the form [ADR-0013](../../../../docs/adr/ADR-0013-quantized-checkpoints.md)
+//! gives its type:
 //!
-//! | GGUF type | Hurray tensor |
-//! | --- | --- |
-//! | F32, F16, BF16 | `f32`, `f16`, `bf16`, the bytes as stored |
-//! | Q8_0 | `i8` quantized per block of 32 along the last axis, `f16` scales: x = d * q |
-//! | Q4_0 | `u4`, the same blocks, `u8` zero points of 8: x = d * (q - 8) |
-//! | Q4_1 | `u4`, the same blocks, `f16` offsets (the block minimum): x = d * q + m |
+//! * F32, F16, BF16, F64, I8, I16, I32, I64: the Hurray type, the bytes as
+//!   stored;
+//! * the types held as codes and scales ([`super::codec`]): the codes in
+//!   element order, the scales, zero points, minimums, code table and
+//!   super-block scales as the quantization's buffers, every field's bits
+//!   unchanged, de-interleaved one tensor at a time when it is written;
+//! * the other block types (the IQ1/IQ2/IQ3 lattices, TQ1_0, Q8_1, Q8_K,
+//!   MXFP4, NVFP4, Q1_0): a `u8` tensor of the logical shape whose values are
+//!   the blocks as stored, with the quantization's block format.
 //!
-//! Every code, scale and minimum keeps its bits; the block fields are only
-//! de-interleaved into the quantization's buffers ([`super::split_blocks`]),
-//! and that happens one tensor at a time, when the tensor is written, so a
-//! conversion holds at most one tensor's fields in memory. The expressed
-//! type is `f32`, what llama.cpp dequantizes to. Every other GGUF type is
-//! refused up front, naming the tensor and the type. The key/value metadata
-//! becomes the file's metadata, each value rendered as a string
-//! ([`super::GgufValue::render`]).
+//! The expressed type is `f32`, what llama.cpp dequantizes to. The
+//! key/value metadata becomes the file's metadata, each value rendered as a
+//! string ([`super::GgufValue::render`]); the entry [`LAYOUT_KEY`] records
+//! what `hurray convert m.hurray m.gguf` needs to write the same file
+//! again: the GGUF version, each key's type in file order, and the tensors'
+//! order.
 
-use super::{GgmlType, GgufFile, Split, split_blocks};
+use super::GgufFile;
+use super::blocks::{self, Parts};
+use super::codec::{self, IQ4_LEVELS};
 use crate::convert::{Data, Entry, Quantized, Source};
 use anyhow::{Context, Result, bail};
-use hurray::{ElementType, Quantization, QuantizationScheme};
+use hurray::{BlockFormat, ElementType, Quantization};
 use std::cell::RefCell;
 
-/// Elements per block of the GGUF block types read here.
-const BLOCK: u64 = 32;
-/// Q4_0's fixed zero point.
-const Q4_0_ZERO_POINT: u8 = 8;
+/// The file metadata entry that records a GGUF file's layout.
+pub(in crate::convert) const LAYOUT_KEY: &str = "hurray.gguf";
 
-/// Which field of a block tensor a [`Data::Gguf`] stands for.
+/// Which buffer of a block tensor a [`Data::Gguf`] stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::convert) enum Part {
     Codes,
     Scales,
-    Mins,
-    /// Q4_0's zero points: 8 for every block, one `u8` each.
     ZeroPoints,
+    Offsets,
+    CodeTable,
+    ScaleScales,
+    OffsetScales,
 }
 
-/// The parsed file, and the fields of the tensor being written.
+/// The parsed file, and the parts of the tensor being written.
 #[derive(Debug)]
 pub(in crate::convert) struct Blocks<'a> {
     file: GgufFile<'a>,
-    /// (tensor index, its split): computed once for all of a tensor's parts.
-    current: RefCell<Option<(usize, Split)>>,
+    /// (tensor index, its parts): computed once for all of a tensor's parts.
+    current: RefCell<Option<(usize, Parts)>>,
 }
 
 impl Blocks<'_> {
@@ -53,27 +58,55 @@ impl Blocks<'_> {
             .tensors
             .get(index)
             .context("no such GGUF tensor")?;
-        if part == Part::ZeroPoints {
-            let blocks = t.data.len() as u64 / block_bytes(t.ggml_type)?;
-            return Ok(vec![Q4_0_ZERO_POINT; blocks as usize]);
+        let spec = codec::spec(t.ggml_type.id()).context("a split type")?;
+        if part == Part::CodeTable {
+            return Ok(IQ4_LEVELS.iter().map(|&v| v as u8).collect());
         }
         let mut current = self.current.borrow_mut();
         if current.as_ref().is_none_or(|(i, _)| *i != index) {
-            *current = Some((index, split_blocks(t)?));
+            *current = Some((index, blocks::split(&t.name, spec, t.data)?));
         }
-        let (_, split) = current.as_ref().context("split just stored")?;
+        let (_, p) = current.as_ref().context("parts just stored")?;
         Ok(match part {
-            Part::Codes => split.codes.clone(),
-            Part::Scales => split.scales.clone(),
-            Part::Mins => split.mins.clone().unwrap_or_default(),
-            Part::ZeroPoints => unreachable!("answered above"),
+            Part::Codes => p.codes.clone(),
+            Part::Scales => p.scales.clone(),
+            Part::ZeroPoints => p.zero_points.clone(),
+            Part::Offsets => p.offsets.clone(),
+            Part::ScaleScales => p.scale_scales.clone(),
+            Part::OffsetScales => p.offset_scales.clone(),
+            Part::CodeTable => unreachable!("answered above"),
         })
     }
 }
 
-fn block_bytes(t: GgmlType) -> Result<u64> {
-    Ok(t.block().context("a block type has a block size")?.1)
-}
+/// The plain GGUF types and their Hurray element types.
+pub(in crate::convert) const PLAIN: [(u32, ElementType); 8] = [
+    (0, ElementType::Float32),
+    (1, ElementType::Float16),
+    (30, ElementType::BFloat16),
+    (28, ElementType::Float64),
+    (24, ElementType::Int8),
+    (25, ElementType::Int16),
+    (26, ElementType::Int32),
+    (27, ElementType::Int64),
+];
+
+/// The GGUF types held as a block format.
+pub(in crate::convert) const BLOCK_FORMATS: [(u32, BlockFormat); 13] = [
+    (9, BlockFormat::GgmlQ8_1),
+    (15, BlockFormat::GgmlQ8_K),
+    (34, BlockFormat::GgmlTq1_0),
+    (16, BlockFormat::GgmlIq2Xxs),
+    (17, BlockFormat::GgmlIq2Xs),
+    (22, BlockFormat::GgmlIq2S),
+    (18, BlockFormat::GgmlIq3Xxs),
+    (21, BlockFormat::GgmlIq3S),
+    (19, BlockFormat::GgmlIq1S),
+    (29, BlockFormat::GgmlIq1M),
+    (39, BlockFormat::GgmlMxfp4),
+    (40, BlockFormat::GgmlNvfp4),
+    (41, BlockFormat::GgmlQ1_0),
+];
 
 /// The tensors and metadata of the GGUF file `bytes`.
 pub(in crate::convert) fn source(bytes: &[u8]) -> Result<Source<'_>> {
@@ -81,20 +114,21 @@ pub(in crate::convert) fn source(bytes: &[u8]) -> Result<Source<'_>> {
     let mut entries = Vec::with_capacity(file.tensors.len());
     let mut refused = Vec::new();
     for (index, t) in file.tensors.iter().enumerate() {
-        let plain = |dtype| Entry::new(t.name.clone(), dtype, t.shape.clone(), Data::Slice(t.data));
-        let entry = match t.ggml_type {
-            GgmlType::F32 => plain(ElementType::Float32),
-            GgmlType::F16 => plain(ElementType::Float16),
-            GgmlType::BF16 => plain(ElementType::BFloat16),
-            GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q4_1 => block_entry(index, t)?,
-            other => {
-                refused.push(format!(
-                    "tensor {:?}: GGUF type {other} has no Hurray form (F32, F16, BF16, Q8_0, \
-                     Q4_0 and Q4_1 convert)",
-                    t.name
-                ));
-                continue;
-            }
+        let id = t.ggml_type.id();
+        let plain = PLAIN.iter().find(|p| p.0 == id).map(|p| p.1);
+        let format = BLOCK_FORMATS.iter().find(|f| f.0 == id).map(|f| f.1);
+        let entry = if let Some(dtype) = plain {
+            Entry::new(t.name.clone(), dtype, t.shape.clone(), Data::Slice(t.data))
+        } else if let Some(format) = format {
+            block_format_entry(t, format)?
+        } else if let Some(spec) = codec::spec(id) {
+            split_entry(index, t, spec)?
+        } else {
+            refused.push(format!(
+                "tensor {:?}: {} is not a type gguf 0.19 lists",
+                t.name, t.ggml_type
+            ));
+            continue;
         };
         entries.push(entry);
     }
@@ -106,11 +140,15 @@ pub(in crate::convert) fn source(bytes: &[u8]) -> Result<Source<'_>> {
             refused.join("\n  ")
         ),
     }
-    let metadata = file
+    let mut metadata: std::collections::BTreeMap<String, String> = file
         .metadata
         .iter()
         .map(|(k, v)| (k.clone(), v.render()))
         .collect();
+    if metadata.contains_key(LAYOUT_KEY) {
+        bail!("the GGUF file has a key {LAYOUT_KEY:?}, which the conversion records itself");
+    }
+    metadata.insert(LAYOUT_KEY.to_owned(), layout(&file));
     Ok(Source {
         entries,
         metadata,
@@ -122,60 +160,97 @@ pub(in crate::convert) fn source(bytes: &[u8]) -> Result<Source<'_>> {
     })
 }
 
-/// The entry of a Q8_0, Q4_0 or Q4_1 tensor: stored codes plus the
-/// quantization and its buffers, all read lazily.
-fn block_entry<'a>(index: usize, t: &super::GgufTensor<'a>) -> Result<Entry<'a>> {
-    let rank = t.shape.len();
-    if rank == 0 {
+/// The [`LAYOUT_KEY`] entry: `{"version": 3, "kv": [[key, type], ...],
+/// "tensors": [name, ...]}`, keys and tensors in file order.
+fn layout(file: &GgufFile<'_>) -> String {
+    let kv: Vec<(String, String)> = file
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.clone(), v.type_spec()))
+        .collect();
+    let tensors: Vec<&str> = file.tensors.iter().map(|t| t.name.as_str()).collect();
+    serde_json::json!({ "version": file.version, "kv": kv, "tensors": tensors }).to_string()
+}
+
+fn check_rank(t: &super::GgufTensor<'_>) -> Result<()> {
+    if t.shape.is_empty() {
         bail!("tensor {:?}: a block-quantized scalar", t.name);
     }
-    let blocks = t.data.len() as u64 / block_bytes(t.ggml_type)?;
-    let count = blocks * BLOCK;
-    let data = |part, len| Data::Gguf { index, part, len };
-    let scheme = QuantizationScheme::PerBlock {
-        axis: (rank - 1) as u32,
-        block_size: BLOCK,
-    };
-    let mut q = Quantization::new(scheme, ElementType::Float32, ElementType::Float16);
-    let (dtype, codes_len, buffers) = match t.ggml_type {
-        GgmlType::Q8_0 => (
-            ElementType::Int8,
-            count,
-            vec![data(Part::Scales, blocks * 2), Data::None],
-        ),
-        GgmlType::Q4_0 => {
-            q.zero_point_type = Some(ElementType::UInt8);
-            (
-                ElementType::UInt4,
-                count / 2,
-                vec![
-                    data(Part::Scales, blocks * 2),
-                    data(Part::ZeroPoints, blocks),
-                ],
-            )
-        }
-        _ => {
-            q.offset_type = Some(ElementType::Float16);
-            (
-                ElementType::UInt4,
-                count / 2,
-                vec![
-                    data(Part::Scales, blocks * 2),
-                    Data::None,
-                    data(Part::Mins, blocks * 2),
-                ],
-            )
-        }
-    };
+    Ok(())
+}
+
+/// A tensor held in its blocks as stored.
+fn block_format_entry<'a>(t: &super::GgufTensor<'a>, format: BlockFormat) -> Result<Entry<'a>> {
+    check_rank(t)?;
     let mut e = Entry::new(
         t.name.clone(),
-        dtype,
+        ElementType::UInt8,
         t.shape.clone(),
-        data(Part::Codes, codes_len),
+        Data::Slice(t.data),
+    );
+    e.quantized = Some(Quantized {
+        quantization: Quantization::blocks(format, t.shape.len()),
+        buffers: vec![Data::None, Data::None],
+    });
+    Ok(e)
+}
+
+/// A tensor held as codes and scales: stored codes plus the quantization
+/// and its buffers, all read lazily.
+fn split_entry<'a>(
+    index: usize,
+    t: &super::GgufTensor<'a>,
+    spec: &codec::Spec,
+) -> Result<Entry<'a>> {
+    check_rank(t)?;
+    let row = *t.shape.last().context("rank checked")?;
+    codec::check_row(&t.name, spec, row)?;
+    let blocks = (t.data.len() / spec.bytes) as u64;
+    let count = blocks * spec.elements as u64;
+    let scales = blocks * spec.scales_per_block() as u64;
+    let bytes = |n: u64, t: ElementType| t.byte_len(n).context("a block tensor's size");
+    let data = |part, len| Data::Gguf { index, part, len };
+    let q = spec.quantization(t.shape.len());
+    let mut buffers = Vec::new();
+    for role in q.buffer_roles() {
+        use hurray::BufferRole as R;
+        buffers.push(match role {
+            R::Scales => data(Part::Scales, bytes(scales, spec.scales)?),
+            R::ZeroPoints if spec.zero_point.is_some() => data(Part::ZeroPoints, scales),
+            R::ZeroPoints => Data::None,
+            R::Offsets => data(
+                Part::Offsets,
+                bytes(scales, spec.offsets.context("offsets")?)?,
+            ),
+            R::CodeTable => data(Part::CodeTable, IQ4_LEVELS.len() as u64),
+            R::ScaleScales => data(Part::ScaleScales, blocks * 2),
+            R::OffsetScales => data(Part::OffsetScales, blocks * 2),
+            other => bail!("tensor {:?}: no GGUF part for {other}", t.name),
+        });
+    }
+    let mut e = Entry::new(
+        t.name.clone(),
+        spec.codes,
+        t.shape.clone(),
+        data(Part::Codes, bytes(count, spec.codes)?),
     );
     e.quantized = Some(Quantized {
         quantization: q,
         buffers,
     });
     Ok(e)
+}
+
+/// The GGUF types none of the tables above handles (none, as the tests check).
+#[cfg(test)]
+pub(super) fn every_type_is_handled() -> Vec<(u32, &'static str)> {
+    super::GGML_TYPES
+        .iter()
+        .filter(|(id, ..)| {
+            !PLAIN.iter().any(|p| p.0 == *id)
+                && !BLOCK_FORMATS.iter().any(|f| f.0 == *id)
+                && codec::spec(*id).is_none()
+        })
+        .map(|t| (t.0, t.1))
+        .collect()
 }

@@ -58,28 +58,9 @@ fn dequantize(t: &GgufTensor<'_>) -> Vec<f32> {
             .chunks_exact(2)
             .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
             .collect(),
-        GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q4_1 => {
-            let s = split_blocks(t).unwrap();
-            let d = f16s(&s.scales);
-            let m = s.mins.as_deref().map(f16s);
-            let n = d.len() * 32;
-            (0..n)
-                .map(|i| {
-                    let b = i / 32;
-                    match t.ggml_type {
-                        GgmlType::Q8_0 => f32::from(s.codes[i] as i8) * d[b],
-                        GgmlType::Q4_0 => {
-                            let q = hurray::pack::code_at(&s.codes, 4, i as u64).unwrap();
-                            d[b] * f32::from(q as i8 - 8)
-                        }
-                        _ => {
-                            let q = hurray::pack::code_at(&s.codes, 4, i as u64).unwrap();
-                            d[b] * f32::from(q) + m.as_ref().unwrap()[b]
-                        }
-                    }
-                })
-                .collect()
-        }
+        // Block types: the runtime's dequantization, through a converted
+        // file (cli/tests/gguf.rs checks them against the reference).
+        GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q4_1 => dequantize_via_hurray(t),
         other => panic!("no dequantizer for {other}"),
     }
 }
@@ -157,16 +138,14 @@ fn values_and_block_fields_match_the_reference_bit_for_bit() {
             t.ggml_type,
             GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q4_1
         ) {
-            assert!(split_blocks(t).is_err());
             continue;
         }
-        let s = split_blocks(t).unwrap();
+        let spec = codec::spec(t.ggml_type.id()).unwrap();
+        let s = blocks::split(&t.name, spec, t.data).unwrap();
         let field = |f: &str| &expected[&format!("{}.{f}", t.name)].1;
         assert_eq!(&s.scales, field("scales"), "{}: scales", t.name);
-        assert_eq!(
-            s.mins.as_ref(),
-            expected.get(&format!("{}.mins", t.name)).map(|m| &m.1)
-        );
+        let mins = expected.get(&format!("{}.mins", t.name)).map(|m| &m.1);
+        assert_eq!((!s.offsets.is_empty()).then_some(&s.offsets), mins);
         if t.ggml_type == GgmlType::Q8_0 {
             assert_eq!(&s.codes, field("codes"), "{}: codes", t.name);
         } else {
@@ -175,13 +154,39 @@ fn values_and_block_fields_match_the_reference_bit_for_bit() {
             assert_eq!(s.codes.len() * 2, want.len());
             let got: Vec<u8> = hurray::pack::unpack_codes(&s.codes, 4, want.len() as u64).collect();
             assert_eq!(&got, want, "{}: codes", t.name);
-            assert_eq!(s.codes, hurray::pack::pack_codes(want.iter().copied(), 4));
         }
+        // And back: the blocks as they were.
+        let back = blocks::join(&t.name, spec, t.data.len() / spec.bytes, &s).unwrap();
+        assert_eq!(back, t.data, "{}: joined blocks", t.name);
     }
 }
 
+/// `t` dequantized by the runtime, from a Hurray file written by the converter.
+fn dequantize_via_hurray(t: &GgufTensor<'_>) -> Vec<f32> {
+    let spec = codec::spec(t.ggml_type.id()).unwrap();
+    let p = blocks::split(&t.name, spec, t.data).unwrap();
+    let q = spec.quantization(t.shape.len());
+    let desc = hurray::TensorDescriptor::new(&t.name, spec.codes, hurray::shape(&t.shape))
+        .with_quantization(q.clone());
+    let mut bytes = Vec::new();
+    let mut w = hurray::Writer::new(&mut bytes).unwrap();
+    let mut buffers: Vec<&[u8]> = vec![&p.codes];
+    for role in q.buffer_roles() {
+        buffers.push(match role {
+            hurray::BufferRole::Scales => &p.scales,
+            hurray::BufferRole::ZeroPoints => &p.zero_points,
+            hurray::BufferRole::Offsets => &p.offsets,
+            _ => &[],
+        });
+    }
+    w.add_tensor(&desc, &buffers).unwrap();
+    w.finish().unwrap();
+    let f = hurray::File::from_bytes(&bytes).unwrap();
+    f.tensor(&t.name).unwrap().quantized().unwrap().dequantize()
+}
+
 #[test]
-fn other_ggml_types_get_their_data_but_no_split() {
+fn other_ggml_types_get_their_data_and_a_form() {
     let bytes = fixture("unsupported.gguf");
     let f = parse(&bytes).unwrap();
     let got: Vec<(&str, String, &[u64], usize)> = f
@@ -205,12 +210,20 @@ fn other_ggml_types_get_their_data_but_no_split() {
     );
     for t in &f.tensors {
         assert!(matches!(t.ggml_type, GgmlType::Other(_)));
-        let e = split_blocks(t).unwrap_err().to_string();
-        assert!(
-            e.contains(&t.name) && e.contains(&t.ggml_type.to_string()),
-            "{e}"
+        let spec = codec::spec(t.ggml_type.id()).unwrap();
+        let p = blocks::split(&t.name, spec, t.data).unwrap();
+        assert_eq!(
+            blocks::join(&t.name, spec, t.data.len() / spec.bytes, &p).unwrap(),
+            t.data
         );
+        // Not whole blocks: refused with the tensor's name and type.
+        let e = blocks::split(&t.name, spec, &t.data[1..])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&t.name) && e.contains(spec.name), "{e}");
     }
+    // Every type gguf 0.19 lists has a form.
+    assert_eq!(source::every_type_is_handled(), []);
 }
 
 #[test]
@@ -225,9 +238,10 @@ fn split_reorders_the_nibbles_of_a_block() {
         shape: vec![32],
         data: &block,
     };
-    let s = split_blocks(&tensor).unwrap();
+    let spec = codec::spec(t.id()).unwrap();
+    let s = blocks::split(&tensor.name, spec, tensor.data).unwrap();
     assert_eq!(s.scales, [0x00, 0x3c]);
-    assert_eq!(s.mins, None);
+    assert_eq!(s.zero_points, [8]);
     // Elements 0..16 are 0..15, elements 16..32 are 15..0.
     let codes: Vec<u8> = (0..16).chain((0..16).rev()).collect();
     assert_eq!(s.codes, hurray::pack::pack_codes(codes, 4));

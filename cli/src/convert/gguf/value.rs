@@ -133,3 +133,274 @@ impl GgufArray {
         }
     }
 }
+
+/// The scalar types, by GGUF id and name.
+const SCALARS: [(u32, &str); 12] = [
+    (0, "uint8"),
+    (1, "int8"),
+    (2, "uint16"),
+    (3, "int16"),
+    (4, "uint32"),
+    (5, "int32"),
+    (6, "float32"),
+    (7, "bool"),
+    (8, "string"),
+    (10, "uint64"),
+    (11, "int64"),
+    (12, "float64"),
+];
+
+/// The id of GGUF's array type.
+const ARRAY: u32 = 9;
+
+impl GgufArray {
+    /// The GGUF id and name of the elements' type.
+    fn element(&self) -> (u32, String) {
+        let scalar = |id: u32| {
+            (
+                id,
+                SCALARS
+                    .iter()
+                    .find(|s| s.0 == id)
+                    .map_or("?", |s| s.1)
+                    .to_owned(),
+            )
+        };
+        match self {
+            GgufArray::U8(_) => scalar(0),
+            GgufArray::I8(_) => scalar(1),
+            GgufArray::U16(_) => scalar(2),
+            GgufArray::I16(_) => scalar(3),
+            GgufArray::U32(_) => scalar(4),
+            GgufArray::I32(_) => scalar(5),
+            GgufArray::F32(_) => scalar(6),
+            GgufArray::Bool(_) => scalar(7),
+            GgufArray::String(_) => scalar(8),
+            GgufArray::U64(_) => scalar(10),
+            GgufArray::I64(_) => scalar(11),
+            GgufArray::F64(_) => scalar(12),
+            GgufArray::Array(inner) => {
+                // Nested arrays are recorded by the first's type; GGUF
+                // lets them differ, and a file where they do is refused
+                // on the way out (`encode` checks).
+                let t = inner
+                    .first()
+                    .map_or("array<uint8>".to_owned(), |a| a.type_spec());
+                (ARRAY, t)
+            }
+        }
+    }
+
+    fn type_spec(&self) -> String {
+        format!("array<{}>", self.element().1)
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            GgufArray::U8(v) => v.len(),
+            GgufArray::I8(v) => v.len(),
+            GgufArray::U16(v) => v.len(),
+            GgufArray::I16(v) => v.len(),
+            GgufArray::U32(v) => v.len(),
+            GgufArray::I32(v) => v.len(),
+            GgufArray::F32(v) => v.len(),
+            GgufArray::Bool(v) => v.len(),
+            GgufArray::String(v) => v.len(),
+            GgufArray::Array(v) => v.len(),
+            GgufArray::U64(v) => v.len(),
+            GgufArray::I64(v) => v.len(),
+            GgufArray::F64(v) => v.len(),
+        }
+    }
+
+    /// The array parsed back from its [`GgufValue::render`]ing `text`, its
+    /// type spelled `spec` (`array<T>`). Numbers are parsed from their own
+    /// digits in their own type (a float32 straight to `f32`, never through
+    /// `f64`), so every value reads back to the same bits.
+    fn parse(spec: &str, text: &str) -> anyhow::Result<GgufArray> {
+        use anyhow::{Context, bail};
+        let inner = spec
+            .strip_prefix("array<")
+            .and_then(|s| s.strip_suffix('>'))
+            .with_context(|| format!("{spec:?} is not an array type"))?;
+        let body = text
+            .trim()
+            .strip_prefix('[')
+            .and_then(|s| s.strip_suffix(']'))
+            .context("not a JSON array")?;
+        // Numbers and bools hold no comma: their items split on commas.
+        let tokens: Vec<&str> = body
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect();
+        let float = |t: &str| -> Option<f64> { parse_float(t.trim_matches('"')) };
+        let float32 = |t: &str| -> Option<f32> {
+            match t.trim_matches('"') {
+                "NaN" => Some(f32::NAN),
+                "inf" => Some(f32::INFINITY),
+                "-inf" => Some(f32::NEG_INFINITY),
+                t => t.parse().ok(),
+            }
+        };
+        fn each<T>(tokens: &[&str], f: impl Fn(&str) -> Option<T>) -> anyhow::Result<Vec<T>> {
+            tokens
+                .iter()
+                .map(|t| f(t).with_context(|| format!("{t:?} is not of the array's type")))
+                .collect()
+        }
+        Ok(match inner {
+            "uint8" => GgufArray::U8(each(&tokens, |t| t.parse().ok())?),
+            "int8" => GgufArray::I8(each(&tokens, |t| t.parse().ok())?),
+            "uint16" => GgufArray::U16(each(&tokens, |t| t.parse().ok())?),
+            "int16" => GgufArray::I16(each(&tokens, |t| t.parse().ok())?),
+            "uint32" => GgufArray::U32(each(&tokens, |t| t.parse().ok())?),
+            "int32" => GgufArray::I32(each(&tokens, |t| t.parse().ok())?),
+            "uint64" => GgufArray::U64(each(&tokens, |t| t.parse().ok())?),
+            "int64" => GgufArray::I64(each(&tokens, |t| t.parse().ok())?),
+            "float32" => GgufArray::F32(each(&tokens, float32)?),
+            "float64" => GgufArray::F64(each(&tokens, float)?),
+            "bool" => GgufArray::Bool(each(&tokens, |t| t.parse().ok())?),
+            "string" => GgufArray::String(
+                serde_json::from_str(text).context("not a JSON array of strings")?,
+            ),
+            t if t.starts_with("array<") => {
+                let items: Vec<serde_json::Value> =
+                    serde_json::from_str(text).context("not a JSON array of arrays")?;
+                GgufArray::Array(
+                    items
+                        .iter()
+                        .map(|v| GgufArray::parse(t, &v.to_string()))
+                        .collect::<anyhow::Result<_>>()?,
+                )
+            }
+            t => bail!("unknown array element type {t:?}"),
+        })
+    }
+
+    /// Appends the array's GGUF encoding (element type, count, elements).
+    fn encode(&self, out: &mut Vec<u8>) -> anyhow::Result<()> {
+        let (id, _) = self.element();
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&(self.len() as u64).to_le_bytes());
+        macro_rules! each {
+            ($v:expr) => {
+                for x in $v {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            };
+        }
+        match self {
+            GgufArray::U8(v) => out.extend_from_slice(v),
+            GgufArray::I8(v) => each!(v),
+            GgufArray::U16(v) => each!(v),
+            GgufArray::I16(v) => each!(v),
+            GgufArray::U32(v) => each!(v),
+            GgufArray::I32(v) => each!(v),
+            GgufArray::F32(v) => each!(v),
+            GgufArray::U64(v) => each!(v),
+            GgufArray::I64(v) => each!(v),
+            GgufArray::F64(v) => each!(v),
+            GgufArray::Bool(v) => out.extend(v.iter().map(|&b| u8::from(b))),
+            GgufArray::String(v) => {
+                for s in v {
+                    encode_string(s, out);
+                }
+            }
+            GgufArray::Array(v) => {
+                let first = v.first().map(GgufArray::type_spec);
+                for a in v {
+                    if Some(a.type_spec()) != first {
+                        anyhow::bail!("nested arrays of different types are not written");
+                    }
+                    a.encode(out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A rendered float: a decimal, or `NaN`, `inf`, `-inf`.
+fn parse_float(s: &str) -> Option<f64> {
+    match s {
+        "NaN" => Some(f64::NAN),
+        "inf" => Some(f64::INFINITY),
+        "-inf" => Some(f64::NEG_INFINITY),
+        s => s.parse().ok(),
+    }
+}
+
+/// Appends a GGUF string: its `u64` length and its bytes.
+pub(in crate::convert) fn encode_string(s: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+impl GgufValue {
+    /// The value's full GGUF type: a scalar's name (`uint32`), an array's
+    /// `array<T>` (nested: `array<array<T>>`).
+    pub(in crate::convert) fn type_spec(&self) -> String {
+        match self {
+            GgufValue::Array(a) => a.type_spec(),
+            v => v.type_name().to_owned(),
+        }
+    }
+
+    /// The value of type `spec` whose [`render`](Self::render)ing is `text`.
+    pub(in crate::convert) fn parse(spec: &str, text: &str) -> anyhow::Result<GgufValue> {
+        use anyhow::Context;
+        let bad = || format!("{text:?} is not a GGUF {spec}");
+        Ok(match spec {
+            "uint8" => GgufValue::U8(text.parse().with_context(bad)?),
+            "int8" => GgufValue::I8(text.parse().with_context(bad)?),
+            "uint16" => GgufValue::U16(text.parse().with_context(bad)?),
+            "int16" => GgufValue::I16(text.parse().with_context(bad)?),
+            "uint32" => GgufValue::U32(text.parse().with_context(bad)?),
+            "int32" => GgufValue::I32(text.parse().with_context(bad)?),
+            "uint64" => GgufValue::U64(text.parse().with_context(bad)?),
+            "int64" => GgufValue::I64(text.parse().with_context(bad)?),
+            "float32" => GgufValue::F32(match text {
+                "NaN" => f32::NAN,
+                "inf" => f32::INFINITY,
+                "-inf" => f32::NEG_INFINITY,
+                t => t.parse().with_context(bad)?,
+            }),
+            "float64" => GgufValue::F64(parse_float(text).with_context(bad)?),
+            "bool" => GgufValue::Bool(text.parse().with_context(bad)?),
+            "string" => GgufValue::String(text.to_owned()),
+            s if s.starts_with("array<") => {
+                GgufValue::Array(GgufArray::parse(s, text).with_context(bad)?)
+            }
+            s => anyhow::bail!("unknown GGUF type {s:?}"),
+        })
+    }
+
+    /// Appends the value's type id and encoding.
+    pub(in crate::convert) fn encode(&self, out: &mut Vec<u8>) -> anyhow::Result<()> {
+        let id = match self {
+            GgufValue::Array(_) => ARRAY,
+            v => SCALARS
+                .iter()
+                .find(|s| s.1 == v.type_name())
+                .map_or(0, |s| s.0),
+        };
+        out.extend_from_slice(&id.to_le_bytes());
+        match self {
+            GgufValue::U8(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::I8(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::U16(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::I16(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::U32(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::I32(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::F32(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::U64(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::I64(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::F64(v) => out.extend_from_slice(&v.to_le_bytes()),
+            GgufValue::Bool(v) => out.push(u8::from(*v)),
+            GgufValue::String(s) => encode_string(s, out),
+            GgufValue::Array(a) => a.encode(out)?,
+        }
+        Ok(())
+    }
+}

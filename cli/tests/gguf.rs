@@ -170,6 +170,27 @@ fn what_gguf_cannot_hold_is_refused_by_name() {
         "{err}"
     );
     assert!(!dir.path().join("x.gguf").exists());
+    // Codes of Q4_0's form whose zero points are not Q4_0's 8: no GGUF type.
+    let q = dir.path().join("q.hurray");
+    let mut w = hurray::Writer::create(&q).unwrap();
+    let mut quant = hurray::Quantization::new(
+        QuantizationScheme::PerBlock {
+            axis: 0,
+            block_size: 32,
+        },
+        ElementType::Float32,
+        ElementType::Float16,
+    );
+    quant.zero_point_type = Some(ElementType::UInt8);
+    let d = hurray::TensorDescriptor::new("w", ElementType::UInt4, hurray::shape(&[32]))
+        .with_quantization(quant);
+    w.add_tensor(&d, &[&[0u8; 16], &[0, 0x3c], &[7]]).unwrap();
+    w.finish().unwrap();
+    let err = convert_err(&q, &dir.path().join("q.gguf"));
+    assert!(
+        err.contains("\"w\"") && err.contains("zero point 0 is 7"),
+        "{err}"
+    );
     // A truncated file is an error, not a crash, and writes nothing.
     let bytes = std::fs::read(fixtures().join("types.gguf")).unwrap();
     let cut = dir.path().join("cut.gguf");

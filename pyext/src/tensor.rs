@@ -161,6 +161,15 @@ impl PyTensor {
         Ok(PyBytes::new(py, self.tensor()?.data().map_err(err)?))
     }
 
+    /// A quantized tensor's values, dequantized by the runtime (the one
+    /// formula of data-model.md section 7, block formats included): a copy,
+    /// row-major little-endian `f32` bytes.
+    fn dequantize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let values = self.tensor()?.quantized().map_err(err)?.dequantize();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// A dense sub-byte tensor's elements one per byte, a copy: the raw codes
     /// (how `ml_dtypes` holds int4, float4_e2m1fn, ...), or with
     /// `sign_extend=True` a signed type's values as int8 bytes. Quantized

@@ -135,7 +135,8 @@ class QuantizationScheme(object):
 class BlockFormat(object):
     # Not a block format: the quantization's fields say everything.
     None_ = 0
-    # GGUF Q8_1 (32, 36): f16 scale, f16 sum of the block, 32 i8 codes.
+    # GGUF Q8_1 (32, 40), as gguf 0.19 sizes it: f32 scale, f32 sum of the
+    # block, 32 i8 codes (ggml itself has since packed the two as f16).
     GgmlQ8_1 = 1
     # GGUF Q8_K (256, 292): f32 scale, 256 i8 codes, 16 i16 group sums.
     GgmlQ8_K = 2

@@ -107,7 +107,7 @@ impl BlockFormat {
     /// Bytes per block.
     pub const fn bytes(self) -> u64 {
         match self {
-            BlockFormat::GgmlQ8_1 => 36,
+            BlockFormat::GgmlQ8_1 => 40,
             BlockFormat::GgmlQ8_K => 292,
             BlockFormat::GgmlTq1_0 => 54,
             BlockFormat::GgmlIq2Xxs => 66,

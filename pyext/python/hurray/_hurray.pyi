@@ -58,6 +58,8 @@ class Tensor:
         """True when every buffer matches its checksum, False when none is
         recorded; raises ChecksumError on a mismatch."""
     def tobytes(self) -> bytes: ...
+    def dequantize(self) -> bytes:
+        """A quantized tensor's values, dequantized: row-major float32 bytes."""
     def unpacked(self, *, sign_extend: bool = False) -> bytes:
         """A dense sub-byte tensor's elements one per byte."""
     def read_slice(self, ranges: Sequence[Tuple[int, int, int]]) -> "Tensor":

@@ -175,6 +175,31 @@ class safe_open:
             tensor = whole
         return _convert.to_framework(tensor, self._framework, self._device)
 
+    def get_dequantized(self, name: str):
+        """A quantized tensor's values as float32, in the framework (a copy):
+        the runtime's one dequantization, the same in Rust, Python and C, for
+        every quantization a Hurray file can hold (GGUF's types included,
+        equal to ``gguf.quants.dequantize`` bit for bit). ``ValueError`` for a
+        tensor that is not quantized."""
+        tensor = self._checked(name, self._open()[name])
+        if isinstance(tensor, _hurray.ShardedTensor):
+            whole = tensor.whole()
+            if whole is None:
+                raise ValueError(f"tensor {name!r} is stored in pieces; dequantize each member's piece")
+            tensor = whole
+        import numpy as np
+
+        values = np.frombuffer(tensor.dequantize(), dtype="<f4").reshape(tensor.shape)
+        if self._framework in ("pt", "torch"):
+            import torch
+
+            return torch.from_numpy(values.copy()).to(self._device)
+        if self._framework in ("jax", "flax"):
+            import jax.numpy as jnp
+
+            return jnp.asarray(values)
+        return values
+
     def get_slice(self, name: str) -> "TensorSlice":
         """A lazy handle: index it (``[a:b, i, ...]``) to read only that part
         (with ``verify``, the whole tensor is read and checked first: its

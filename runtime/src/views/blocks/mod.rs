@@ -36,7 +36,7 @@ pub(super) fn dequantize_into(format: BlockFormat, blocks: &[u8], start: u64, ou
 /// One block's values.
 fn decode(format: BlockFormat, b: &[u8], y: &mut [f32]) {
     match format {
-        BlockFormat::GgmlQ8_1 => scaled_i8(f16(b, 0), &b[4..36], y),
+        BlockFormat::GgmlQ8_1 => scaled_i8(f32_at(b, 0), &b[8..40], y),
         BlockFormat::GgmlQ8_K => scaled_i8(f32_at(b, 0), &b[4..260], y),
         BlockFormat::GgmlQ1_0 => q1_0(b, y),
         BlockFormat::GgmlTq1_0 => tq1_0(b, y),
@@ -72,7 +72,7 @@ fn f32_at(b: &[u8], at: usize) -> f32 {
     f32::from_bits(u32_at(b, at))
 }
 
-/// `d * q` for `i8` codes (Q8_1, whose second `f16` is the block's sum,
+/// `d * q` for `i8` codes (Q8_1, whose second `f32` is the block's sum,
 /// which decoding does not use; Q8_K, whose trailing group sums likewise).
 fn scaled_i8(d: f32, qs: &[u8], y: &mut [f32]) {
     for (o, &q) in y.iter_mut().zip(qs) {

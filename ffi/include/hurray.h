@@ -101,7 +101,9 @@ typedef enum HurrayQuantScheme {
 // The role of one buffer of a tensor. A tensor's buffers are, in wire
 // order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
 // then, when quantized, its scales, zero points and (format 1.2, when the
-// quantization has them) offsets.
+// quantization has them) offsets, then (format 1.4, each when present) the
+// code table, the group index, and the scales and code tables of the
+// scales' and the offsets' own quantization.
 typedef struct BufferRole BufferRole;
 
 // An open, verified Hurray file (opaque). Thread-safe: any number of
@@ -211,6 +213,8 @@ typedef struct DLManagedTensor {
 } DLManagedTensor;
 
 #endif // DLPACK_DLPACK_H_
+
+
 
 
 
@@ -761,6 +765,23 @@ enum HurrayStatus hurray_tensor_metadata_at(const struct HurrayTensor *tensor,
                                             size_t *key_len,
                                             const char **value,
                                             size_t *value_len);
+
+// A quantized tensor's elements `start .. start + count` (row-major),
+// dequantized by the runtime into `out` (`count` floats): the one formula
+// of data-model.md section 7 that Rust and Python use too, block formats
+// (GGUF's IQ and TQ types) included. `count` may run past the end: only
+// the elements that exist are written, and `*written` says how many.
+// `HURRAY_ERR_UNSUPPORTED` for a tensor that is not quantized, or whose
+// group index names no group (`hurray_last_error` says which entry).
+//
+// # Safety
+// `tensor` is a live handle; `out` is NULL with `count` 0, or valid for
+// writes of `count` floats; `written` is writable.
+enum HurrayStatus hurray_tensor_dequantize(const struct HurrayTensor *tensor,
+                                           uint64_t start,
+                                           float *out,
+                                           size_t count,
+                                           size_t *written);
 
 // Starts writing a file to `path` (through a temporary file in the same
 // directory, renamed into place by [`hurray_writer_finish`]).

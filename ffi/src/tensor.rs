@@ -18,7 +18,7 @@ pub use buffers::{
     hurray_tensor_checksum_at, hurray_tensor_data, hurray_tensor_verify_checksum,
 };
 pub use metadata::{hurray_tensor_metadata_at, hurray_tensor_metadata_count};
-pub use quantization::{HurrayQuantScheme, HurrayQuantization};
+pub use quantization::{HurrayQuantScheme, HurrayQuantization, hurray_tensor_dequantize};
 
 /// The layout of a tensor.
 #[repr(C)]

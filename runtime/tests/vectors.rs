@@ -274,13 +274,18 @@ fn check_valid(name: &str, exp: &Value) {
             Layout::Dense | Layout::Strided(_) => {
                 let dims = t.shape().to_wire();
                 let data = t.data().expect("data");
+                let block_format = t.quantization().and_then(|q| q.block_format);
                 let offsets = match &layout {
                     Layout::Strided(s) => strided_offsets(&dims, s),
+                    // A block format's values are its blocks' bytes (1.4).
+                    _ if block_format.is_some() => (0..data.len() as u64).collect(),
                     _ => (0..t.element_count().unwrap_or(0)).collect(),
                 };
                 let values: Vec<Value> = offsets.iter().map(|&o| element(et, data, o)).collect();
                 assert_eq!(Value::Array(values), e["values"], "{ctx}: values");
-                check_typed_views(&t, &ctx, e);
+                if block_format.is_none() {
+                    check_typed_views(&t, &ctx, e);
+                }
             }
             Layout::Coo { .. } => {
                 let v = t.coo().unwrap_or_else(|err| panic!("{ctx}: {err}"));
@@ -345,8 +350,65 @@ fn check_valid(name: &str, exp: &Value) {
                     let got: Vec<Value> = (0..n).map(|i| element(ot, offsets, i)).collect();
                     assert_eq!(Value::Array(got), qe["offsets"], "{ctx}: offsets");
                 }
+                check_quantization_1_4(&t, &q, qe, &ctx);
             }
             (q, qe) => panic!("{ctx}: quantization {q:?} vs {qe:?}"),
+        }
+    }
+}
+
+/// Format 1.4's fields (the older vectors spell them as their defaults),
+/// the code table's and the group index's values.
+fn check_quantization_1_4(
+    t: &hurray::TensorRef<'_>,
+    q: &hurray::Quantization,
+    qe: &serde_json::Map<String, Value>,
+    ctx: &str,
+) {
+    let name = |t: Option<ElementType>| json!(t.map(ElementType::name));
+    assert_eq!(name(q.code_table_type), qe["code_table_type"], "{ctx}");
+    assert_eq!(json!(q.tensor_offset), qe["tensor_offset"], "{ctx}");
+    assert_eq!(name(q.group_index_type), qe["group_index_type"], "{ctx}");
+    assert_eq!(
+        json!(q.block_format.map(hurray::BlockFormat::name)),
+        qe["block_format"],
+        "{ctx}"
+    );
+    for (level, key) in [
+        (&q.scale_quantization, "scale_quantization"),
+        (&q.offset_quantization, "offset_quantization"),
+    ] {
+        let got = level.as_deref().map(|l| {
+            json!({
+                "scheme": l.scheme.kind().name(),
+                "axis": l.scheme.axis().unwrap_or(0),
+                "block_size": l.scheme.block_size().unwrap_or(0),
+                "expressed_type": l.expressed_type.name(),
+                "scale_type": l.scale_type.name(),
+                "code_table_type": l.code_table_type.map(ElementType::name),
+                "tensor_scale": l.tensor_scale,
+                "tensor_offset": l.tensor_offset,
+            })
+        });
+        assert_eq!(got.unwrap_or(Value::Null), qe[key], "{ctx}: {key}");
+    }
+    for (ty, role, key) in [
+        (
+            q.code_table_type,
+            hurray::BufferRole::CodeTable,
+            "code_table",
+        ),
+        (
+            q.group_index_type,
+            hurray::BufferRole::GroupIndex,
+            "group_index",
+        ),
+    ] {
+        if let Some(ty) = ty {
+            let bytes = t.buffer(role).expect("buffer");
+            let n = bytes.len() as u64 * 8 / u64::from(ty.bits());
+            let got: Vec<Value> = (0..n).map(|i| element(ty, bytes, i)).collect();
+            assert_eq!(Value::Array(got), qe[key], "{ctx}: {key}");
         }
     }
 }

@@ -63,3 +63,47 @@ pub struct HurrayQuantization {
     /// Element type of the offsets (format 1.2), 0 for none.
     pub offset_type: u8,
 }
+
+/// A quantized tensor's elements `start .. start + count` (row-major),
+/// dequantized by the runtime into `out` (`count` floats): the one formula
+/// of data-model.md section 7 that Rust and Python use too, block formats
+/// (GGUF's IQ and TQ types) included. `count` may run past the end: only
+/// the elements that exist are written, and `*written` says how many.
+/// `HURRAY_ERR_UNSUPPORTED` for a tensor that is not quantized, or whose
+/// group index names no group (`hurray_last_error` says which entry).
+///
+/// # Safety
+/// `tensor` is a live handle; `out` is NULL with `count` 0, or valid for
+/// writes of `count` floats; `written` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hurray_tensor_dequantize(
+    tensor: *const crate::HurrayTensor,
+    start: u64,
+    out: *mut f32,
+    count: usize,
+    written: *mut usize,
+) -> crate::HurrayStatus {
+    use crate::args::{check_out, put};
+    use crate::status::{Context, Failure};
+    super::with_tensor(tensor, |t| {
+        check_out(written, "written")?;
+        if count > 0 {
+            check_out(out, "out")?;
+        }
+        let r = t.data_ref()?;
+        let view = r
+            .quantized()
+            .map_err(|e| Failure::from_error(&e, Context::View))?;
+        let n = usize::try_from(view.len().saturating_sub(start))
+            .unwrap_or(usize::MAX)
+            .min(count);
+        if n > 0 {
+            // SAFETY: non-null (checked), and the caller promises `count`
+            // writable floats; `n <= count`.
+            let dst = unsafe { std::slice::from_raw_parts_mut(out, n) };
+            view.dequantize_into(start, dst);
+        }
+        // SAFETY: checked non-null; caller contract.
+        unsafe { put(written, "written", n) }
+    })
+}

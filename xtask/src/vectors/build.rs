@@ -172,8 +172,22 @@ pub(super) fn build(
                         "storage_max": q.storage_max,
                         "tensor_scale": q.tensor_scale,
                         "offset_type": q.offset_type.map(ElementType::name),
+                        // Format 1.4.
+                        "code_table_type": q.code_table_type.map(ElementType::name),
+                        "tensor_offset": q.tensor_offset,
+                        "group_index_type": q.group_index_type.map(ElementType::name),
+                        "block_format": q.block_format.map(hurray::BlockFormat::name),
+                        "scale_quantization": q.scale_quantization.as_deref().map(level_json),
+                        "offset_quantization": q.offset_quantization.as_deref().map(level_json),
                     });
-                    for key in ["scales", "zero_points", "offsets", "dequantized"] {
+                    for key in [
+                        "scales",
+                        "zero_points",
+                        "offsets",
+                        "code_table",
+                        "group_index",
+                        "dequantized",
+                    ] {
                         if let Some(v) = s.extra.get(key) {
                             qj[key] = v.clone();
                         }
@@ -203,6 +217,20 @@ pub(super) fn build(
             "metadata": metadata_json(&metadata),
             "tensors": tensors,
         }),
+    })
+}
+
+/// A second level of quantization (format 1.4), as an expectation spells it.
+fn level_json(l: &Quantization) -> Value {
+    json!({
+        "scheme": l.scheme.kind().name(),
+        "axis": l.scheme.axis().unwrap_or(0),
+        "block_size": l.scheme.block_size().unwrap_or(0),
+        "expressed_type": l.expressed_type.name(),
+        "scale_type": l.scale_type.name(),
+        "code_table_type": l.code_table_type.map(ElementType::name),
+        "tensor_scale": l.tensor_scale,
+        "tensor_offset": l.tensor_offset,
     })
 }
 

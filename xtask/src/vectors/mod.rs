@@ -20,12 +20,13 @@
 //!   their values; the sample codes of every element type;
 //! - [`build`]: a tensor [`build::Spec`] (descriptor, buffers, expected
 //!   values) and a valid file written from specs, described as JSON;
-//! - [`valid`]: the valid vectors;
+//! - [`valid`]: the valid vectors; [`composite`]: format 1.4's quantization ones;
 //! - [`nav`]: just enough FlatBuffer navigation to find a byte, and [`nav::patch`];
 //! - [`invalid`]: the invalid vectors, one patch of a valid one each;
 //! - [`doc`]: the vector table spliced into the compliance document.
 
 mod build;
+mod composite;
 mod doc;
 mod encode;
 mod invalid;
@@ -96,6 +97,7 @@ fn pretty(v: &Value) -> Result<String> {
 /// not produce, then the invalid ones derived from both. Names are unique.
 fn all_vectors() -> Result<Vec<Vector>> {
     let mut v = valid::vectors()?;
+    v.extend(composite::vectors()?);
     let patched = valid::patched_vectors(&v)?;
     v.extend(patched);
     let invalid = invalid::vectors(&v)?;

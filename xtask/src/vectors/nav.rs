@@ -44,6 +44,10 @@ pub(crate) mod field {
         pub(crate) const AXIS: usize = 4;
         pub(crate) const BLOCK_SIZE: usize = 5;
         pub(crate) const SCALES: usize = 6;
+        pub(crate) const CODE_TABLE_TYPE: usize = 13;
+        pub(crate) const SCALE_QUANTIZATION: usize = 15;
+        pub(crate) const GROUP_INDEX: usize = 19;
+        pub(crate) const BLOCK_FORMAT: usize = 20;
     }
     pub(crate) mod kv {
         pub(crate) const KEY: usize = 0;
@@ -133,6 +137,11 @@ impl<'a> Nav<'a> {
     pub(super) fn quant_field(&self, tensor: usize, id: usize) -> Result<usize> {
         let q = self.follow(self.tensor_field(tensor, field::tensor::QUANTIZATION)?);
         self.req(q, id)
+    }
+    /// Field `id` of the scales' own quantization (format 1.4) of the tensor at index `tensor`.
+    pub(super) fn scale_level_field(&self, tensor: usize, id: usize) -> Result<usize> {
+        let level = self.follow(self.quant_field(tensor, field::quant::SCALE_QUANTIZATION)?);
+        self.req(level, id)
     }
     /// The first byte of the name of the tensor at index `tensor`.
     pub(super) fn name(&self, tensor: usize) -> Result<usize> {

@@ -91,13 +91,13 @@ pub(super) fn vectors(bases: &Bases<'_>, out: &mut Vec<Vector>) -> Result<()> {
 
     out.push(invalid(
         "footer_flags_set",
-        "footer flags (bytes 16..24) set to 4, a bit no version defines",
+        "footer flags (bytes 16..24) set to 8, a bit no version defines",
         dense,
         Expect {
             field: Some("flags"),
             ..at_open("BadFooter")
         },
-        |b| patch(b, |n| Ok(n.footer() + 16), 4u64),
+        |b| patch(b, |n| Ok(n.footer() + 16), 8u64),
     )?);
     out.push(invalid(
         "shard_index_flag_without_index",

@@ -108,7 +108,7 @@ struct Bases<'v> {
 }
 
 /// The valid vector named `name`.
-fn find<'v>(valid: &'v [Vector], name: &str) -> Result<&'v Vector> {
+pub(super) fn find<'v>(valid: &'v [Vector], name: &str) -> Result<&'v Vector> {
     valid
         .iter()
         .find(|v| v.name == name)

@@ -299,6 +299,26 @@ fn tensor_spec(t: &Value, spec: &mut String) {
             },
         );
     }
+    // The dequantized values of a quantized tensor with data: each an f32's
+    // bits in hex, or `nan`.
+    if let Some(values) = t["quantization"]["dequantized"].as_array()
+        && t["descriptor_only"] != Value::Bool(true)
+    {
+        let _ = write!(spec, "dequantized {}", values.len());
+        for v in values {
+            let token = match v {
+                Value::Number(n) => {
+                    format!("{:08x}", (n.as_f64().expect("a number") as f32).to_bits())
+                }
+                Value::String(s) if s == "nan" => "nan".to_owned(),
+                Value::String(s) if s == "inf" => format!("{:08x}", f32::INFINITY.to_bits()),
+                Value::String(s) if s == "-inf" => format!("{:08x}", f32::NEG_INFINITY.to_bits()),
+                other => panic!("dequantized value {other}"),
+            };
+            let _ = write!(spec, " {token}");
+        }
+        let _ = writeln!(spec);
+    }
 }
 
 #[test]

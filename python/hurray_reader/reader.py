@@ -14,6 +14,7 @@ import numpy as np
 
 from . import decode as dec
 from . import hurray_generated as fb
+from . import quant as quantization
 from .errors import HurrayError
 from .verify import verify_header
 
@@ -28,16 +29,16 @@ DYNAMIC = 0xFFFF_FFFF_FFFF_FFFF
 U64_MAX = DYNAMIC
 
 INDEX_TYPES = ("i32", "i64")
-# Format 1.2 adds the microscaling block scales (E8M0, E4M3FN) and offsets.
-SCALE_TYPES = ("f16", "bf16", "f32", "f64", "f8e8m0fnu", "f8e4m3fn")
-OFFSET_TYPES = ("f16", "bf16", "f32", "f64")
 # Footer flag bit 0 (1.2): a tensor scale other than 1 or offsets are used.
 FLAG_EXTENDED_QUANTIZATION = 1
 # Footer flag bit 1 (1.3): the file is a sharded checkpoint's index.
 FLAG_SHARD_INDEX = 2
+# Footer flag bit 2 (1.4): a code table, quantized scales or offsets, a tensor
+# offset, a group index or a block format is used.
+FLAG_COMPOSITE_QUANTIZATION = 4
 # Format 1.4: the length of a BLAKE3 digest (Header.digest_algorithm 1).
 DIGEST_LEN = 32
-KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX
+KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX | FLAG_COMPOSITE_QUANTIZATION
 
 DENSE_BUFFERS = ("values",)
 COO_BUFFERS = ("indices", "values")
@@ -83,7 +84,7 @@ def _utf8(b) -> str:
 class Plan:
     """What a valid descriptor implies about its buffers (validate.rs ``Plan``)."""
 
-    def __init__(self, layout, roles, lengths, scales, zero_points, elements, offsets=None):
+    def __init__(self, layout, roles, lengths, scales, zero_points, elements, offsets=None, tail=None, scale_count=0):
         self.layout = layout
         self.roles = roles
         self.lengths = lengths
@@ -92,6 +93,15 @@ class Plan:
         self.elements = elements
         # Bytes of the offsets (1.2); None when the quantization has none.
         self.offsets = offsets
+        # Bytes of each format 1.4 quantization buffer the tensor has, in wire order.
+        self.tail = tail or {}
+        self.scale_count = scale_count
+
+    def quant_buffers(self, quantized: bool) -> int:
+        """How many buffers the quantization adds after the layout's."""
+        if not quantized:
+            return 0
+        return 2 + (self.offsets is not None) + len(self.tail)
 
 
 def _layout_params(t) -> tuple:
@@ -236,69 +246,35 @@ def plan(name: str, et_wire: int, shape: List[int], layout: tuple, descriptor_on
         layout_name, roles = kind, COMPRESSED_BUFFERS
         lengths = [nbytes(pointers, it, "pointers"), nbytes(nnz, it, "indices"), nbytes(nnz, et, "values")]
 
-    scales = zero_points = 0
+    scales = zero_points = scale_count = 0
     offsets = None
+    tail = {}
     if quant is not None:
-        if et.kind in ("bool", "complex"):
-            raise invalid("element_type", et.name, "a quantized tensor stores integers or small floats")
-        expressed = element_type("quantization.expressed_type", quant.ExpressedType())
-        if expressed.kind != "float":
-            raise invalid("quantization.expressed_type", expressed.name, "the expressed type is a floating-point type")
-        scale_type = one_of("quantization.scale_type", quant.ScaleType(), SCALE_TYPES)
-        zp_type = None
-        if quant.ZeroPointType() != 0:
-            zp_type = element_type("quantization.zero_point_type", quant.ZeroPointType())
-            if zp_type.kind not in ("int", "uint"):
-                raise invalid("quantization.zero_point_type", zp_type.name, "zero points are integers")
-        if not math.isfinite(quant.TensorScale()):
-            raise invalid("quantization.tensor_scale", quant.TensorScale(), "the tensor scale is a finite number")
-        offset_type = None
-        if quant.OffsetType() != 0:
-            offset_type = one_of("quantization.offset_type", quant.OffsetType(), OFFSET_TYPES)
-        axis = quant.Axis()
-
-        def axis_dim(what):
-            if axis >= rank:
-                raise invalid("quantization.axis", axis, f"{what} needs an axis below the rank {rank}")
-            return shape[axis]
-
-        scheme = quant.Scheme()
-        if scheme == fb.QuantizationScheme.PerTensor:
-            count = 1
-        elif scheme == fb.QuantizationScheme.PerAxis:
-            d = axis_dim("per-axis quantization")
-            count = None if d == DYNAMIC else d
-        elif scheme == fb.QuantizationScheme.PerBlock:
-            d = axis_dim("per-block quantization")
-            if quant.BlockSize() == 0:
-                raise invalid("quantization.block_size", 0, "per-block quantization needs a block size > 0")
-            if elements is None:
-                count = None
-            elif d == 0:
-                count = 0  # ADR-007 section 8: no blocks, no scales
-            else:
-                count = (elements // d) * (-(-d // quant.BlockSize()))
-                if count > U64_MAX:
-                    count = None
-        elif scheme == 0:
-            raise invalid("quantization.scheme", "Invalid (0)", "a quantization names its scheme")
-        else:
-            raise HurrayError(
-                "UnsupportedQuantization",
-                f"tensor {name!r}: quantization scheme {scheme} is not supported by this reader",
-                name,
-                "quantization.scheme",
-            )
-        count = known(count)
-        scales = nbytes(count, scale_type, "scales")
-        zero_points = nbytes(count, zp_type, "zero_points") if zp_type is not None else 0
-        if offset_type is not None:
-            offsets = nbytes(count, offset_type, "offsets")
+        helpers = _Helpers(name, invalid, one_of, element_type, nbytes)
+        q = quantization.lengths(helpers, et, shape, elements, empty, quant, layout_name)
+        scales, zero_points, offsets, tail, scale_count = q.scales, q.zero_points, q.offsets, q.tail, q.scale_count
+        if q.block_values is not None:
+            lengths = [q.block_values]
     if descriptor_only or empty:
         lengths = [0] * len(lengths)
-        scales = zero_points = 0
+        scales = zero_points = scale_count = 0
         offsets = None if offsets is None else 0
-    return Plan(layout_name, roles, lengths, scales, zero_points, elements, offsets)
+        tail = {role: 0 for role in tail}
+    return Plan(layout_name, roles, lengths, scales, zero_points, elements, offsets, tail, scale_count)
+
+
+class _Helpers:
+    """The plan's error helpers, for the quantization rules."""
+
+    dynamic = DYNAMIC
+    u64_max = U64_MAX
+
+    def __init__(self, name, invalid, one_of, element_type, nbytes):
+        self.name = name
+        self.invalid = invalid
+        self.one_of = one_of
+        self.element_type = element_type
+        self.nbytes = nbytes
 
 
 def _check_metadata(owner: str, entries) -> Dict[str, str]:
@@ -451,6 +427,25 @@ class File:
                     # Without offset_type the offsets Buffer must be absent or empty.
                     length = quant.Offsets().Length()
                     raise HurrayError("BufferLength", f"tensor {name!r}: buffer offsets is {length} bytes, expected 0", name, "offsets")
+                tail_buffers = {
+                    "code_table": lambda: quant.CodeTable(),
+                    "group_index": lambda: quant.GroupIndex(),
+                    "scale_scales": lambda: quant.ScaleQuantization().Scales(),
+                    "scale_code_table": lambda: quant.ScaleQuantization().CodeTable(),
+                    "offset_scales": lambda: quant.OffsetQuantization().Scales(),
+                    "offset_code_table": lambda: quant.OffsetQuantization().CodeTable(),
+                }
+                for role, expected in p.tail.items():
+                    check(role, expected, tail_buffers[role]())
+                composite = quantization.composite_field(quant)
+                if composite is not None and not self._flags & FLAG_COMPOSITE_QUANTIZATION:
+                    field = f"quantization.{composite[0]}"
+                    raise HurrayError(
+                        "InvalidField",
+                        f"tensor {name!r}: {field} = {composite[1]}: a file using it sets footer flag bit 2 (composite quantization)",
+                        name,
+                        field,
+                    )
                 extended = quant.TensorScale() != 1.0 or quant.OffsetType() != 0
                 if extended and not self._flags & FLAG_EXTENDED_QUANTIZATION:
                     field = "quantization.offset_type" if quant.OffsetType() else "quantization.tensor_scale"
@@ -474,7 +469,7 @@ class File:
                 if t.DescriptorOnly():
                     expected = 0
                 else:
-                    expected = len(p.roles) + (0 if quant is None else 2 + (p.offsets is not None))
+                    expected = len(p.roles) + p.quant_buffers(quant is not None)
                 if count != expected:
                     raise HurrayError(
                         "InvalidField",
@@ -485,7 +480,7 @@ class File:
             # Format 1.4: one digest per buffer, concatenated, each as long as
             # the header's algorithm makes it (BLAKE3: 32 bytes); with an
             # algorithm, every tensor with buffers has them.
-            buffers = 0 if t.DescriptorOnly() else len(p.roles) + (0 if quant is None else 2 + (p.offsets is not None))
+            buffers = 0 if t.DescriptorOnly() else len(p.roles) + p.quant_buffers(quant is not None)
             if t.DigestsIsNone() and h.DigestAlgorithm() == 1 and buffers > 0:
                 raise HurrayError(
                     "InvalidField",
@@ -638,6 +633,13 @@ class Tensor:
             "storage_max": q.StorageMax(),
             "tensor_scale": q.TensorScale(),
             "offset_type": dec.facts(q.OffsetType()).name if q.OffsetType() else None,
+            # Format 1.4.
+            "code_table_type": dec.facts(q.CodeTableType()).name if q.CodeTableType() else None,
+            "tensor_offset": q.TensorOffset(),
+            "group_index_type": dec.facts(q.GroupIndexType()).name if q.GroupIndexType() else None,
+            "block_format": quantization.BLOCK_FORMATS[q.BlockFormat()][0] if q.BlockFormat() else None,
+            "scale_quantization": _level(q.ScaleQuantization()),
+            "offset_quantization": _level(q.OffsetQuantization()),
         }
 
     def checksums(self) -> Optional[Dict[str, int]]:
@@ -704,6 +706,14 @@ class Tensor:
         self._require_data()
         if self.layout not in ("dense", "strided"):
             raise HurrayError("LayoutMismatch", f"tensor {self.name!r} has layout {self.layout}; numpy() needs dense", self.name)
+        q = self._t.Quantization()
+        if q is not None and q.BlockFormat() != 0:
+            raise HurrayError(
+                "InvalidField",
+                f"tensor {self.name!r}: its values are blocks of a block format: dequantize() decodes them, buffer('values') holds them",
+                self.name,
+                "quantization.block_format",
+            )
         buf = self.buffer("values")
         shape = self.shape
         limit = np.iinfo(np.intp).max
@@ -787,9 +797,10 @@ class Tensor:
         return out
 
     def scales(self) -> np.ndarray:
+        """The scales as stored (as many as the scheme needs; codes when the
+        scales are themselves quantized); empty for a block format."""
         q = self._t.Quantization()
-        count = self._plan.scales * 8 // dec.facts(q.ScaleType()).bits
-        return dec.decode(self.buffer("scales"), q.ScaleType(), count)
+        return dec.decode(self.buffer("scales"), q.ScaleType(), self._plan.scale_count)
 
     def zero_points(self) -> np.ndarray:
         """The zero points (as many as the scales); empty when symmetric."""
@@ -806,54 +817,30 @@ class Tensor:
         return dec.decode(self.buffer("offsets"), q.OffsetType(), len(self.scales()))
 
     def dequantize(self) -> np.ndarray:
-        """``(stored - zero_point) * scale`` for every element, as float32, in
-        the tensor's shape. Per-axis: one scale per index along ``axis``;
-        per-block: the scales have the tensor's shape with ``axis`` shrunk to
-        ceil(d / block_size)."""
-        q = self.quantization
-        if q is None:
+        """Every element dequantized by the schema's rule (data-model.md
+        section 7), as float32 in the tensor's shape: see
+        :func:`hurray_reader.quant.dequantize`."""
+        if self._t.Quantization() is None:
             raise HurrayError("InvalidField", f"tensor {self.name!r} is not quantized", self.name, "quantization")
-        stored = self.numpy().astype(np.float64)
-        if stored.size == 0:
-            # ADR-007: an empty tensor has no scales at all.
-            return np.zeros(stored.shape, dtype=np.float32)
-        scales = self.scales().astype(np.float64)
-        zps = self.zero_points().astype(np.float64)
-        offsets = self.offsets().astype(np.float64)
-        has_offsets = q["offset_type"] is not None
-        shape = self.shape
-        if q["scheme"] == "per_tensor":
-            s = scales.reshape(())
-            z = zps.reshape(()) if q["zero_point_type"] else 0.0
-            o = offsets.reshape(()) if has_offsets else None
-        else:
-            axis = q["axis"]
-            d = shape[axis]
-            if q["scheme"] == "per_axis":
-                bshape = [1] * len(shape)
-                bshape[axis] = d
-                s = scales.reshape(bshape)
-                z = zps.reshape(bshape) if q["zero_point_type"] else 0.0
-                o = offsets.reshape(bshape) if has_offsets else None
-            else:
-                block = q["block_size"]
-                sshape = list(shape)
-                sshape[axis] = -(-d // block)
-                # A block longer than the axis is one block: clamped, so that
-                # a block_size beyond NumPy's integers (any u64 is valid)
-                # divides the same.
-                index = np.arange(d) // min(block, max(d, 1))
-                s = np.take(scales.reshape(sshape), index, axis=axis)
-                z = np.take(zps.reshape(sshape), index, axis=axis) if q["zero_point_type"] else 0.0
-                o = np.take(offsets.reshape(sshape), index, axis=axis) if has_offsets else None
-        # In f64, in the schema's order, rounded once; no offsets add nothing
-        # (adding 0.0 would turn -0.0 into +0.0).
-        value = (stored - z) * s * q["tensor_scale"]
-        if o is not None:
-            value = value + o
-        # A value beyond float32's range rounds to infinity, as in the runtime.
-        with np.errstate(over="ignore"):
-            return value.astype(np.float32)
+        self._require_data()
+        return quantization.dequantize(self)
+
+
+def _level(level) -> Optional[dict]:
+    """A second level of quantization (format 1.4), as the vectors spell it."""
+    if level is None:
+        return None
+    scheme = quantization.SCHEMES[level.Scheme()]
+    return {
+        "scheme": scheme,
+        "axis": level.Axis() if scheme != "per_tensor" else 0,
+        "block_size": level.BlockSize() if scheme == "per_block" else 0,
+        "expressed_type": dec.facts(level.ExpressedType()).name,
+        "scale_type": dec.facts(level.ScaleType()).name,
+        "code_table_type": dec.facts(level.CodeTableType()).name if level.CodeTableType() else None,
+        "tensor_scale": level.TensorScale(),
+        "tensor_offset": level.TensorOffset(),
+    }
 
 
 def open(path) -> File:  # noqa: A001 - mirrors the builtin on purpose

@@ -107,7 +107,11 @@ def test_valid_vector(name):
                     f.data, np.uint8
                 ).__array_interface__["data"][0]
                 assert offset % t.alignment == 0, ctx
-        if t.layout in ("dense", "strided"):
+        q = t.quantization
+        if q is not None and q["block_format"] is not None:
+            # Format 1.4: the values are the blocks' bytes.
+            assert_values(ctx, np.frombuffer(t.buffer("values"), np.uint8), e["values"])
+        elif t.layout in ("dense", "strided"):
             arr = t.numpy()
             assert arr.shape == tuple(t.shape), ctx
             assert_values(ctx, arr, e["values"])
@@ -130,7 +134,9 @@ def test_valid_vector(name):
             qe = e["quantization"]
             for key in (
                 "scheme", "axis", "block_size", "expressed_type", "scale_type",
-                "zero_point_type", "storage_min", "storage_max",
+                "zero_point_type", "storage_min", "storage_max", "tensor_scale", "offset_type",
+                "code_table_type", "tensor_offset", "group_index_type", "block_format",
+                "scale_quantization", "offset_quantization",
             ):
                 assert q[key] == qe[key], f"{ctx}: {key}"
             assert_values(f"{ctx}: scales", t.scales(), qe["scales"])

@@ -522,6 +522,41 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
     OK(hurray_tensor_byte_length(t, &byte_length));
     CHECK(byte_length == total, "byte length %" PRIu64, byte_length);
 
+    if (quantized && !desc_only) {
+        /* The runtime's dequantization, through the C API, against the
+           expectation: f32 bits in hex, or "nan". */
+        char *dl = NULL;
+        size_t dcap = 0;
+        if (getline(&dl, &dcap, spec) < 0) {
+            CHECK(0, "spec truncated (dequantized)");
+        } else {
+            strtok(dl, " \n");
+            size_t n = strtoull(next_tok(), NULL, 10);
+            float *got = calloc(n + 1, sizeof *got);
+            size_t written = 0;
+            OK(hurray_tensor_dequantize(t, 0, got, n + 1, &written));
+            CHECK(written == n, "dequantized %zu values, expected %zu", written, n);
+            for (size_t i = 0; i < n && i < written; i++) {
+                const char *tok = next_tok();
+                uint32_t bits;
+                memcpy(&bits, &got[i], sizeof bits);
+                if (strcmp(tok, "nan") == 0) {
+                    CHECK(got[i] != got[i], "dequantized[%zu] is NaN", i);
+                } else {
+                    CHECK(bits == (uint32_t)strtoul(tok, NULL, 16), "dequantized[%zu] bits %08x, expected %s", i, bits, tok);
+                }
+            }
+            /* From the middle, into a short buffer: the same values. */
+            if (n > 2) {
+                float two[2];
+                OK(hurray_tensor_dequantize(t, n - 2, two, 2, &written));
+                CHECK(written == 2 && memcmp(two, &got[n - 2], sizeof two) == 0, "dequantized tail");
+            }
+            free(got);
+        }
+        free(dl);
+    }
+
     const void *data = (const void *)1;
     size_t len = 99;
     HurrayStatus s = hurray_tensor_data(t, &data, &len);

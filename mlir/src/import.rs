@@ -262,6 +262,23 @@ fn tensor_op<'c, 'a>(
     }
     let quantization: Attribute<'c> = match &d.quantization {
         None => Attribute::unit(ctx),
+        Some(q) if q.is_composite() => {
+            // Neither MLIR's quant dialect nor the dialect's quantization
+            // attribute has code tables, quantized scales, group indices or
+            // block formats: the tensor would lose how its codes read.
+            return Err(Error::Unsupported {
+                op: "import".into(),
+                what: format!(
+                    "tensor {:?}: quantization.{}",
+                    d.name,
+                    q.composite_field().unwrap_or("composite")
+                ),
+                reason:
+                    "format 1.4 composite quantization (code tables, quantized scales or offsets, \
+                         tensor offsets, group indices, block formats) has no MLIR form"
+                        .into(),
+            });
+        }
         Some(q) => {
             let (scheme, axis, block) = match q.scheme {
                 QuantizationScheme::PerTensor => ("per_tensor", 0, 0),

@@ -370,3 +370,29 @@ fn the_example_model_lowers_and_round_trips_byte_identically() {
     lower_module(&imported, &mut second, LowerOptions::default()).unwrap();
     assert!(first == second, "lower(import(lower(x))) == lower(x)");
 }
+
+/// Format 1.4's composite quantization has no MLIR form: importing it is
+/// refused naming the tensor and the field, never imported without it.
+#[test]
+fn composite_quantization_is_refused_by_name() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    for (vector, tensor, field) in [
+        ("quant_two_level", "q4_k", "quantization.scale_quantization"),
+        ("quant_code_table", "iq4_nl", "quantization.code_table_type"),
+        ("quant_group_index", "gptq", "quantization.group_index_type"),
+        (
+            "quant_block_formats",
+            "ggml_iq1_m",
+            "quantization.block_format",
+        ),
+    ] {
+        let file = File::open(dir.join(format!("{vector}.hurray"))).unwrap();
+        let e = hurray_mlir::import_to_text(&file, ImportStyle::Hurray).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, hurray_mlir::Error::Unsupported { .. }), "{e:?}");
+        assert!(
+            text.contains(tensor) && text.contains(field),
+            "{vector}: {text}"
+        );
+    }
+}

@@ -303,6 +303,13 @@ impl Quantization {
     pub fn is_composite(&self) -> bool {
         self.params().is_composite()
     }
+
+    /// The first format 1.4 field this quantization uses (`code_table_type`,
+    /// `scale_quantization`, `offset_quantization`, `tensor_offset`,
+    /// `group_index_type`, `block_format`), for refusals that name it.
+    pub fn composite_field(&self) -> Option<&'static str> {
+        self.params().composite_field().map(|(field, _)| field)
+    }
 }
 
 /// Per tensor, `f32` scales standing for `f32`, nothing else: the base that

@@ -96,6 +96,8 @@ typedef enum HurrayQuantScheme {
   HURRAY_QUANT_PER_TENSOR = 1,
   HURRAY_QUANT_PER_AXIS = 2,
   HURRAY_QUANT_PER_BLOCK = 3,
+  // Format 1.4: blocks of the whole tensor, row-major (`axis` unused).
+  HURRAY_QUANT_PER_FLAT_BLOCK = 4,
 } HurrayQuantScheme;
 
 // The role of one buffer of a tensor. A tensor's buffers are, in wire

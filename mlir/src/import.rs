@@ -286,6 +286,9 @@ fn tensor_op<'c, 'a>(
                 QuantizationScheme::PerBlock { axis, block_size } => {
                     ("per_block", axis, block_size)
                 }
+                QuantizationScheme::PerFlatBlock { block_size } => {
+                    ("per_flat_block", 0, block_size)
+                }
             };
             let mut e: Vec<(Identifier<'c>, Attribute<'c>)> = vec![
                 (

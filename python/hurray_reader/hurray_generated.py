@@ -123,6 +123,11 @@ class QuantizationScheme(object):
     # the scale array has the tensor's shape with dimension `axis` replaced
     # by ceil(shape[axis] / block_size), row-major.
     PerBlock = 3
+    # Added in 1.4. One scale per block of `block_size` consecutive elements
+    # of the whole tensor in row-major order, whatever its shape
+    # (bitsandbytes' blockwise quantization): the scale array is 1-D,
+    # ceil(element count / block_size) long; `axis` is ignored.
+    PerFlatBlock = 4
 
 
 # Added in 1.4. A block format whose bits are not affine codes and scales:

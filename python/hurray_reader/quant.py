@@ -42,7 +42,12 @@ BLOCK_FORMATS = {
     12: ("ggml_nvfp4", 64, 36, 40),
     13: ("ggml_q1_0", 128, 18, 41),
 }
-SCHEMES = {fb.QuantizationScheme.PerTensor: "per_tensor", fb.QuantizationScheme.PerAxis: "per_axis", fb.QuantizationScheme.PerBlock: "per_block"}
+SCHEMES = {
+    fb.QuantizationScheme.PerTensor: "per_tensor",
+    fb.QuantizationScheme.PerAxis: "per_axis",
+    fb.QuantizationScheme.PerBlock: "per_block",
+    fb.QuantizationScheme.PerFlatBlock: "per_flat_block",
+}
 
 
 class Lengths:
@@ -202,6 +207,11 @@ def _scale_count(h, prefix, shape, elements, empty, scheme) -> int:
 
     if kind == fb.QuantizationScheme.PerTensor:
         count = 1
+    elif kind == fb.QuantizationScheme.PerFlatBlock:
+        # Format 1.4: blocks of the whole tensor, row-major; no axis.
+        if block == 0:
+            raise h.invalid(prefix + "block_size", 0, "per-flat-block quantization needs a block size > 0")
+        count = None if elements is None else -(-elements // block)
     elif kind == fb.QuantizationScheme.PerAxis:
         d = axis_dim("per-axis quantization")
         count = None if d == h.dynamic else d
@@ -234,6 +244,11 @@ def scale_shape(shape, scheme):
     kind, axis, block = scheme
     if kind == fb.QuantizationScheme.PerAxis:
         return [shape[axis]]
+    if kind == fb.QuantizationScheme.PerFlatBlock:
+        n = 1
+        for d in shape:
+            n *= d
+        return [-(-n // block)]
     if kind == fb.QuantizationScheme.PerBlock:
         out = list(shape)
         out[axis] = -(-out[axis] // block)
@@ -287,6 +302,8 @@ def _scale_index(shape, kind, axis, block, group) -> np.ndarray:
     i = np.arange(n, dtype=np.int64)
     if kind == "per_tensor":
         return np.zeros(n, dtype=np.int64)
+    if kind == "per_flat_block":
+        return i // block
     d = shape[axis]
     inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
     a = (i // inner) % d

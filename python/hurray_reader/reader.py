@@ -620,12 +620,12 @@ class Tensor:
         q = self._t.Quantization()
         if q is None:
             return None
-        scheme = {1: "per_tensor", 2: "per_axis", 3: "per_block"}[q.Scheme()]
+        scheme = quantization.SCHEMES[q.Scheme()]
         zp = q.ZeroPointType()
         return {
             "scheme": scheme,
-            "axis": q.Axis() if scheme != "per_tensor" else 0,
-            "block_size": q.BlockSize() if scheme == "per_block" else 0,
+            "axis": q.Axis() if scheme in ("per_axis", "per_block") else 0,
+            "block_size": q.BlockSize() if scheme in ("per_block", "per_flat_block") else 0,
             "expressed_type": dec.facts(q.ExpressedType()).name,
             "scale_type": dec.facts(q.ScaleType()).name,
             "zero_point_type": dec.facts(zp).name if zp else None,
@@ -833,8 +833,8 @@ def _level(level) -> Optional[dict]:
     scheme = quantization.SCHEMES[level.Scheme()]
     return {
         "scheme": scheme,
-        "axis": level.Axis() if scheme != "per_tensor" else 0,
-        "block_size": level.BlockSize() if scheme == "per_block" else 0,
+        "axis": level.Axis() if scheme in ("per_axis", "per_block") else 0,
+        "block_size": level.BlockSize() if scheme in ("per_block", "per_flat_block") else 0,
         "expressed_type": dec.facts(level.ExpressedType()).name,
         "scale_type": dec.facts(level.ScaleType()).name,
         "code_table_type": dec.facts(level.CodeTableType()).name if level.CodeTableType() else None,

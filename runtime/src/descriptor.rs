@@ -135,6 +135,9 @@ pub enum QuantizationScheme {
     PerAxis { axis: u32 },
     /// One scale per `block_size` consecutive indices along `axis`.
     PerBlock { axis: u32, block_size: u64 },
+    /// One scale per `block_size` consecutive elements of the whole tensor,
+    /// row-major (format 1.4; bitsandbytes' blocks): the scales are 1-D.
+    PerFlatBlock { block_size: u64 },
 }
 
 impl QuantizationScheme {
@@ -144,13 +147,14 @@ impl QuantizationScheme {
             QuantizationScheme::PerTensor => QuantizationKind::PerTensor,
             QuantizationScheme::PerAxis { .. } => QuantizationKind::PerAxis,
             QuantizationScheme::PerBlock { .. } => QuantizationKind::PerBlock,
+            QuantizationScheme::PerFlatBlock { .. } => QuantizationKind::PerFlatBlock,
         }
     }
 
-    /// The quantized axis (`None` per tensor).
+    /// The quantized axis (`None` per tensor and per flat block).
     pub const fn axis(&self) -> Option<u32> {
         match self {
-            QuantizationScheme::PerTensor => None,
+            QuantizationScheme::PerTensor | QuantizationScheme::PerFlatBlock { .. } => None,
             QuantizationScheme::PerAxis { axis } | QuantizationScheme::PerBlock { axis, .. } => {
                 Some(*axis)
             }
@@ -160,7 +164,8 @@ impl QuantizationScheme {
     /// The block size (`None` unless per block).
     pub const fn block_size(&self) -> Option<u64> {
         match self {
-            QuantizationScheme::PerBlock { block_size, .. } => Some(*block_size),
+            QuantizationScheme::PerBlock { block_size, .. }
+            | QuantizationScheme::PerFlatBlock { block_size } => Some(*block_size),
             _ => None,
         }
     }
@@ -171,6 +176,7 @@ impl QuantizationScheme {
             QuantizationKind::PerTensor => QuantizationScheme::PerTensor,
             QuantizationKind::PerAxis => QuantizationScheme::PerAxis { axis },
             QuantizationKind::PerBlock => QuantizationScheme::PerBlock { axis, block_size },
+            QuantizationKind::PerFlatBlock => QuantizationScheme::PerFlatBlock { block_size },
         }
     }
 }

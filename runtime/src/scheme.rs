@@ -54,22 +54,26 @@ pub enum QuantizationKind {
     PerTensor,
     PerAxis,
     PerBlock,
+    /// Format 1.4.
+    PerFlatBlock,
 }
 
 impl QuantizationKind {
     /// Every kind.
-    pub const ALL: [QuantizationKind; 3] = [
+    pub const ALL: [QuantizationKind; 4] = [
         QuantizationKind::PerTensor,
         QuantizationKind::PerAxis,
         QuantizationKind::PerBlock,
+        QuantizationKind::PerFlatBlock,
     ];
 
-    /// `per_tensor`, `per_axis` or `per_block`.
+    /// `per_tensor`, `per_axis`, `per_block` or `per_flat_block`.
     pub const fn name(self) -> &'static str {
         match self {
             QuantizationKind::PerTensor => "per_tensor",
             QuantizationKind::PerAxis => "per_axis",
             QuantizationKind::PerBlock => "per_block",
+            QuantizationKind::PerFlatBlock => "per_flat_block",
         }
     }
 
@@ -84,6 +88,7 @@ impl QuantizationKind {
             QuantizationKind::PerTensor => fb::QuantizationScheme::PerTensor.0,
             QuantizationKind::PerAxis => fb::QuantizationScheme::PerAxis.0,
             QuantizationKind::PerBlock => fb::QuantizationScheme::PerBlock.0,
+            QuantizationKind::PerFlatBlock => fb::QuantizationScheme::PerFlatBlock.0,
         }
     }
 

@@ -2,7 +2,8 @@
 //! `hurray_tensor_quantization` fills in.
 
 use crate::HurrayQuantScheme::{
-    HURRAY_QUANT_PER_AXIS, HURRAY_QUANT_PER_BLOCK, HURRAY_QUANT_PER_TENSOR,
+    HURRAY_QUANT_PER_AXIS, HURRAY_QUANT_PER_BLOCK, HURRAY_QUANT_PER_FLAT_BLOCK,
+    HURRAY_QUANT_PER_TENSOR,
 };
 use hurray::QuantizationKind;
 
@@ -14,6 +15,8 @@ pub enum HurrayQuantScheme {
     HURRAY_QUANT_PER_TENSOR = 1,
     HURRAY_QUANT_PER_AXIS = 2,
     HURRAY_QUANT_PER_BLOCK = 3,
+    /// Format 1.4: blocks of the whole tensor, row-major (`axis` unused).
+    HURRAY_QUANT_PER_FLAT_BLOCK = 4,
 }
 
 impl HurrayQuantScheme {
@@ -24,6 +27,7 @@ impl HurrayQuantScheme {
             QuantizationKind::PerTensor => HURRAY_QUANT_PER_TENSOR,
             QuantizationKind::PerAxis => HURRAY_QUANT_PER_AXIS,
             QuantizationKind::PerBlock => HURRAY_QUANT_PER_BLOCK,
+            QuantizationKind::PerFlatBlock => HURRAY_QUANT_PER_FLAT_BLOCK,
         }
     }
 }

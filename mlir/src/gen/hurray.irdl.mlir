@@ -39,7 +39,7 @@
 //   i6             i6
 //   ui6            u6
 // Layouts: dense, coo, csr, csc.
-// Quantization schemes (in `quantization.scheme`): per_tensor, per_axis, per_block.
+// Quantization schemes (in `quantization.scheme`): per_tensor, per_axis, per_block, per_flat_block.
 irdl.dialect @hurray {
   // Ties tensor entries to the file they belong to.
   irdl.type @file_handle {

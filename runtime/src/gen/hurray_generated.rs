@@ -392,14 +392,15 @@ pub struct LayoutUnionTableOffset {}
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 pub const ENUM_MIN_QUANTIZATION_SCHEME: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_QUANTIZATION_SCHEME: u8 = 3;
+pub const ENUM_MAX_QUANTIZATION_SCHEME: u8 = 4;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_QUANTIZATION_SCHEME: [QuantizationScheme; 4] = [
+pub const ENUM_VALUES_QUANTIZATION_SCHEME: [QuantizationScheme; 5] = [
   QuantizationScheme::Invalid,
   QuantizationScheme::PerTensor,
   QuantizationScheme::PerAxis,
   QuantizationScheme::PerBlock,
+  QuantizationScheme::PerFlatBlock,
 ];
 
 /// The granularity of a quantization's scales and zero points.
@@ -418,14 +419,20 @@ impl QuantizationScheme {
   /// the scale array has the tensor's shape with dimension `axis` replaced
   /// by ceil(shape[axis] / block_size), row-major.
   pub const PerBlock: Self = Self(3);
+  /// Added in 1.4. One scale per block of `block_size` consecutive elements
+  /// of the whole tensor in row-major order, whatever its shape
+  /// (bitsandbytes' blockwise quantization): the scale array is 1-D,
+  /// ceil(element count / block_size) long; `axis` is ignored.
+  pub const PerFlatBlock: Self = Self(4);
 
   pub const ENUM_MIN: u8 = 0;
-  pub const ENUM_MAX: u8 = 3;
+  pub const ENUM_MAX: u8 = 4;
   pub const ENUM_VALUES: &'static [Self] = &[
     Self::Invalid,
     Self::PerTensor,
     Self::PerAxis,
     Self::PerBlock,
+    Self::PerFlatBlock,
   ];
   /// Returns the variant's name or "" if unknown.
   pub fn variant_name(self) -> Option<&'static str> {
@@ -434,6 +441,7 @@ impl QuantizationScheme {
       Self::PerTensor => Some("PerTensor"),
       Self::PerAxis => Some("PerAxis"),
       Self::PerBlock => Some("PerBlock"),
+      Self::PerFlatBlock => Some("PerFlatBlock"),
       _ => None,
     }
   }

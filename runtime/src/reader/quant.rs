@@ -68,6 +68,9 @@ pub(crate) fn descriptor(q: &fb::Quantization<'_>) -> Quantization {
     let scheme = match q.scheme() {
         fb::QuantizationScheme::PerTensor => QuantizationScheme::PerTensor,
         fb::QuantizationScheme::PerAxis => QuantizationScheme::PerAxis { axis: q.axis() },
+        fb::QuantizationScheme::PerFlatBlock => QuantizationScheme::PerFlatBlock {
+            block_size: q.block_size(),
+        },
         _ => QuantizationScheme::PerBlock {
             axis: q.axis(),
             block_size: q.block_size(),

@@ -296,6 +296,19 @@ fn scale_count<D: Seq<u64> + ?Sized>(
         QuantizationKind::PerBlock => "per-block",
         _ => "per-axis",
     };
+    if kind == QuantizationKind::PerFlatBlock {
+        if scheme.block_size == 0 {
+            return Err(invalid(
+                name,
+                fields.block_size,
+                0,
+                "per-flat-block quantization needs a block size > 0",
+            ));
+        }
+        // Blocks of the whole tensor, row-major: the axis plays no part.
+        let count = f.elements.map(|e| e.div_ceil(scheme.block_size));
+        return Ok(if f.empty { 0 } else { count.unwrap_or(0) });
+    }
     let axis_dim = || -> Result<u64> {
         let axis = scheme.axis as usize;
         if axis >= rank {
@@ -311,6 +324,7 @@ fn scale_count<D: Seq<u64> + ?Sized>(
     // The number of scales; `None` when a dynamic dimension leaves it unknown.
     let count = match kind {
         QuantizationKind::PerTensor => Some(1),
+        QuantizationKind::PerFlatBlock => unreachable!("answered above"),
         QuantizationKind::PerAxis => {
             let d = axis_dim()?;
             (d != DYNAMIC_DIM).then_some(d)
@@ -344,6 +358,10 @@ fn scale_shape<D: Seq<u64> + ?Sized>(f: &ShapeFacts<'_, D>, scheme: Scheme) -> V
     let dims = (0..f.rank).map(|i| f.shape.at(i));
     match QuantizationKind::from_wire(scheme.wire) {
         Some(QuantizationKind::PerAxis) => vec![f.shape.at(scheme.axis as usize)],
+        Some(QuantizationKind::PerFlatBlock) => match f.elements {
+            Some(e) if !f.empty => vec![e.div_ceil(scheme.block_size)],
+            _ => vec![0],
+        },
         Some(QuantizationKind::PerBlock) => dims
             .enumerate()
             .map(|(i, d)| {

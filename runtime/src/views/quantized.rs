@@ -209,6 +209,7 @@ enum Kind {
     PerTensor,
     PerAxis,
     PerBlock,
+    PerFlatBlock,
 }
 
 impl<'a> Geometry<'a> {
@@ -218,6 +219,9 @@ impl<'a> Geometry<'a> {
             QuantizationScheme::PerAxis { axis } => (Kind::PerAxis, Some(axis as usize), 1),
             QuantizationScheme::PerBlock { axis, block_size } => {
                 (Kind::PerBlock, Some(axis as usize), block_size.max(1))
+            }
+            QuantizationScheme::PerFlatBlock { block_size } => {
+                (Kind::PerFlatBlock, None, block_size.max(1))
             }
         };
         let (inner, d_axis) = match axis {
@@ -239,6 +243,7 @@ impl<'a> Geometry<'a> {
         match self.kind {
             Kind::PerTensor => 0,
             Kind::PerAxis => (i / self.inner) % self.d_axis,
+            Kind::PerFlatBlock => i / self.block,
             Kind::PerBlock => {
                 let outer = i / (self.d_axis * self.inner);
                 let a = (i / self.inner) % self.d_axis;
@@ -266,6 +271,10 @@ fn scale_shape(scheme: &QuantizationScheme, dims: &[u64]) -> Vec<u64> {
     match *scheme {
         QuantizationScheme::PerTensor => Vec::new(),
         QuantizationScheme::PerAxis { axis } => vec![dims[axis as usize]],
+        QuantizationScheme::PerFlatBlock { block_size } => {
+            let count = crate::element_count(dims).known().unwrap_or(0);
+            vec![count.div_ceil(block_size.max(1))]
+        }
         QuantizationScheme::PerBlock { axis, block_size } => {
             let mut s = dims.to_vec();
             s[axis as usize] = s[axis as usize].div_ceil(block_size.max(1));

@@ -195,6 +195,9 @@ fn build_quantization<'a>(
         QuantizationScheme::PerBlock { axis, block_size } => {
             (fb::QuantizationScheme::PerBlock, axis, block_size)
         }
+        QuantizationScheme::PerFlatBlock { block_size } => {
+            (fb::QuantizationScheme::PerFlatBlock, 0, block_size)
+        }
     };
     let wire = |t: Option<ElementType>| fb::ElementType(t.map_or(0, ElementType::to_wire));
     let offsets = q.offset_type.and_then(|_| at(BufferRole::Offsets));

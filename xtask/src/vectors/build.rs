@@ -316,6 +316,7 @@ pub(super) fn quantized(
                 let (outer, idx, rest, d, inner) = along(axis);
                 (outer * d.div_ceil(block_size) + idx / block_size) * inner + rest
             }
+            QuantizationScheme::PerFlatBlock { block_size } => i / block_size,
         } as usize;
         let zp = zero_points.map_or(0, |z| z.1[si]);
         deq.push(float_json(f64::from(

@@ -152,10 +152,10 @@ fn iq4_nl() -> Result<Spec> {
     Ok(s)
 }
 
-/// bitsandbytes' NF4 with double quantization: u4 codes [128] standing for
-/// an f32 table of 16, per block 64; the two block scales are u8 codes
-/// standing for an f32 table of 256, times one f32 scale (per block 2 of
-/// the scale array), plus a tensor offset.
+/// bitsandbytes' NF4 with double quantization: u4 codes [2, 96] standing
+/// for an f32 table of 16, per flat block of 64 (blocks run across rows);
+/// the three block scales are u8 codes standing for an f32 table of 256,
+/// times f32 super-scales per flat block of 2, plus a tensor offset.
 fn nf4_double() -> Result<Spec> {
     let table: Vec<f32> = (0..16)
         .map(|i| (i as f32 - 7.5) / 7.5 * 0.987_654_3)
@@ -163,18 +163,19 @@ fn nf4_double() -> Result<Spec> {
     let table2: Vec<f32> = (0..256)
         .map(|i| (i as f32 / 255.0 - 0.5) * 0.123_456_79)
         .collect();
-    let codes: Vec<u128> = (0..128u128).map(|i| (i * 11 + 5) % 16).collect();
-    let absmax_codes: [u128; 2] = [7, 250];
-    let absmax2 = [0.317_f32];
+    let codes: Vec<u128> = (0..192u128).map(|i| (i * 11 + 5) % 16).collect();
+    let absmax_codes: [u128; 3] = [7, 250, 128];
+    let absmax2 = [0.317_f32, -2.5];
     let tensor_offset = f64::from(0.041_666_668_f32);
-    let mut level = Quantization::new(per_block(0, 2), E::Float32, E::Float32);
+    let flat = |block_size| QuantizationScheme::PerFlatBlock { block_size };
+    let mut level = Quantization::new(flat(2), E::Float32, E::Float32);
     level.code_table_type = Some(E::Float32);
     level.tensor_offset = tensor_offset;
-    let mut q = Quantization::new(per_block(0, 64), E::Float32, E::UInt8);
+    let mut q = Quantization::new(flat(64), E::BFloat16, E::UInt8);
     q.code_table_type = Some(E::Float32);
     q.scale_quantization = Some(Box::new(level));
     let mut s =
-        Spec::new(TensorDescriptor::new("nf4", E::UInt4, shape(&[128])).with_quantization(q));
+        Spec::new(TensorDescriptor::new("nf4", E::UInt4, shape(&[2, 96])).with_quantization(q));
     s.buffers.push(encode(E::UInt4, &codes));
     s.buffers.push(encode(E::UInt8, &absmax_codes));
     s.buffers.push(Vec::new());
@@ -185,10 +186,11 @@ fn nf4_double() -> Result<Spec> {
         .iter()
         .enumerate()
         .map(|(i, &c)| {
-            let k = absmax_codes[i / 64] as usize;
+            let block = i / 64;
+            let k = absmax_codes[block] as usize;
             let absmax = rule(
                 f64::from(table2[k]),
-                f64::from(absmax2[0]),
+                f64::from(absmax2[block / 2]),
                 1.0,
                 None,
                 tensor_offset,
@@ -301,7 +303,7 @@ pub(super) fn vectors() -> Result<Vec<Vector>> {
         )?,
         build(
             "quant_code_table",
-            "format 1.4 code tables: IQ4_NL's form (u4 [64] standing for 16 i8 levels, f16 scales per block 32), and bitsandbytes' double-quantized NF4 (u4 [128] standing for an f32 table of 16, per block 64; u8 scale codes standing for an f32 table of 256 times an f32 super-scale, plus a tensor offset)",
+            "format 1.4 code tables: IQ4_NL's form (u4 [64] standing for 16 i8 levels, f16 scales per block 32), and bitsandbytes' double-quantized NF4 (u4 [2, 96] standing for an f32 table of 16, per flat block of 64 across rows, expressed as bf16; u8 scale codes standing for an f32 table of 256 times f32 super-scales per flat block of 2, plus a tensor offset)",
             None,
             &[],
             vec![iq4_nl()?, nf4_double()?],

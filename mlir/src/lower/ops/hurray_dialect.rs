@@ -158,6 +158,11 @@ impl<'c> Collector<'c> {
                         .and_then(|b| u64::try_from(b).ok())
                         .ok_or_else(|| bad("quantization.block_size must be >= 0".into()))?,
                 },
+                "per_flat_block" => QuantizationScheme::PerFlatBlock {
+                    block_size: qi(vocab::BLOCK_SIZE)
+                        .and_then(|b| u64::try_from(b).ok())
+                        .ok_or_else(|| bad("quantization.block_size must be >= 0".into()))?,
+                },
                 other => {
                     return Err(bad(format!("unknown quantization scheme {other:?}")));
                 }

@@ -463,12 +463,12 @@ static void check_tensor(const HurrayFile *f, size_t index, FILE *spec, char *li
     OK(hurray_tensor_quantization(t, &q, &has_q));
     CHECK(has_q == (strcmp(want_quant, "-") != 0), "quantization present");
     if (has_q) {
-        static const char *schemes[] = {"?", "per_tensor", "per_axis", "per_block"};
+        static const char *schemes[] = {"?", "per_tensor", "per_axis", "per_block", "per_flat_block"};
         char got[512];
         uint64_t tensor_scale_bits;
         memcpy(&tensor_scale_bits, &q.tensor_scale, sizeof tensor_scale_bits);
         snprintf(got, sizeof got, "%s:%u:%" PRIu64 ":%s:%s:%s:%" PRId64 ":%" PRId64 ":%016" PRIx64 ":%s",
-                 schemes[q.scheme <= 3 ? q.scheme : 0], q.axis, q.block_size,
+                 schemes[q.scheme <= 4 ? q.scheme : 0], q.axis, q.block_size,
                  hurray_dtype_name(q.expressed_type), hurray_dtype_name(q.scale_type),
                  q.zero_point_type ? hurray_dtype_name(q.zero_point_type) : "-", q.storage_min,
                  q.storage_max, tensor_scale_bits,

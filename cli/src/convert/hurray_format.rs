@@ -64,6 +64,11 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
             entries.push(scales);
             continue;
         }
+        if let Some(parts) = super::bnb::unfold(&t)? {
+            // And a bitsandbytes 4-bit weight as bitsandbytes saves it.
+            entries.extend(parts);
+            continue;
+        }
         let layout = t.layout();
         let hurray_only = if t.is_descriptor_only() {
             Some("it is descriptor-only (it carries no data)".to_owned())
@@ -156,6 +161,9 @@ impl super::Sink for Sink {
         let mut desc = TensorDescriptor::new(e.name.clone(), e.dtype, shape(&e.shape));
         if let Some(q) = &e.quantized {
             desc = desc.with_quantization(q.quantization.clone());
+        }
+        for (k, v) in &e.tensor_metadata {
+            desc = desc.with_metadata(k.clone(), v.clone());
         }
         let mut t = self.writer.begin_tensor(&desc)?;
         if e.dtype == ElementType::Bool {

@@ -17,6 +17,7 @@
 //! ([`canonical`]): row-major, little-endian, a bool one byte (0 or 1). Every
 //! format rule (element counts, dtype names, bit packing) is the runtime's.
 
+mod bnb;
 mod canonical;
 mod format;
 mod gguf;
@@ -59,6 +60,9 @@ struct Entry<'a> {
     hurray_only: Option<String>,
     /// Entries of per-tensor metadata (only Hurray keeps them).
     metadata: usize,
+    /// Per-tensor metadata a conversion to Hurray records (a bitsandbytes
+    /// weight's quant state, kept verbatim to write it back).
+    tensor_metadata: Vec<(String, String)>,
     /// The quantization of a tensor bound for a Hurray file (an MXFP4 pair
     /// folded into one tensor, a GGUF block tensor); its stored values are
     /// `data`.
@@ -87,6 +91,7 @@ impl<'a> Entry<'a> {
             data,
             hurray_only: None,
             metadata: 0,
+            tensor_metadata: Vec::new(),
             quantized: None,
         }
     }
@@ -168,6 +173,10 @@ enum Data<'a> {
     },
     /// Nowhere (the tensor does not leave Hurray).
     None,
+    /// In the memory map, the two 4-bit codes of every byte swapped when
+    /// the tensor is written (bitsandbytes packs the first code high,
+    /// Hurray low).
+    Nibbles(&'a [u8]),
     /// A field of GGUF block tensor `index`, de-interleaved when the tensor
     /// is written; `len` bytes.
     Gguf {
@@ -181,7 +190,7 @@ impl Data<'_> {
     /// Bytes stored (for a `.npz` member, inflated).
     fn len(&self) -> u64 {
         match self {
-            Data::Slice(s) => s.len() as u64,
+            Data::Slice(s) | Data::Nibbles(s) => s.len() as u64,
             Data::Zip { len, .. } | Data::Gguf { len, .. } => *len,
             Data::None => 0,
         }
@@ -215,6 +224,7 @@ impl<'a> Source<'a> {
     fn load_data(&self, data: &Data<'a>, name: &str) -> Result<Cow<'a, [u8]>> {
         match *data {
             Data::Slice(s) => Ok(Cow::Borrowed(s)),
+            Data::Nibbles(s) => Ok(Cow::Owned(s.iter().map(|b| b.rotate_left(4)).collect())),
             Data::None => Ok(Cow::Borrowed(&[])),
             Data::Zip {
                 index, skip, len, ..
@@ -325,8 +335,10 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     let mut source =
         parse(from, &mapped, input).with_context(|| format!("reading {}", input.display()))?;
     if to == Format::Hurray {
-        // Hurray holds an MXFP4 weight as one quantized tensor.
+        // Hurray holds an MXFP4 weight, and a bitsandbytes 4-bit weight, as
+        // one quantized tensor.
         source.entries = mxfp4::fold_pairs(std::mem::take(&mut source.entries))?;
+        source.entries = bnb::fold(std::mem::take(&mut source.entries))?;
     }
     transfer(source, input, to, output, options).with_context(context)
 }
@@ -362,7 +374,7 @@ pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
         parse(format, bytes, path)?
     };
     // What a conversion to Hurray does first.
-    let entries = mxfp4::fold_pairs(source.entries)?;
+    let entries = bnb::fold(mxfp4::fold_pairs(source.entries)?)?;
     let source = Source { entries, ..source };
     let mut total = 0u64;
     for e in source.entries.iter().filter(|e| e.hurray_only.is_none()) {

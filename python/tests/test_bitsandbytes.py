@@ -1,0 +1,93 @@
+"""bitsandbytes 4-bit checkpoints through Hurray and back (issue 34).
+
+A model of `bitsandbytes.nn.Linear4bit` layers, quantized by bitsandbytes on
+CPU (NF4 with double quantization, FP4 without, and a layer whose rows are
+not whole blocks, so blocks run across rows), saved as transformers saves
+it (`safetensors.torch.save_file` of the state dict); `hurray convert` folds
+each weight's six entries into one typed tensor; its values, dequantized by
+the runtime, equal `bitsandbytes.functional.dequantize_4bit` bit for bit (in
+the layer's dtype); converting back writes the very same file.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+bnb = pytest.importorskip("bitsandbytes")
+from safetensors.torch import save_file  # noqa: E402
+
+import hurray_reader  # noqa: E402
+from deploy import cli  # noqa: E402
+
+
+def model():
+    torch.manual_seed(4)
+    layers = torch.nn.Sequential(
+        bnb.nn.Linear4bit(64, 48, bias=False, compress_statistics=True, quant_type="nf4", compute_dtype=torch.bfloat16),
+        bnb.nn.Linear4bit(128, 24, bias=False, compress_statistics=False, quant_type="fp4"),
+        bnb.nn.Linear4bit(100, 30, bias=False, compress_statistics=True, quant_type="nf4", quant_storage=torch.uint8),
+    )
+    with torch.no_grad():
+        for layer in layers:
+            layer.weight.data = layer.weight.data * 3.0
+    return layers.to("cpu")  # bitsandbytes quantizes on the move
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    a, b = a.contiguous(), b.contiguous()
+    bits = {torch.bfloat16: torch.int16, torch.float16: torch.int16, torch.float32: torch.int32}[a.dtype]
+    return bool(torch.equal(a.view(bits), b.view(bits)))
+
+
+def test_bitsandbytes_4bit_folds_dequantizes_exactly_and_unfolds_byte_for_byte(hurray, tmp_path):
+    m = model()
+    src = tmp_path / "model.safetensors"
+    save_file(m.state_dict(), str(src), metadata={"format": "pt"})
+    out = tmp_path / "model.hurray"
+    r = cli("convert", src, out)
+    assert r.returncode == 0, r.stderr
+    r = cli("validate", "--checksums", out)
+    assert r.returncode == 0, r.stderr + r.stdout
+    f_values = []
+    with hurray.safe_open(str(out), framework="pt") as f:
+        # Six (or four) entries per weight became one tensor each.
+        assert sorted(f.keys()) == ["0.weight", "1.weight", "2.weight"]
+        for i, layer in enumerate(m):
+            w = layer.weight
+            name = f"{i}.weight"
+            want = bnb.functional.dequantize_4bit(w.data, w.quant_state)
+            got = f.get_dequantized(name)
+            assert tuple(got.shape) == tuple(w.quant_state.shape), name
+            assert same_bits(got.to(want.dtype), want), (name, (got.to(want.dtype) - want).abs().max())
+            f_values.append(got)
+    # The typed form, as the independent reference reader sees it.
+    ref = hurray_reader.open(out)
+    q = ref["0.weight"].quantization
+    assert ref["0.weight"].dtype == "u4" and ref["0.weight"].shape == (48, 64)
+    state = json.loads(ref["0.weight"].metadata["bitsandbytes.quant_state"])
+    expressed = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}[state["dtype"]]
+    assert (q["scheme"], q["block_size"], q["scale_type"], q["code_table_type"], q["expressed_type"]) == (
+        "per_flat_block", state["blocksize"], "u8", "f32", expressed)
+    nested = q["scale_quantization"]
+    assert (nested["scheme"], nested["block_size"], nested["code_table_type"]) == ("per_flat_block", 256, "f32")
+    assert nested["tensor_offset"] == state["nested_offset"]
+    assert ref["1.weight"].quantization["scale_quantization"] is None
+    assert np.array_equal(ref["2.weight"].dequantize(), f_values[2].float().numpy())
+    back = tmp_path / "back.safetensors"
+    r = cli("convert", out, back)
+    assert r.returncode == 0, r.stderr
+    assert back.read_bytes() == src.read_bytes()
+
+
+def test_a_quant_state_that_does_not_fit_its_weight_is_refused_by_name(hurray, tmp_path):
+    m = model()
+    sd = dict(m.state_dict())
+    sd["1.weight.absmax"] = sd["1.weight.absmax"][:-1].clone()  # one block scale short
+    src = tmp_path / "bad.safetensors"
+    save_file(sd, str(src))
+    r = cli("convert", src, tmp_path / "bad.hurray")
+    assert r.returncode != 0
+    assert '"1.weight"' in r.stderr and "absmax" in r.stderr, r.stderr
+    assert not (tmp_path / "bad.hurray").exists()

@@ -69,6 +69,11 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
             entries.extend(parts);
             continue;
         }
+        if let Some(parts) = super::compressed_tensors::unfold(&t)? {
+            // And a compressed-tensors layer as it packs it.
+            entries.extend(parts);
+            continue;
+        }
         let layout = t.layout();
         let hurray_only = if t.is_descriptor_only() {
             Some("it is descriptor-only (it carries no data)".to_owned())

@@ -19,6 +19,7 @@
 
 mod bnb;
 mod canonical;
+mod compressed_tensors;
 mod format;
 mod gguf;
 mod hurray_format;
@@ -173,6 +174,8 @@ enum Data<'a> {
     },
     /// Nowhere (the tensor does not leave Hurray).
     None,
+    /// Made by the conversion (a re-packed or rearranged buffer).
+    Owned(Vec<u8>),
     /// In the memory map, the two 4-bit codes of every byte swapped when
     /// the tensor is written (bitsandbytes packs the first code high,
     /// Hurray low).
@@ -191,6 +194,7 @@ impl Data<'_> {
     fn len(&self) -> u64 {
         match self {
             Data::Slice(s) | Data::Nibbles(s) => s.len() as u64,
+            Data::Owned(v) => v.len() as u64,
             Data::Zip { len, .. } | Data::Gguf { len, .. } => *len,
             Data::None => 0,
         }
@@ -226,6 +230,7 @@ impl<'a> Source<'a> {
             Data::Slice(s) => Ok(Cow::Borrowed(s)),
             Data::Nibbles(s) => Ok(Cow::Owned(s.iter().map(|b| b.rotate_left(4)).collect())),
             Data::None => Ok(Cow::Borrowed(&[])),
+            Data::Owned(ref v) => Ok(Cow::Owned(v.clone())),
             Data::Zip {
                 index, skip, len, ..
             } => {
@@ -339,6 +344,12 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
         // one quantized tensor.
         source.entries = mxfp4::fold_pairs(std::mem::take(&mut source.entries))?;
         source.entries = bnb::fold(std::mem::take(&mut source.entries))?;
+        if from == Format::Safetensors
+            && let Some(groups) = compressed_tensors::config_beside(input)?
+        {
+            source.entries =
+                compressed_tensors::fold(std::mem::take(&mut source.entries), &groups)?;
+        }
     }
     transfer(source, input, to, output, options).with_context(context)
 }

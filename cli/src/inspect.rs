@@ -31,16 +31,10 @@ fn layout_text(l: &Layout) -> String {
 /// name), the stored type, what it expresses, and the types of the scales and
 /// zero points.
 pub(crate) fn quant_text(stored: ElementType, q: &Quantization) -> String {
-    let params: Vec<String> = [
-        q.scheme.axis().map(|a| format!("axis={a}")),
-        q.scheme.block_size().map(|b| format!("block={b}")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let mut scheme = q.scheme.kind().name().to_owned();
-    if !params.is_empty() {
-        scheme = format!("{scheme}({})", params.join(","));
+    let scheme = scheme_text(q);
+    if let Some(format) = q.block_format {
+        // Format 1.4: the values are the format's blocks.
+        return format!("{scheme} {format} blocks->{}", q.expressed_type.name());
     }
     let zp = q.zero_point_type.map_or("none", |t| t.name());
     let mut text = format!(
@@ -56,11 +50,59 @@ pub(crate) fn quant_text(stored: ElementType, q: &Quantization) -> String {
     if let Some(t) = q.offset_type {
         text.push_str(&format!(" offset={}", t.name()));
     }
+    // Format 1.4's fields, likewise.
+    if let Some(t) = q.code_table_type {
+        text.push_str(&format!(" table={}", t.name()));
+    }
+    for (what, level) in [
+        ("scales", &q.scale_quantization),
+        ("offsets", &q.offset_quantization),
+    ] {
+        if let Some(l) = level {
+            text.push_str(&format!(
+                " {what}*{}:{}",
+                scheme_text(l),
+                l.scale_type.name()
+            ));
+            if let Some(t) = l.code_table_type {
+                text.push_str(&format!(":table={}", t.name()));
+            }
+            if l.tensor_scale != 1.0 {
+                text.push_str(&format!(":tensor_scale={}", l.tensor_scale));
+            }
+            if l.tensor_offset != 0.0 {
+                text.push_str(&format!(":tensor_offset={}", l.tensor_offset));
+            }
+        }
+    }
+    if q.tensor_offset != 0.0 {
+        text.push_str(&format!(" tensor_offset={}", q.tensor_offset));
+    }
+    if let Some(t) = q.group_index_type {
+        text.push_str(&format!(" group_index={}", t.name()));
+    }
     text
 }
 
+/// `per_block(axis=1,block=32)`: the scheme's name and parameters.
+fn scheme_text(q: &Quantization) -> String {
+    let params: Vec<String> = [
+        q.scheme.axis().map(|a| format!("axis={a}")),
+        q.scheme.block_size().map(|b| format!("block={b}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let scheme = q.scheme.kind().name();
+    if params.is_empty() {
+        scheme.to_owned()
+    } else {
+        format!("{scheme}({})", params.join(","))
+    }
+}
+
 fn quant_json(q: &Quantization) -> Value {
-    json!({
+    let mut v = json!({
         "scheme": q.scheme.kind().name(),
         "axis": q.scheme.axis(),
         "block_size": q.scheme.block_size(),
@@ -69,7 +111,37 @@ fn quant_json(q: &Quantization) -> Value {
         "zero_point_type": q.zero_point_type.map(|t| t.name()),
         "tensor_scale": q.tensor_scale,
         "offset_type": q.offset_type.map(|t| t.name()),
-    })
+    });
+    // Format 1.4's fields, present only when used (older expectations hold).
+    let extra = [
+        (
+            "code_table_type",
+            q.code_table_type.map(|t| json!(t.name())),
+        ),
+        (
+            "scale_quantization",
+            q.scale_quantization.as_deref().map(quant_json),
+        ),
+        (
+            "offset_quantization",
+            q.offset_quantization.as_deref().map(quant_json),
+        ),
+        (
+            "tensor_offset",
+            (q.tensor_offset != 0.0).then(|| json!(q.tensor_offset)),
+        ),
+        (
+            "group_index_type",
+            q.group_index_type.map(|t| json!(t.name())),
+        ),
+        ("block_format", q.block_format.map(|f| json!(f.name()))),
+    ];
+    for (key, value) in extra {
+        if let Some(value) = value {
+            v[key] = value;
+        }
+    }
+    v
 }
 
 /// What `inspect` lists of a tensor: its descriptor, and the bytes of its

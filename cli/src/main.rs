@@ -60,10 +60,12 @@ enum Command {
         output: PathBuf,
     },
     /// Convert between .hurray, .safetensors, .npy, .npz and .irpa (IREE's parameter archive),
-    /// and from .gguf and .onnx (its initializers; formats chosen by extension). A transformers
-    /// sharded checkpoint (its `*.safetensors.index.json`, or the directory holding it)
-    /// converts to a Hurray index and its members, and a Hurray index to a
-    /// `*.safetensors.index.json` and its shards.
+    /// from .onnx (its initializers), and between .gguf and .hurray (every GGUF type; formats
+    /// chosen by extension). Quantized weights fold into one typed tensor each (GGUF blocks,
+    /// bitsandbytes 4-bit, compressed-tensors with its config.json, MXFP4 pairs) and unfold
+    /// back byte for byte. A transformers sharded checkpoint (its `*.safetensors.index.json`,
+    /// or the directory holding it) converts to a Hurray index and its members, and a Hurray
+    /// index to a `*.safetensors.index.json` and its shards.
     Convert {
         /// The file to read: .hurray (a file or a sharded checkpoint's index), .safetensors,
         /// .npy, .npz, .irpa, .gguf, .onnx, or a `*.safetensors.index.json` (or its directory);

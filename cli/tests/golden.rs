@@ -1,4 +1,4 @@
-//! The CLI on files written by the released formats (1.0, 1.1, 1.2, 1.3): `inspect
+//! The CLI on files written by the released formats (1.0 to 1.4): `inspect
 //! --json` prints exactly the checked-in expectation and `validate` accepts them.
 
 mod common;
@@ -26,6 +26,32 @@ fn inspect_json_matches_the_v1_1_expectation() {
 #[test]
 fn inspect_json_matches_the_v1_2_expectation() {
     inspect_json_matches("v1.2");
+}
+
+#[test]
+fn inspect_json_matches_the_v1_4_expectation() {
+    inspect_json_matches("v1.4");
+}
+
+/// A 1.4 file converted from GGUF (Q5_0 and Q4_K, held as codes with
+/// two-level scales) still converts back to the very GGUF bytes.
+#[test]
+fn v1_4_gguf_conversion_writes_the_same_gguf_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("back.gguf");
+    let status = Command::new(env!("CARGO_BIN_EXE_hurray"))
+        .arg("convert")
+        .arg(golden("v1.4/gguf_q5_0_q4_k.hurray"))
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let original =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf/unsupported.gguf");
+    assert_eq!(
+        std::fs::read(out).unwrap(),
+        std::fs::read(original).unwrap()
+    );
 }
 
 #[test]
@@ -76,6 +102,12 @@ fn validate_accepts_the_released_examples() {
         .arg(golden("v1.2/quant_offsets.hurray"))
         .arg(golden("v1.3/example.hurray"))
         .arg(golden("v1.3/sharded/model.hurray"))
+        .arg(golden("v1.4/example.hurray"))
+        .arg(golden("v1.4/quant_two_level.hurray"))
+        .arg(golden("v1.4/quant_code_table.hurray"))
+        .arg(golden("v1.4/quant_group_index.hurray"))
+        .arg(golden("v1.4/quant_block_formats.hurray"))
+        .arg(golden("v1.4/gguf_q5_0_q4_k.hurray"))
         .output()
         .unwrap();
     assert_eq!(

@@ -97,16 +97,47 @@ fn v1_3_sharded_checkpoint_reads_with_current_code() {
 /// and every quantized tensor dequantizes to the recorded values.
 #[test]
 fn v1_2_microscaling_offsets_and_new_types_read_with_current_code() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1.2");
+    let files = frozen_vectors("v1.2", (1, 2));
+    assert_eq!(files, 10, "two quantization files and eight element types");
+}
+
+/// Format 1.4's additions as the 1.4 writer wrote them: two-level scales,
+/// code tables, a group index, every block format, the 3-, 5- and 6-bit
+/// integer types (frozen compliance vectors), all with digests.
+#[test]
+fn v1_4_composite_quantization_and_new_types_read_with_current_code() {
+    let files = frozen_vectors("v1.4", (1, 4));
+    assert_eq!(files, 10, "four quantization files and six element types");
+    let file = golden("v1.4", "quant_two_level.hurray");
+    let t = file.tensor("q4_k").unwrap();
+    assert!(t.quantization().unwrap().is_composite());
+    assert!(t.digests().is_some(), "1.4 vectors record digests");
+}
+
+#[test]
+fn v1_4_example_reads_with_current_code() {
+    check_example(&golden("v1.4", "example.hurray"), (1, 4));
+}
+
+/// The frozen vectors of `version` (every `.hurray` but the example and
+/// GGUF conversions): every buffer has the recorded bytes, and every
+/// quantized tensor dequantizes to the recorded values. Returns how many.
+fn frozen_vectors(version: &str, expect: (u16, u16)) -> usize {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/golden")
+        .join(version);
     let mut files = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
-        if path.extension().is_none_or(|e| e != "hurray") || name == "example" {
+        if path.extension().is_none_or(|e| e != "hurray")
+            || name == "example"
+            || name.starts_with("gguf_")
+        {
             continue;
         }
-        let file = golden("v1.2", &format!("{name}.hurray"));
-        assert_eq!(file.reader().version(), (1, 2), "{name}");
+        let file = golden(version, &format!("{name}.hurray"));
+        assert_eq!(file.reader().version(), expect, "{name}");
         for t in file.tensors() {
             // 1.2 writers record a CRC-32C per buffer.
             assert!(t.verify_checksum().unwrap(), "{name}: {}", t.name());
@@ -139,7 +170,7 @@ fn v1_2_microscaling_offsets_and_new_types_read_with_current_code() {
         }
         files += 1;
     }
-    assert_eq!(files, 10, "two quantization files and eight element types");
+    files
 }
 
 /// Every release wrote the same example tensors; 1.1 adds the name index.

@@ -400,6 +400,15 @@ pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
     Ok(total)
 }
 
+/// Parses `bytes` as a GGUF file and takes every block tensor apart into its
+/// Hurray buffers and back together: the blocks must come back as they
+/// were. Returns how many block tensors there were. The GGUF fuzz target's
+/// round-trip property (what `convert` in and out does to each tensor).
+#[doc(hidden)]
+pub fn gguf_blocks_round_trip(bytes: &[u8]) -> Result<usize> {
+    gguf::blocks_round_trip(bytes)
+}
+
 /// Checks every tensor against the destination, and the resource policy,
 /// before anything is written.
 fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Result<()> {

@@ -40,6 +40,22 @@ pub(super) use source::{Blocks, Part, source};
 pub(super) use value::{GgufArray, GgufValue};
 pub(super) use write::from_hurray;
 
+/// Every tensor of `bytes` held as codes and scales, split and joined: the
+/// fuzz target's round-trip property. Panics if a block changes.
+pub(super) fn blocks_round_trip(bytes: &[u8]) -> Result<usize> {
+    let file = parse(bytes)?;
+    let mut n = 0;
+    for t in &file.tensors {
+        if let Some(spec) = codec::spec(t.ggml_type.id()) {
+            let parts = blocks::split(&t.name, spec, t.data)?;
+            let back = blocks::join(&t.name, spec, t.data.len() / spec.bytes, &parts)?;
+            assert_eq!(back, t.data, "tensor {:?}: split and join changed a block", t.name);
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashSet;
 use std::fmt;

@@ -2,6 +2,7 @@
 //! scales, zero points, offsets and (format 1.4) code table, group index
 //! and quantized scales and offsets, and the one dequantization formula.
 
+use crate::QuantizationKind as Kind;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
 use crate::reader::TensorRef;
@@ -202,14 +203,6 @@ struct Geometry<'a> {
     blocks: u64,
     /// Per block with a group index: the `i32` group of each axis index.
     group: Option<&'a [u8]>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    PerTensor,
-    PerAxis,
-    PerBlock,
-    PerFlatBlock,
 }
 
 impl<'a> Geometry<'a> {

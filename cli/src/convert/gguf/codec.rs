@@ -25,6 +25,10 @@
 //! `q - 4` (its high-bit mask set means "no -4"), Q6_K's `q - 32`, and the
 //! `scale - 32` of Q3_K and IQ4_XS; the bits stay the same bits.
 
+// The block layouts are index arithmetic: loops over ranges read as the
+// formats define them (element `128 h + 32 s + j` is in byte `32 h + j`).
+#![allow(clippy::needless_range_loop)]
+
 use anyhow::{Result, bail};
 use hurray::{ElementType, Quantization, QuantizationScheme};
 

@@ -49,7 +49,11 @@ pub(super) fn blocks_round_trip(bytes: &[u8]) -> Result<usize> {
         if let Some(spec) = codec::spec(t.ggml_type.id()) {
             let parts = blocks::split(&t.name, spec, t.data)?;
             let back = blocks::join(&t.name, spec, t.data.len() / spec.bytes, &parts)?;
-            assert_eq!(back, t.data, "tensor {:?}: split and join changed a block", t.name);
+            assert_eq!(
+                back, t.data,
+                "tensor {:?}: split and join changed a block",
+                t.name
+            );
             n += 1;
         }
     }

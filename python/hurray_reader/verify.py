@@ -67,6 +67,14 @@ TABLES = {
         10: ("f64",),  # tensor_scale (1.2)
         11: ("u8",),  # offset_type (1.2)
         12: ("struct", 16),  # offsets (1.2)
+        13: ("u8",),  # code_table_type (1.4)
+        14: ("struct", 16),  # code_table (1.4)
+        15: ("table", "Quantization"),  # scale_quantization (1.4)
+        16: ("table", "Quantization"),  # offset_quantization (1.4)
+        17: ("f64",),  # tensor_offset (1.4)
+        18: ("u8",),  # group_index_type (1.4)
+        19: ("struct", 16),  # group_index (1.4)
+        20: ("u8",),  # block_format (1.4)
     },
     "KeyValue": {0: ("string", True), 1: ("string", True)},
     # Format 1.3: a sharded checkpoint's index.

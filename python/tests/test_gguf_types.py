@@ -2,9 +2,11 @@
 back (issue 34): files written by the `gguf` package's own writer with raw
 blocks of every type (random bytes: every bit pattern a block can hold,
 NaN and infinite scales included), converted with `hurray convert`,
-dequantized by the runtime (`safe_open.get_dequantized`, the same code the
-C API and Rust call) and compared with `gguf.quants.dequantize` bit for
-bit, then converted back to GGUF: the very same bytes.
+dequantized by the runtime through the Python package
+(`safe_open.get_dequantized`) and through the C API
+(`hurray_tensor_dequantize`, via ctypes) and compared with
+`gguf.quants.dequantize` bit for bit, then converted back to GGUF: the very
+same bytes.
 
 For the three types `gguf` 0.19 has no dequantizer for (Q8_1 and Q8_K,
 ggml's activation types, and Q1_0) the expected values are computed here
@@ -12,6 +14,7 @@ from the block layouts ggml defines (`block_q8_1`, `block_q8_K`,
 `block_q1_0`).
 """
 
+import ctypes
 import subprocess
 import sys
 
@@ -22,7 +25,7 @@ gguf = pytest.importorskip("gguf")
 from gguf import GGMLQuantizationType as T  # noqa: E402
 from gguf.constants import GGML_QUANT_SIZES  # noqa: E402
 
-from deploy import cli  # noqa: E402
+from deploy import ROOT, cli  # noqa: E402
 
 PLAIN = {
     T.F32: np.float32,
@@ -65,6 +68,24 @@ def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
     g, w = got.astype(np.float32), want.astype(np.float32)
     nan = np.isnan(g) & np.isnan(w)
     return bool(np.all((g.view(np.uint32) == w.view(np.uint32)) | nan))
+
+
+def c_dequantize(path, name: str, count: int) -> np.ndarray:
+    """``name``'s values through the C API: hurray_file_open,
+    hurray_file_lookup, hurray_tensor_dequantize."""
+    lib = ctypes.CDLL(str(ROOT / "target" / "debug" / "libhurray_ffi.so"))
+    lib.hurray_file_close.restype = None
+    f, t = ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.hurray_file_open(str(path).encode(), ctypes.byref(f)) == 0
+    try:
+        assert lib.hurray_file_lookup(f, name.encode(), ctypes.byref(t)) == 0
+        out = (ctypes.c_float * count)()
+        written = ctypes.c_size_t()
+        status = lib.hurray_tensor_dequantize(t, ctypes.c_uint64(0), out, ctypes.c_size_t(count), ctypes.byref(written))
+        assert status == 0 and written.value == count, (name, status, written.value)
+        return np.frombuffer(out, dtype=np.float32).copy()
+    finally:
+        lib.hurray_file_close(f)
 
 
 def write_all_types(path, rng) -> dict:
@@ -128,6 +149,12 @@ def test_every_type_dequantizes_as_gguf_does_and_converts_back_byte_for_byte(hur
             want = reference(qtype, raw, shape)
             assert got.shape == tuple(shape) and got.dtype == np.float32, name
             assert same_bits(got, want), (name, np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))[:5])
+    # The C API (the library `cargo test` builds) gives the same values.
+    for name, (qtype, raw, shape) in tensors.items():
+        if qtype in PLAIN:
+            continue
+        got = c_dequantize(out, name, int(np.prod(shape)))
+        assert same_bits(got.reshape(shape), reference(qtype, raw, shape)), f"C API: {name}"
     back = tmp_path / "back.gguf"
     r = cli("convert", out, back)
     assert r.returncode == 0, r.stderr

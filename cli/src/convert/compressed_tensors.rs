@@ -50,8 +50,13 @@ pub(super) fn config_beside(input: &Path) -> Result<Option<Vec<Group>>> {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
+    config(&text, &path)
+}
+
+/// The pack-quantized groups of the `config.json` text found at `path`.
+pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
     let json: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        serde_json::from_str(text).with_context(|| format!("{}: not JSON", path.display()))?;
     let q = &json["quantization_config"];
     if q["quant_method"] != "compressed-tensors" {
         return Ok(None);

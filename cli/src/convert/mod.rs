@@ -409,6 +409,27 @@ pub fn gguf_blocks_round_trip(bytes: &[u8]) -> Result<usize> {
     gguf::blocks_round_trip(bytes)
 }
 
+/// Reads `bytes` as a `.safetensors` file beside a `config.json` holding
+/// `config`, folds its compressed-tensors layers as a conversion to Hurray
+/// does and loads every folded buffer; returns how many layers folded. The
+/// safetensors fuzz target's entry for the compressed-tensors fold.
+#[doc(hidden)]
+pub fn fold_compressed_tensors(config: &str, bytes: &[u8]) -> Result<usize> {
+    let Some(groups) = compressed_tensors::config(config, Path::new("config.json"))? else {
+        return Ok(0);
+    };
+    let source = parse(Format::Safetensors, bytes, Path::new("input.safetensors"))?;
+    let entries = compressed_tensors::fold(source.entries, &groups)?;
+    let source = Source { entries, ..source };
+    let mut n = 0;
+    for e in source.entries.iter().filter(|e| e.quantized.is_some()) {
+        source.load(e)?;
+        source.load_quantization(e)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// Checks every tensor against the destination, and the resource policy,
 /// before anything is written.
 fn check(source: &Source<'_>, input: &Path, to: Format, options: Options) -> Result<()> {

@@ -520,8 +520,18 @@ impl TensorRef<'_> {
         self.require_data()?;
         check_sliceable(self)?;
         let shape = check_ranges(self.name(), ranges, &self.shape().to_wire())?;
-        // The output is at most the tensor's element count, which its
-        // verified values buffer holds.
+        // A dense tensor's slice is at most its element count, which its
+        // verified values buffer holds. A strided one may repeat its bytes
+        // (a stride of 0 broadcasts): its slice is held to the expansion
+        // limit before anything is allocated.
+        if let Layout::Strided(_) = self.layout() {
+            let unit = unit_of(self.element_type()) as u64;
+            let out = shape
+                .iter()
+                .try_fold(unit, |acc, &d| acc.checked_mul(d))
+                .unwrap_or(u64::MAX);
+            crate::limits::check_expansion(self.name(), self.byte_length(), out)?;
+        }
         let mut out = Gathered::new(self.name(), self.element_type(), shape)?;
         let at = vec![0; ranges.len()];
         gather(self, ranges, &mut out, &at)?;
@@ -554,5 +564,30 @@ mod tests {
             [&values[..8], &values[24..]].concat()
         );
         assert!(row_of::<1>(&values, 31, 1, 0).is_empty());
+    }
+
+    /// A broadcast tensor (stride 0) of 2^32 × 2^6 f32 stores 4 bytes; a
+    /// slice of it would be 1 TiB. It is refused by the expansion limit
+    /// before anything is allocated (a fuzz input found the allocation).
+    #[test]
+    fn a_broadcast_slice_past_the_expansion_limit_is_refused() {
+        use crate::{
+            ElementType, Error, File, Layout, SliceRange, TensorDescriptor, Writer, shape,
+        };
+        let mut bytes = Vec::new();
+        let mut w = Writer::new(&mut bytes).unwrap();
+        let d = TensorDescriptor::new("b", ElementType::Float32, shape(&[1 << 32, 64]))
+            .with_layout(Layout::Strided(vec![0, 0]));
+        w.add_tensor(&d, &[&1.0f32.to_le_bytes()]).unwrap();
+        w.finish().unwrap();
+        let file = File::from_bytes(&bytes).unwrap();
+        let t = file.tensor("b").unwrap();
+        let all = [SliceRange::new(0, 1 << 32, 1), SliceRange::new(0, 64, 1)];
+        assert!(matches!(t.read_slice(&all), Err(Error::Expansion { .. })));
+        // Within the limit it reads: 16 rows, every value the one stored.
+        let some = [SliceRange::new(0, 16, 1), SliceRange::new(0, 64, 1)];
+        let s = t.read_slice(&some).unwrap();
+        assert_eq!(s.bytes.len(), 16 * 64 * 4);
+        assert!(s.bytes.chunks_exact(4).all(|c| c == 1.0f32.to_le_bytes()));
     }
 }

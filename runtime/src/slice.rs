@@ -499,6 +499,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// [`Error::LayoutMismatch`] for a layout a slice does not read.
 fn check_sliceable(t: &TensorRef<'_>) -> Result<()> {
+    t.refuse_blocks("a slice")?;
     if !matches!(t.layout(), Layout::Dense | Layout::Strided(_)) {
         return Err(Error::LayoutMismatch {
             tensor: t.name().to_owned(),

@@ -112,6 +112,20 @@ fn v1_4_composite_quantization_and_new_types_read_with_current_code() {
     let t = file.tensor("q4_k").unwrap();
     assert!(t.quantization().unwrap().is_composite());
     assert!(t.digests().is_some(), "1.4 vectors record digests");
+    // A block format's bytes are blocks, not elements: element views refuse
+    // them by name, the dequantized view and the raw buffer read them.
+    let file = golden("v1.4", "quant_block_formats.hurray");
+    let t = file.tensor("ggml_iq2_xxs").unwrap();
+    let refused = |e: hurray::Error| matches!(&e, hurray::Error::InvalidField { field, .. } if field == "quantization.block_format");
+    assert!(refused(t.as_slice::<u8>().unwrap_err()));
+    assert!(refused(t.packed().unwrap_err()));
+    let all = [
+        hurray::SliceRange::new(0, 2, 1),
+        hurray::SliceRange::new(0, 256, 1),
+    ];
+    assert!(refused(t.read_slice(&all).unwrap_err()));
+    assert_eq!(t.quantized().unwrap().dequantize().len(), 512);
+    assert_eq!(t.data().unwrap().len(), 2 * 66);
 }
 
 #[test]

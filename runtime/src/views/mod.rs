@@ -83,6 +83,7 @@ impl<'a> TensorRef<'a> {
 
     /// A packed view of a sub-byte (or any integer/bool) dense tensor.
     pub fn packed(&self) -> Result<PackedView<'a>> {
+        self.refuse_blocks("a packed view")?;
         let bits = self.element_type().bits();
         if bits > 8 {
             return Err(Error::InvalidField {
@@ -103,7 +104,25 @@ impl<'a> TensorRef<'a> {
         })
     }
 
+    /// Refuses `operation` on a tensor whose values are a block format's
+    /// blocks (format 1.4): its bytes are not elements of its shape.
+    pub(crate) fn refuse_blocks(&self, operation: &str) -> Result<()> {
+        match self.quantization().and_then(|q| q.block_format) {
+            None => Ok(()),
+            Some(format) => Err(Error::InvalidField {
+                tensor: self.name().to_owned(),
+                field: "quantization.block_format".into(),
+                value: format.name().into(),
+                reason: format!(
+                    "its values are {format} blocks, not elements of its shape: {operation} \
+                     needs elements; dequantize them (quantized()) or read the values buffer"
+                ),
+            }),
+        }
+    }
+
     fn check_type<T: Element>(&self) -> Result<()> {
+        self.refuse_blocks("a typed view")?;
         if T::TYPE != self.element_type()
             || std::mem::size_of::<T>() as u64 * 8 != u64::from(T::TYPE.bits())
         {

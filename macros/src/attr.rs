@@ -49,16 +49,19 @@ pub(crate) enum Scheme {
     Tensor,
     Axis,
     Block,
+    /// Format 1.4: blocks of the whole tensor, row-major.
+    FlatBlock,
 }
 
 impl Scheme {
     /// Each scheme under the runtime's name for it (`QuantizationKind::name`;
     /// a proc-macro crate cannot depend on the runtime, so a test holds the
     /// two together).
-    pub(crate) const NAMED: [(&'static str, Scheme); 3] = [
+    pub(crate) const NAMED: [(&'static str, Scheme); 4] = [
         ("per_tensor", Scheme::Tensor),
         ("per_axis", Scheme::Axis),
         ("per_block", Scheme::Block),
+        ("per_flat_block", Scheme::FlatBlock),
     ];
 
     fn named(name: &str) -> Option<Scheme> {

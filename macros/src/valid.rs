@@ -273,7 +273,7 @@ pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&sy
             _ if a.has("quantization") => {}
             Some(ty) => cx.error_spanned_by(
                 ty,
-                "a `Quantized` field needs `#[hurray(quantization = \"per_tensor\" | \"per_axis\" | \"per_block\")]`",
+                "a `Quantized` field needs `#[hurray(quantization = \"per_tensor\" | \"per_axis\" | \"per_block\" | \"per_flat_block\")]`",
             ),
             None => {
                 for (key, tokens) in quant_attrs(a) {
@@ -287,6 +287,10 @@ pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&sy
         (Scheme::Tensor, Some(axis)) => {
             cx.error_spanned_by(&axis.tokens, "per-tensor quantization has no `axis`")
         }
+        (Scheme::FlatBlock, Some(axis)) => cx.error_spanned_by(
+            &axis.tokens,
+            "per-flat-block quantization has no `axis` (its blocks run over the whole tensor)",
+        ),
         (Scheme::Axis | Scheme::Block, None) => {
             cx.error_spanned_by(&q.tokens, "this scheme needs `axis = N`")
         }
@@ -300,7 +304,7 @@ pub(crate) fn quantization(cx: &mut Ctxt, a: &Attrs, rank: usize, at: Option<&sy
         _ => {}
     }
     match (q.value, &a.block_size) {
-        (Scheme::Block, None) => {
+        (Scheme::Block | Scheme::FlatBlock, None) => {
             cx.error_spanned_by(&q.tokens, "per-block quantization needs `block_size = N`")
         }
         (Scheme::Tensor | Scheme::Axis, Some(b)) => cx.error_spanned_by(

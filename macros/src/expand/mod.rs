@@ -52,6 +52,7 @@ pub(crate) fn quant_spec_value(p: &TokenStream, a: &Attrs) -> Option<TokenStream
         Scheme::Block => {
             quote!(#p::QuantizationScheme::PerBlock { axis: #axis, block_size: #block })
         }
+        Scheme::FlatBlock => quote!(#p::QuantizationScheme::PerFlatBlock { block_size: #block }),
     };
     let expressed = element_type(p, a.expressed.as_ref().map_or("Float32", |e| e.value));
     Some(quote!(#p::QuantSpec { scheme: #scheme, expressed_type: #expressed }))

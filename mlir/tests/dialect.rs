@@ -94,7 +94,7 @@ fn changing_an_element_type_in_the_schema_changes_the_dialect() {
 
 #[test]
 fn adding_an_element_type_to_the_schema_extends_the_dialect() {
-    // A 3-bit integer (MLIR's `i3`, which the schema does not have), added
+    // A 7-bit integer (MLIR's `i7`, which the schema does not have), added
     // as the enum's last value.
     let schema = schema();
     let start = schema
@@ -104,12 +104,12 @@ fn adding_an_element_type_to_the_schema_extends_the_dialect() {
     let mut edited = schema.clone();
     edited.insert_str(
         end,
-        "\n  /// Two's-complement 3-bit integer.\n  Int3 = 200 (hurray_bits: 3, hurray_name: \"i3\", hurray_mlir: \"i3\", hurray_dlpack_code: 0, hurray_dlpack_bits: 3, hurray_class: \"int\"),",
+        "\n  /// Two's-complement 7-bit integer.\n  Int7 = 200 (hurray_bits: 7, hurray_name: \"i7\", hurray_mlir: \"i7\", hurray_dlpack_code: 0, hurray_dlpack_bits: 7, hurray_class: \"int\"),",
     );
     let new = dialect_for(&edited);
     let regenerated = Mlir::with_dialect(&new).unwrap();
-    assert!(!accepts(&Mlir::new().unwrap(), "i3"));
-    assert!(accepts(&regenerated, "i3"));
+    assert!(!accepts(&Mlir::new().unwrap(), "i7"));
+    assert!(accepts(&regenerated, "i7"));
 }
 
 #[test]

@@ -198,7 +198,7 @@ fn edge_module() -> String {
 fn the_cases_are_the_new_types_of_the_schema() {
     let covered: Vec<ElementType> = CASES.iter().map(et).collect();
     for t in ElementType::ALL {
-        if t.to_wire() > ElementType::Complex128.to_wire() {
+        if t.to_wire() > ElementType::Complex128.to_wire() && t.float_format().is_some() {
             assert!(covered.contains(&t), "{} has no case", t.mlir_name());
         }
     }

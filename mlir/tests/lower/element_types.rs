@@ -18,6 +18,13 @@ fn sample(et: ElementType) -> (&'static str, Vec<u8>) {
         "ui2" => ("[1, 2, 3]", vec![0b11_10_01]),
         "i4" => ("[1, -2, 7]", vec![0xE1, 0x07]),
         "ui4" => ("[1, 14, 7]", vec![0xE1, 0x07]),
+        // Format 1.4: 3-, 5- and 6-bit codes, packed LSB-first across bytes.
+        "i3" => ("[1, -2, 3]", vec![0xF1, 0x00]),
+        "ui3" => ("[1, 6, 7]", vec![0xF1, 0x01]),
+        "i5" => ("[1, -2, 15]", vec![0xC1, 0x3F]),
+        "ui5" => ("[1, 30, 17]", vec![0xC1, 0x47]),
+        "i6" => ("[1, -2, 31]", vec![0x81, 0xFF, 0x01]),
+        "ui6" => ("[1, 62, 33]", vec![0x81, 0x1F, 0x02]),
         "i8" => ("[1, -2, 127]", vec![1, 0xFE, 127]),
         "ui8" => ("[1, 254, 255]", vec![1, 254, 255]),
         "i16" => ("[1, -2, 300]", le(&[1, (-2i64) as u64, 300], 2)),
@@ -166,8 +173,9 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         let (_, one_bytes) = sample(et);
         match et.bits() {
             1 => assert_eq!(bytes, [0xFF, 0x7F]),
-            2 | 4 | 6 => {
-                // The code of 1 (a 6-bit code spans bytes: 15 of them are 90 bits).
+            2..=7 => {
+                // The code of 1 (a 3-, 5- or 6-bit code spans bytes: 15
+                // 6-bit codes are 90 bits).
                 let code = match et.mlir_name() {
                     "f4E2M1FN" => 0b0010,
                     "f6E2M3FN" => 0x08, // 0 01 000

@@ -178,7 +178,7 @@ fn mlir22_itself_crashes_on_some_malformed_input() {
 #[test]
 fn non_utf8_locations_and_names_do_not_panic() {
     let e = lower_err(
-        "func.func @f() {\n %a = arith.constant dense<1> : tensor<2xi3> loc(\"\\FF\\FE.mlir\":7:9)\n return\n}",
+        "func.func @f() {\n %a = arith.constant dense<1> : tensor<2xi7> loc(\"\\FF\\FE.mlir\":7:9)\n return\n}",
     );
     let Error::UnsupportedType { op, .. } = &e else {
         panic!("{e:?}")

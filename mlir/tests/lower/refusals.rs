@@ -10,7 +10,7 @@ use hurray_mlir::Mlir;
 fn unsupported_element_types_name_the_op_and_the_type() {
     for (ty, lit) in [
         ("f80", "1.0"),
-        ("i3", "1"),
+        ("i7", "1"),
         ("i128", "1"),
         ("index", "1"),
         ("f128", "1.0"),
@@ -64,7 +64,7 @@ fn lowering_to_a_path_is_atomic() {
     let path = dir.path().join("out.hurray");
     let mlir = Mlir::new().unwrap();
     let bad = mlir
-        .parse_text("func.func @f() {\n %a = arith.constant dense<1> : tensor<2xi3>\n return\n}")
+        .parse_text("func.func @f() {\n %a = arith.constant dense<1> : tensor<2xi7>\n return\n}")
         .unwrap();
     assert!(hurray_mlir::lower_module_to_path(&bad, &path, Default::default()).is_err());
     assert!(!path.exists());

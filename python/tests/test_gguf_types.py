@@ -73,7 +73,12 @@ def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
 def c_dequantize(path, name: str, count: int) -> np.ndarray:
     """``name``'s values through the C API: hurray_file_open,
     hurray_file_lookup, hurray_tensor_dequantize."""
-    lib = ctypes.CDLL(str(ROOT / "target" / "debug" / "libhurray_ffi.so"))
+    # `cargo test` leaves the fresh library in deps/ (only `cargo build`
+    # copies it up a level): the newer of the two.
+    candidates = [ROOT / "target" / "debug" / "deps" / "libhurray_ffi.so", ROOT / "target" / "debug" / "libhurray_ffi.so"]
+    built = [p for p in candidates if p.exists()]
+    assert built, f"libhurray_ffi.so is not built (cargo test -p hurray-ffi): {candidates}"
+    lib = ctypes.CDLL(str(max(built, key=lambda p: p.stat().st_mtime)))
     lib.hurray_file_close.restype = None
     f, t = ctypes.c_void_p(), ctypes.c_void_p()
     assert lib.hurray_file_open(str(path).encode(), ctypes.byref(f)) == 0

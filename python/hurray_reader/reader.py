@@ -620,22 +620,14 @@ class Tensor:
         q = self._t.Quantization()
         if q is None:
             return None
-        scheme = quantization.SCHEMES[q.Scheme()]
         zp = q.ZeroPointType()
         return {
-            "scheme": scheme,
-            "axis": q.Axis() if scheme in ("per_axis", "per_block") else 0,
-            "block_size": q.BlockSize() if scheme in ("per_block", "per_flat_block") else 0,
-            "expressed_type": dec.facts(q.ExpressedType()).name,
-            "scale_type": dec.facts(q.ScaleType()).name,
+            **_level(q),
             "zero_point_type": dec.facts(zp).name if zp else None,
             "storage_min": q.StorageMin(),
             "storage_max": q.StorageMax(),
-            "tensor_scale": q.TensorScale(),
             "offset_type": dec.facts(q.OffsetType()).name if q.OffsetType() else None,
             # Format 1.4.
-            "code_table_type": dec.facts(q.CodeTableType()).name if q.CodeTableType() else None,
-            "tensor_offset": q.TensorOffset(),
             "group_index_type": dec.facts(q.GroupIndexType()).name if q.GroupIndexType() else None,
             "block_format": quantization.BLOCK_FORMATS[q.BlockFormat()][0] if q.BlockFormat() else None,
             "scale_quantization": _level(q.ScaleQuantization()),
@@ -827,7 +819,8 @@ class Tensor:
 
 
 def _level(level) -> Optional[dict]:
-    """A second level of quantization (format 1.4), as the vectors spell it."""
+    """The fields a quantization level has (a second level, format 1.4, has
+    only these), as the vectors spell them."""
     if level is None:
         return None
     scheme = quantization.SCHEMES[level.Scheme()]

@@ -170,6 +170,30 @@ impl QuantizationScheme {
         }
     }
 
+    /// The shape of the array of scales (zero points, offsets) this scheme
+    /// gives a tensor of `dims`: the tensor's with the axis divided into
+    /// blocks (a dynamic axis stays dynamic), the axis alone, one block
+    /// count for flat blocks, or a scalar. The shape a second level of
+    /// quantization (format 1.4) applies to.
+    pub(crate) fn scale_shape(&self, dims: &[u64]) -> Vec<u64> {
+        match *self {
+            QuantizationScheme::PerTensor => Vec::new(),
+            QuantizationScheme::PerAxis { axis } => vec![dims[axis as usize]],
+            QuantizationScheme::PerBlock { axis, block_size } => {
+                let mut s = dims.to_vec();
+                let d = &mut s[axis as usize];
+                if *d != DYNAMIC_DIM {
+                    *d = d.div_ceil(block_size.max(1));
+                }
+                s
+            }
+            QuantizationScheme::PerFlatBlock { block_size } => {
+                let count = count::element_count_of(dims.iter().copied()).known();
+                vec![count.unwrap_or(0).div_ceil(block_size.max(1))]
+            }
+        }
+    }
+
     /// The scheme of `kind` with its parameters; those the kind does not use are ignored.
     pub const fn from_parts(kind: QuantizationKind, axis: u32, block_size: u64) -> Self {
         match kind {

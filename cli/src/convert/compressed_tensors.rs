@@ -217,10 +217,11 @@ fn fold_layer<'a>(
         );
     }
     let bits = bits_of(layer, groups, cols, words)?;
-    let code_type = match bits {
-        1..=7 => unsigned(bits),
-        _ => ElementType::UInt8,
-    };
+    // The schema's unsigned integer type of that width (there is no 1-bit one).
+    let code_type = ElementType::ALL
+        .into_iter()
+        .find(|t| t.class() == hurray::ElementClass::UnsignedInt && t.bits() == bits)
+        .with_context(|| format!("layer {layer:?}: no unsigned {bits}-bit element type"))?;
     let n_groups = *scale.shape.get(1).unwrap_or(&0);
     if scale.shape.len() != 2
         || scale.shape[0] != rows
@@ -250,7 +251,12 @@ fn fold_layer<'a>(
     let mut q = Quantization::new(scheme, scale.dtype, scale.dtype);
     q.zero_point_type = Some(code_type);
     let offset = 1u8 << (bits - 1);
-    let codes = repack_rows(slice(packed)?, bits, rows, cols, words);
+    // Rows that fill their words exactly are already one Hurray stream.
+    let codes = if (cols * u64::from(bits)).is_multiple_of(32) {
+        Data::Slice(slice(packed)?)
+    } else {
+        Data::Owned(repack_rows(slice(packed)?, bits, rows, cols, words))
+    };
     let zero_points = match zp {
         None => hurray::pack::pack_codes(
             std::iter::repeat_n(offset, (rows * n_groups) as usize),
@@ -310,7 +316,7 @@ fn fold_layer<'a>(
         format!("{layer}.weight"),
         code_type,
         vec![rows, cols],
-        Data::Owned(codes),
+        codes,
     );
     e.tensor_metadata = vec![(
         ZERO_POINT_KEY.to_owned(),
@@ -321,18 +327,6 @@ fn fold_layer<'a>(
         buffers,
     });
     Ok(e)
-}
-
-fn unsigned(bits: u32) -> ElementType {
-    match bits {
-        1 => ElementType::Bool,
-        2 => ElementType::UInt2,
-        3 => ElementType::UInt3,
-        4 => ElementType::UInt4,
-        5 => ElementType::UInt5,
-        6 => ElementType::UInt6,
-        _ => ElementType::UInt8,
-    }
 }
 
 /// Rows of `words` little-endian 32-bit words, `cols` codes each, as one

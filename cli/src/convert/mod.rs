@@ -28,13 +28,17 @@ mod mxfp4;
 mod npy;
 mod npz;
 mod onnx;
+mod probe;
 mod safetensors_format;
 pub(crate) mod sharded;
+
+#[doc(hidden)]
+pub use probe::{fold_compressed_tensors, gguf_blocks_round_trip, read_all};
 
 use format::Format;
 
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, ElementType, File};
+use hurray::{AtomicFile, ElementType};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -340,16 +344,11 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
     let mut source =
         parse(from, &mapped, input).with_context(|| format!("reading {}", input.display()))?;
     if to == Format::Hurray {
-        // Hurray holds an MXFP4 weight, and a bitsandbytes 4-bit weight, as
-        // one quantized tensor.
-        source.entries = mxfp4::fold_pairs(std::mem::take(&mut source.entries))?;
-        source.entries = bnb::fold(std::mem::take(&mut source.entries))?;
-        if from == Format::Safetensors
-            && let Some(groups) = compressed_tensors::config_beside(input)?
-        {
-            source.entries =
-                compressed_tensors::fold(std::mem::take(&mut source.entries), &groups)?;
-        }
+        let groups = match from {
+            Format::Safetensors => compressed_tensors::config_beside(input)?,
+            _ => None,
+        };
+        source.entries = fold_for_hurray(std::mem::take(&mut source.entries), groups.as_deref())?;
     }
     transfer(source, input, to, output, options).with_context(context)
 }
@@ -367,67 +366,18 @@ fn parse<'a>(from: Format, bytes: &'a [u8], path: &Path) -> Result<Source<'a>> {
     }
 }
 
-/// Reads `bytes` as a file of the format `extension` names (`"npy"`, ...)
-/// and streams every tensor's canonical form to nowhere, with every check
-/// `convert` makes; returns the canonical bytes seen. The fuzz targets'
-/// entry: everything a conversion does to its input, without files.
-#[doc(hidden)]
-pub fn read_all(extension: &str, bytes: &[u8]) -> Result<u64> {
-    let path = format!("input.{extension}");
-    let path = Path::new(&path);
-    let format = Format::of(path)?;
-    let file;
-    let source = if format == Format::Hurray {
-        file = File::from_bytes(bytes).map_err(|e| anyhow!("{e}"))?;
-        hurray_format::check_complete(&file, path)?;
-        hurray_format::source(&file)?
-    } else {
-        parse(format, bytes, path)?
-    };
-    // What a conversion to Hurray does first.
-    let entries = bnb::fold(mxfp4::fold_pairs(source.entries)?)?;
-    let source = Source { entries, ..source };
-    let mut total = 0u64;
-    for e in source.entries.iter().filter(|e| e.hurray_only.is_none()) {
-        e.check_expansion()?;
-        let data = source.load(e)?;
-        let mut feed = |emit: &mut Emit<'_>| canonical::canonical(e, &data, emit);
-        write_exact(e, &mut std::io::sink(), &mut feed)?;
-        // A GGUF block tensor's fields are de-interleaved here.
-        source.load_quantization(e)?;
-        total += e.canonical_len()?;
+/// The quantized weights a conversion to Hurray folds into one typed tensor
+/// each: MXFP4 pairs, bitsandbytes 4-bit weights and, with the config found
+/// beside a safetensors file, compressed-tensors layers.
+fn fold_for_hurray<'a>(
+    entries: Vec<Entry<'a>>,
+    compressed_tensors: Option<&[compressed_tensors::Group]>,
+) -> Result<Vec<Entry<'a>>> {
+    let entries = bnb::fold(mxfp4::fold_pairs(entries)?)?;
+    match compressed_tensors {
+        Some(groups) => compressed_tensors::fold(entries, groups),
+        None => Ok(entries),
     }
-    Ok(total)
-}
-
-/// Parses `bytes` as a GGUF file and takes every block tensor apart into its
-/// Hurray buffers and back together: the blocks must come back as they
-/// were. Returns how many block tensors there were. The GGUF fuzz target's
-/// round-trip property (what `convert` in and out does to each tensor).
-#[doc(hidden)]
-pub fn gguf_blocks_round_trip(bytes: &[u8]) -> Result<usize> {
-    gguf::blocks_round_trip(bytes)
-}
-
-/// Reads `bytes` as a `.safetensors` file beside a `config.json` holding
-/// `config`, folds its compressed-tensors layers as a conversion to Hurray
-/// does and loads every folded buffer; returns how many layers folded. The
-/// safetensors fuzz target's entry for the compressed-tensors fold.
-#[doc(hidden)]
-pub fn fold_compressed_tensors(config: &str, bytes: &[u8]) -> Result<usize> {
-    let Some(groups) = compressed_tensors::config(config, Path::new("config.json"))? else {
-        return Ok(0);
-    };
-    let source = parse(Format::Safetensors, bytes, Path::new("input.safetensors"))?;
-    let entries = compressed_tensors::fold(source.entries, &groups)?;
-    let source = Source { entries, ..source };
-    let mut n = 0;
-    for e in source.entries.iter().filter(|e| e.quantized.is_some()) {
-        source.load(e)?;
-        source.load_quantization(e)?;
-        n += 1;
-    }
-    Ok(n)
 }
 
 /// Checks every tensor against the destination, and the resource policy,

@@ -169,60 +169,32 @@ impl<'a> Checks<'a> {
             }
         }
         if let Some(q) = quant {
-            let scales = check(BufferRole::Scales, plan.scales, q.scales().copied())?;
-            first = self.record(first, scales, index, BufferRole::Scales);
-            let zero_points = check(
+            // Every quantization buffer the plan lists; the offsets `Buffer`
+            // also without offsets, when it must be empty.
+            let roles = [
+                BufferRole::Scales,
                 BufferRole::ZeroPoints,
-                plan.zero_points,
-                q.zero_points().copied(),
-            )?;
-            first = self.record(first, zero_points, index, BufferRole::ZeroPoints);
-            let offsets = check(
                 BufferRole::Offsets,
-                plan.offsets.unwrap_or(0),
-                q.offsets().copied(),
-            )?;
-            first = self.record(first, offsets, index, BufferRole::Offsets);
-            for (role, len) in BufferRole::QUANTIZATION_1_4
-                .into_iter()
-                .zip(plan.quantization_1_4)
-            {
-                if let Some(len) = len {
-                    let b = super::quant::buffer(q, role).copied();
-                    let range = check(role, len, b)?;
-                    first = self.record(first, range, index, role);
-                }
+            ]
+            .into_iter()
+            .chain(
+                BufferRole::QUANTIZATION_1_4
+                    .into_iter()
+                    .filter(|r| plan.length(*r).is_some()),
+            );
+            for role in roles {
+                let b = super::quant::buffer(q, role).copied();
+                let range = check(role, plan.length(role).unwrap_or(0), b)?;
+                first = self.record(first, range, index, role);
             }
             let params = super::quant::params(q);
             if let Some((field, value)) = params.composite_field()
                 && self.flags & format::FLAG_COMPOSITE_QUANTIZATION == 0
             {
-                // A 1.3 reader would ignore the field and misread every value.
-                return Err(Error::InvalidField {
-                    tensor: name.to_owned(),
-                    field: format!("quantization.{field}"),
-                    value,
-                    reason: "a file using it sets footer flag bit 2 (composite quantization)"
-                        .into(),
-                });
+                return Err(errors::composite_without_flag(name, field, value));
             }
             if params.is_extended() && self.flags & format::FLAG_EXTENDED_QUANTIZATION == 0 {
-                // A 1.1 reader would ignore the field and misread every value.
-                let field = if params.offset_type != 0 {
-                    "quantization.offset_type"
-                } else {
-                    "quantization.tensor_scale"
-                };
-                return Err(Error::InvalidField {
-                    tensor: name.to_owned(),
-                    field: field.into(),
-                    value: if params.offset_type != 0 {
-                        params.offset_type.to_string()
-                    } else {
-                        params.tensor_scale.to_string()
-                    },
-                    reason: "a file using it sets footer flag bit 0 (extended quantization)".into(),
-                });
+                return Err(errors::extended_without_flag(name, &params));
             }
         }
         let buffer_count = if descriptor_only {

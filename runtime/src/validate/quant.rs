@@ -6,6 +6,7 @@
 
 use super::{Seq, ShapeFacts, element_type, invalid, one_of};
 use crate::block_format::BlockFormat;
+use crate::descriptor::QuantizationScheme;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
 use crate::scheme::{
@@ -351,29 +352,14 @@ fn scale_count<D: Seq<u64> + ?Sized>(
     Ok(if f.empty { 0 } else { count.unwrap_or(0) })
 }
 
-/// The shape of the scale array `scheme` gives the shape `f`: the
-/// tensor's with the axis divided into blocks, the axis alone, or a scalar.
-/// Called after [`scale_count`] accepted the scheme.
+/// The shape of the scale array `scheme` gives the shape `f`
+/// ([`QuantizationScheme::scale_shape`]). Called after [`scale_count`]
+/// accepted the scheme.
 fn scale_shape<D: Seq<u64> + ?Sized>(f: &ShapeFacts<'_, D>, scheme: Scheme) -> Vec<u64> {
-    let dims = (0..f.rank).map(|i| f.shape.at(i));
-    match QuantizationKind::from_wire(scheme.wire) {
-        Some(QuantizationKind::PerAxis) => vec![f.shape.at(scheme.axis as usize)],
-        Some(QuantizationKind::PerFlatBlock) => match f.elements {
-            Some(e) if !f.empty => vec![e.div_ceil(scheme.block_size)],
-            _ => vec![0],
-        },
-        Some(QuantizationKind::PerBlock) => dims
-            .enumerate()
-            .map(|(i, d)| {
-                if i == scheme.axis as usize && d != DYNAMIC_DIM {
-                    d.div_ceil(scheme.block_size)
-                } else {
-                    d
-                }
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    let dims: Vec<u64> = (0..f.rank).map(|i| f.shape.at(i)).collect();
+    QuantizationKind::from_wire(scheme.wire).map_or_else(Vec::new, |kind| {
+        QuantizationScheme::from_parts(kind, scheme.axis, scheme.block_size).scale_shape(&dims)
+    })
 }
 
 /// The group index's byte length (one `Int32` per index of the axis),

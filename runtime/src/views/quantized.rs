@@ -144,7 +144,7 @@ impl QuantizedView<'_> {
                     bytes: self.scales,
                     element_type: q.scale_type,
                 },
-                &scale_shape(&q.scheme, &self.dims),
+                &q.scheme.scale_shape(&self.dims),
                 extra(BufferRole::ScaleScales),
                 extra(BufferRole::ScaleCodeTable),
             ))),
@@ -159,7 +159,7 @@ impl QuantizedView<'_> {
                 Some(l) => Factor::Quantized(Box::new(Level::second(
                     l,
                     codes,
-                    &scale_shape(&q.scheme, &self.dims),
+                    &q.scheme.scale_shape(&self.dims),
                     extra(BufferRole::OffsetScales),
                     extra(BufferRole::OffsetCodeTable),
                 ))),
@@ -257,23 +257,6 @@ fn group_at(g: &[u8], a: u64) -> Option<u64> {
     let at = usize::try_from(a).ok()?.checked_mul(4)?;
     let b: [u8; 4] = g.get(at..at + 4)?.try_into().ok()?;
     u64::try_from(i32::from_le_bytes(b)).ok()
-}
-
-/// The shape of the scale array `scheme` gives `dims` (as the rules size it).
-fn scale_shape(scheme: &QuantizationScheme, dims: &[u64]) -> Vec<u64> {
-    match *scheme {
-        QuantizationScheme::PerTensor => Vec::new(),
-        QuantizationScheme::PerAxis { axis } => vec![dims[axis as usize]],
-        QuantizationScheme::PerFlatBlock { block_size } => {
-            let count = crate::element_count(dims).known().unwrap_or(0);
-            vec![count.div_ceil(block_size.max(1))]
-        }
-        QuantizationScheme::PerBlock { axis, block_size } => {
-            let mut s = dims.to_vec();
-            s[axis as usize] = s[axis as usize].div_ceil(block_size.max(1));
-            s
-        }
-    }
 }
 
 /// A scale or offset: read as stored, or dequantized by a second level.

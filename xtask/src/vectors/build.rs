@@ -161,25 +161,35 @@ pub(super) fn build(
                 None => Value::Null,
                 Some(q) => {
                     // 0 for the parameters a scheme does not have.
-                    let mut qj = json!({
-                        "scheme": q.scheme.kind().name(),
-                        "axis": q.scheme.axis().unwrap_or(0),
-                        "block_size": q.scheme.block_size().unwrap_or(0),
-                        "expressed_type": q.expressed_type.name(),
-                        "scale_type": q.scale_type.name(),
-                        "zero_point_type": q.zero_point_type.map(ElementType::name),
-                        "storage_min": q.storage_min,
-                        "storage_max": q.storage_max,
-                        "tensor_scale": q.tensor_scale,
-                        "offset_type": q.offset_type.map(ElementType::name),
-                        // Format 1.4.
-                        "code_table_type": q.code_table_type.map(ElementType::name),
-                        "tensor_offset": q.tensor_offset,
-                        "group_index_type": q.group_index_type.map(ElementType::name),
-                        "block_format": q.block_format.map(hurray::BlockFormat::name),
-                        "scale_quantization": q.scale_quantization.as_deref().map(level_json),
-                        "offset_quantization": q.offset_quantization.as_deref().map(level_json),
-                    });
+                    // A level's fields, then those only the outer one has.
+                    let mut qj = level_json(q);
+                    for (key, value) in [
+                        (
+                            "zero_point_type",
+                            json!(q.zero_point_type.map(ElementType::name)),
+                        ),
+                        ("storage_min", json!(q.storage_min)),
+                        ("storage_max", json!(q.storage_max)),
+                        ("offset_type", json!(q.offset_type.map(ElementType::name))),
+                        (
+                            "group_index_type",
+                            json!(q.group_index_type.map(ElementType::name)),
+                        ),
+                        (
+                            "block_format",
+                            json!(q.block_format.map(hurray::BlockFormat::name)),
+                        ),
+                        (
+                            "scale_quantization",
+                            json!(q.scale_quantization.as_deref().map(level_json)),
+                        ),
+                        (
+                            "offset_quantization",
+                            json!(q.offset_quantization.as_deref().map(level_json)),
+                        ),
+                    ] {
+                        qj[key] = value;
+                    }
                     for key in [
                         "scales",
                         "zero_points",

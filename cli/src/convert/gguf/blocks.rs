@@ -7,17 +7,18 @@ use anyhow::{Result, bail};
 use hurray::ElementType;
 use hurray::pack::{Packer, code_at};
 
-/// The buffers of a block tensor's Hurray form.
+/// The buffers of a block tensor's Hurray form: owned when split from GGUF
+/// blocks, borrowed from a Hurray file when joined back into them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(in crate::convert) struct Parts {
+pub(in crate::convert) struct Parts<B = Vec<u8>> {
     /// The codes in element order, packed as Hurray packs its type.
-    pub(in crate::convert) codes: Vec<u8>,
-    pub(in crate::convert) scales: Vec<u8>,
-    pub(in crate::convert) zero_points: Vec<u8>,
-    pub(in crate::convert) offsets: Vec<u8>,
+    pub(in crate::convert) codes: B,
+    pub(in crate::convert) scales: B,
+    pub(in crate::convert) zero_points: B,
+    pub(in crate::convert) offsets: B,
     /// The super-block `f16` scales of quantized scales and offsets.
-    pub(in crate::convert) scale_scales: Vec<u8>,
-    pub(in crate::convert) offset_scales: Vec<u8>,
+    pub(in crate::convert) scale_scales: B,
+    pub(in crate::convert) offset_scales: B,
 }
 
 /// Appends values of `t` (`f16` bits, or codes) packed as Hurray stores `t`.
@@ -76,7 +77,7 @@ pub(in crate::convert) fn split(name: &str, spec: &Spec, data: &[u8]) -> Result<
     let mut codes = Stream::new(spec.codes);
     let mut scales = Stream::new(spec.scales);
     let mut offsets = spec.offsets.map(Stream::new);
-    let mut parts = Parts::default();
+    let mut parts = Parts::<Vec<u8>>::default();
     for block in data.chunks_exact(spec.bytes) {
         let f = spec.split(block);
         for &q in &f.q[..spec.elements] {
@@ -111,15 +112,15 @@ pub(in crate::convert) fn join(
     name: &str,
     spec: &Spec,
     blocks: usize,
-    parts: &Parts,
+    parts: &Parts<impl AsRef<[u8]>>,
 ) -> Result<Vec<u8>> {
     let per = spec.scales_per_block();
     if let Some(zp) = spec.zero_point
-        && let Some(at) = parts.zero_points.iter().position(|&z| z != zp)
+        && let Some(at) = parts.zero_points.as_ref().iter().position(|&z| z != zp)
     {
         bail!(
             "tensor {name:?}: zero point {at} is {}, and {} blocks have {zp}",
-            parts.zero_points[at],
+            parts.zero_points.as_ref()[at],
             spec.name
         );
     }
@@ -127,16 +128,16 @@ pub(in crate::convert) fn join(
     let mut f = super::codec::Block::default();
     for (b, block) in out.chunks_exact_mut(spec.bytes).enumerate() {
         for (j, q) in f.q[..spec.elements].iter_mut().enumerate() {
-            *q = value_at(&parts.codes, spec.codes, b * spec.elements + j) as u8;
+            *q = value_at(parts.codes.as_ref(), spec.codes, b * spec.elements + j) as u8;
         }
         for k in 0..per {
-            f.s[k] = value_at(&parts.scales, spec.scales, b * per + k);
+            f.s[k] = value_at(parts.scales.as_ref(), spec.scales, b * per + k);
             if let Some(t) = spec.offsets {
-                f.m[k] = value_at(&parts.offsets, t, b * per + k);
+                f.m[k] = value_at(parts.offsets.as_ref(), t, b * per + k);
             }
         }
-        f.d = value_at(&parts.scale_scales, ElementType::Float16, b);
-        f.dmin = value_at(&parts.offset_scales, ElementType::Float16, b);
+        f.d = value_at(parts.scale_scales.as_ref(), ElementType::Float16, b);
+        f.dmin = value_at(parts.offset_scales.as_ref(), ElementType::Float16, b);
         spec.join(&f, block);
     }
     Ok(out)

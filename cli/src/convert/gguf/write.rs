@@ -190,7 +190,8 @@ fn plan<'a>(t: &TensorRef<'a>) -> Result<Planned<'a>> {
     let spec = codec::spec_of(t.element_type(), &q, shape.len())
         .context("its quantization is the form of no GGUF type (ADR-0013 lists them)")?;
     codec::check_row(&name, spec, *shape.last().unwrap_or(&0))?;
-    let buffer = |role| t.buffer(role).unwrap_or(&[]).to_vec();
+    // The buffers as the file holds them: join reads them in place.
+    let buffer = |role| t.buffer(role).unwrap_or(&[]);
     if spec.table.is_some() {
         let table = buffer(BufferRole::CodeTable);
         if table.iter().map(|&b| b as i8).ne(IQ4_LEVELS) {
@@ -198,7 +199,7 @@ fn plan<'a>(t: &TensorRef<'a>) -> Result<Planned<'a>> {
         }
     }
     let parts = Parts {
-        codes: t.data()?.to_vec(),
+        codes: t.data()?,
         scales: buffer(BufferRole::Scales),
         zero_points: buffer(BufferRole::ZeroPoints),
         offsets: buffer(BufferRole::Offsets),

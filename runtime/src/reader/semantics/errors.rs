@@ -3,6 +3,38 @@
 //! them.
 
 use crate::error::Error;
+use crate::validate::QuantParams;
+
+/// A 1.4 quantization field in a file without footer flag bit 2: a 1.3
+/// reader would ignore the field and misread every value.
+#[cold]
+#[inline(never)]
+pub(super) fn composite_without_flag(name: &str, field: &str, value: String) -> Error {
+    Error::InvalidField {
+        tensor: name.to_owned(),
+        field: format!("quantization.{field}"),
+        value,
+        reason: "a file using it sets footer flag bit 2 (composite quantization)".into(),
+    }
+}
+
+/// A 1.2 quantization field in a file without footer flag bit 0: a 1.1
+/// reader would ignore the field and misread every value.
+#[cold]
+#[inline(never)]
+pub(super) fn extended_without_flag(name: &str, params: &QuantParams) -> Error {
+    let (field, value) = if params.offset_type != 0 {
+        ("quantization.offset_type", params.offset_type.to_string())
+    } else {
+        ("quantization.tensor_scale", params.tensor_scale.to_string())
+    };
+    Error::InvalidField {
+        tensor: name.to_owned(),
+        field: field.into(),
+        value,
+        reason: "a file using it sets footer flag bit 0 (extended quantization)".into(),
+    }
+}
 
 /// `Checks::tensor`'s errors of names and alignment.
 #[cold]

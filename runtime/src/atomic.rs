@@ -12,6 +12,7 @@
 //! umask, as `touch` gives), not the 0600 of a private temporary file.
 
 use crate::error::{Error, Result};
+use crate::sharded::CommitFailed;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -132,13 +133,6 @@ impl AtomicFile {
         }
         Ok(())
     }
-}
-
-/// Why [`AtomicFile::try_commit`] failed, and whether the file is in place.
-#[derive(Debug)]
-pub(crate) struct CommitFailed {
-    pub(crate) error: Error,
-    pub(crate) in_place: bool,
 }
 
 impl Write for AtomicFile {

@@ -29,6 +29,16 @@ pub const MAX_PIECES_PER_TENSOR: usize = 4096;
 /// enough that one process does not trip a store's request-rate limits.
 pub const REQUESTS_IN_FLIGHT: usize = 16;
 
+/// The size of each part of a multipart upload to an object store
+/// (`hurray-object-store`, a member of a sharded checkpoint or a file
+/// saved to a URL): above S3's 5 MiB minimum, and, with S3's 10,000 parts
+/// at most, room for objects of up to 156 GiB.
+pub const UPLOAD_PART_BYTES: usize = 16 << 20;
+
+/// The most parts of one upload in flight at once: what an upload holds in
+/// memory is at most this many parts, plus the one being filled.
+pub const UPLOADS_IN_FLIGHT: usize = 4;
+
 /// The most times one request to an object store is retried after a
 /// transient failure (a connection reset or short body, a 5xx such as
 /// `503 SlowDown`, a timeout), waiting a jittered, exponentially growing

@@ -143,8 +143,9 @@ impl<W: Write> Writer<W> {
     }
 
     /// [`new`](Self::new), for `out` that becomes the file at `path` (an
-    /// [`AtomicFile`] its caller commits): write errors name `path`.
-    pub(crate) fn to_file_at(out: W, path: &Path) -> Result<Self> {
+    /// [`AtomicFile`] its caller commits, an upload to an object store):
+    /// write errors name `path`.
+    pub fn to_file_at(out: W, path: &Path) -> Result<Self> {
         let mut w = Writer::new_inner(Staging::stream(out), Sink::File(path.to_owned()))?;
         w.write_prefix()?;
         Ok(w)

@@ -21,6 +21,8 @@
 
 mod location;
 mod source;
+mod store;
 
 pub use location::{is_url, member_sources, open, open_sharded, open_with_options, source_for};
 pub use source::ObjectSource;
+pub use store::{create, sharded_writer};

@@ -4,6 +4,7 @@ use crate::source::ObjectSource;
 use hurray::source::{PreadSource, Source};
 use hurray::{Error, File, Result, ShardedFile};
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Whether `location` is a URL this crate reads (`s3://`, `gs://`, `az://`,
@@ -89,8 +90,33 @@ pub fn open_with_options(location: &str, options: &[(&str, &str)]) -> Result<Fil
 /// The source that reads `location`: an [`ObjectSource`] for a URL of an
 /// object store, a [`PreadSource`] for a `file://` URL or a local path.
 pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn Source>> {
+    match store_for(location, options)? {
+        Some((store, path)) => Ok(Arc::new(ObjectSource::new(store, path, location))),
+        None => Ok(Arc::new(PreadSource::open(local_path(location)?)?)),
+    }
+}
+
+/// The path of a `file://` URL, or `location` itself.
+pub(crate) fn local_path(location: &str) -> Result<PathBuf> {
     if !is_url(location) {
-        return Ok(Arc::new(PreadSource::open(location)?));
+        return Ok(PathBuf::from(location));
+    }
+    let bad = |reason: &str| Error::io("opening", location, std::io::Error::other(reason.to_owned()));
+    ::url::Url::parse(location)
+        .map_err(|e| bad(&e.to_string()))?
+        .to_file_path()
+        .map_err(|()| bad("not a local path"))
+}
+
+/// The object store holding `location` and its path there, configured
+/// from the environment and `options`; `None` for a local path or a
+/// `file://` URL.
+pub(crate) fn store_for(
+    location: &str,
+    options: &[(&str, &str)],
+) -> Result<Option<(Arc<dyn ObjectStore>, object_store::path::Path)>> {
+    if !is_url(location) {
+        return Ok(None);
     }
     let bad = |reason: String| Error::io("opening", location, std::io::Error::other(reason));
     let url = ::url::Url::parse(location).map_err(|e| bad(e.to_string()))?;
@@ -98,12 +124,7 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
     let (retry, options) = retry_config(options, bad)?;
     let options = options.as_slice();
     let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::Local => {
-            let path = url
-                .to_file_path()
-                .map_err(|()| bad("not a local path".into()))?;
-            return Ok(Arc::new(PreadSource::open(path)?));
-        }
+        ObjectStoreScheme::Local => return Ok(None),
         ObjectStoreScheme::AmazonS3 => {
             let b = configure(
                 object_store::aws::AmazonS3Builder::from_env()
@@ -158,7 +179,7 @@ pub fn source_for(location: &str, options: &[(&str, &str)]) -> Result<Arc<dyn So
         }
         other => return Err(bad(format!("{other:?} URLs are not object stores"))),
     };
-    Ok(Arc::new(ObjectSource::new(store, path, location)))
+    Ok(Some((store, path)))
 }
 
 /// Opens the sharded checkpoint whose index is at `location` (a URL, or a

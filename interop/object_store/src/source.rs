@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// The runtime every [`ObjectSource`] blocks on: two workers are plenty for
 /// I/O that mostly waits.
-fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);

@@ -7,10 +7,12 @@
 
 mod reader;
 mod replace;
+mod store;
 mod verify;
 mod writer;
 
 pub use crate::shard_index::{ShardMember, ShardPiece, ShardedTensor};
 pub use reader::ShardedFile;
+pub use store::{CheckpointStore, CommitFailed, Crc32cWriter, NewFile, WrittenMember};
 pub use verify::ChecksumReport;
 pub use writer::{AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardedWriter};

@@ -10,10 +10,9 @@
 //! untouched members, or the new index over its complete ones
 //! (ADR-0010, "Replacing a checkpoint").
 
-use crate::reader::File;
+use super::store::CheckpointStore;
 use crate::shard_index::{self as index, ShardMember};
 use std::collections::BTreeSet;
-use std::path::Path;
 
 /// What a save at an index path replaces.
 #[derive(Debug)]
@@ -28,13 +27,11 @@ pub(super) enum Replaced {
 }
 
 impl Replaced {
-    /// What the file at `index_path` is.
-    pub(super) fn at(index_path: &Path) -> Replaced {
-        let file = match File::open(index_path) {
-            Ok(file) => file,
-            Err(crate::Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
-                return Replaced::Nothing;
-            }
+    /// What the file `index` of `store` is.
+    pub(super) fn at(store: &dyn CheckpointStore, index: &str) -> Replaced {
+        let file = match store.open(index) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Replaced::Nothing,
             Err(_) => return Replaced::Unreadable,
         };
         let Some(wire) = file.reader().header().shard_index() else {
@@ -46,13 +43,13 @@ impl Replaced {
         }
     }
 
-    /// Whether writing `path` (relative to `dir`) could damage the
-    /// checkpoint being replaced.
-    fn lists(&self, dir: &Path, path: &str) -> bool {
+    /// Whether writing `path` of `store` could damage the checkpoint
+    /// being replaced.
+    fn lists(&self, store: &dyn CheckpointStore, path: &str) -> bool {
         match self {
             Replaced::Nothing => false,
             Replaced::Checkpoint(paths) => paths.contains(path),
-            Replaced::Unreadable => dir.join(path).symlink_metadata().is_ok(),
+            Replaced::Unreadable => store.exists(path),
         }
     }
 
@@ -61,11 +58,11 @@ impl Replaced {
     /// members) does not hold it, else its first such alternate.
     pub(super) fn member_path(
         &self,
-        dir: &Path,
+        store: &dyn CheckpointStore,
         preferred: &str,
         used: impl Fn(&str) -> bool,
     ) -> String {
-        let free = |p: &str| !self.lists(dir, p) && !used(p);
+        let free = |p: &str| !self.lists(store, p) && !used(p);
         if free(preferred) {
             return preferred.to_owned();
         }
@@ -81,13 +78,13 @@ impl Replaced {
     /// index listed that `kept` (the new index's) does not. A member that
     /// cannot be removed stays as an unlisted file: the checkpoint is
     /// already whole, so that is not an error.
-    pub(super) fn remove_unlisted(&self, dir: &Path, kept: &[ShardMember]) {
+    pub(super) fn remove_unlisted(&self, store: &dyn CheckpointStore, kept: &[ShardMember]) {
         let Replaced::Checkpoint(paths) = self else {
             return;
         };
         let kept: BTreeSet<&str> = kept.iter().map(|m| m.path.as_str()).collect();
         for path in paths.iter().filter(|p| !kept.contains(p.as_str())) {
-            let _ = std::fs::remove_file(dir.join(path));
+            store.remove(path);
         }
     }
 }
@@ -108,6 +105,8 @@ fn alternate(preferred: &str, n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use super::super::store::LocalStore;
+    use std::path::PathBuf;
 
     #[test]
     fn alternates_keep_the_directory_and_extension() {
@@ -119,7 +118,9 @@ mod tests {
 
     #[test]
     fn a_listed_or_used_name_gets_the_first_free_alternate() {
-        let dir = Path::new("/nonexistent");
+        let dir = &LocalStore {
+            dir: PathBuf::from("/nonexistent"),
+        };
         let listed = Replaced::Checkpoint(
             ["m.hurray", "m.1.hurray"]
                 .into_iter()
@@ -142,7 +143,10 @@ mod tests {
     fn an_unreadable_index_keeps_every_existing_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("m.hurray"), b"x").unwrap();
-        let path = Replaced::Unreadable.member_path(dir.path(), "m.hurray", |_| false);
+        let store = LocalStore {
+            dir: dir.path().to_owned(),
+        };
+        let path = Replaced::Unreadable.member_path(&store, "m.hurray", |_| false);
         assert_eq!(path, "m.1.hurray");
     }
 }

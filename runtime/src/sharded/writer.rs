@@ -2,9 +2,9 @@
 //! member past a size, and the index last.
 
 use super::replace::Replaced;
+use super::store::{CheckpointStore, CommitFailed, Crc32cWriter, LocalStore, NewFile, WrittenMember};
 use crate::ElementType;
-use crate::atomic::{AtomicFile, CommitFailed, Durability, parent_dir};
-use crate::checksum::{ChecksumAlgorithm, Running};
+use crate::atomic::{Durability, parent_dir};
 use crate::descriptor::{Layout, TensorDescriptor};
 use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};
@@ -17,32 +17,9 @@ use std::path::{Path, PathBuf};
 /// transformers' default `max_shard_size` ("5GB", decimal).
 pub const DEFAULT_MAX_SHARD_SIZE: u64 = 5_000_000_000;
 
-/// A member file's sink: the atomic file, and the CRC-32C of every byte
+/// A member file's sink: the new file, and the CRC-32C of every byte
 /// written to it (the index records it).
-struct Member {
-    file: AtomicFile,
-    crc: Running,
-}
-
-impl Write for Member {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.crc.update(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
-    }
-}
-
-impl std::fmt::Debug for Member {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Member")
-            .field("file", &self.file)
-            .finish_non_exhaustive()
-    }
-}
+type Member = Crc32cWriter<Box<dyn NewFile>>;
 
 #[derive(Debug)]
 struct OpenMember {
@@ -80,8 +57,10 @@ pub struct AdoptedChunk {
 /// One writer at a time per index path.
 #[derive(Debug)]
 pub struct ShardedWriter {
-    index_path: PathBuf,
-    dir: PathBuf,
+    /// Where the index and the members go.
+    store: Box<dyn CheckpointStore>,
+    /// The index's path in `store`.
+    index: String,
     stem: String,
     max_shard_size: u64,
     durability: Durability,
@@ -113,21 +92,36 @@ impl ShardedWriter {
     /// members are named after it (`model-00001.hurray`, ...) unless
     /// [`start_member`](Self::start_member) names them.
     pub fn create(index_path: impl AsRef<Path>) -> Result<Self> {
-        let index_path = index_path.as_ref().to_owned();
+        let index_path = index_path.as_ref();
         let file_name = index_path
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        check_member_path("index path", file_name)?;
-        let stem = file_name
-            .strip_suffix(".hurray")
-            .unwrap_or(file_name)
-            .to_owned();
-        let dir = parent_dir(&index_path);
-        let replaced = Replaced::at(&index_path);
+        let store = LocalStore {
+            dir: parent_dir(index_path),
+        };
+        ShardedWriter::in_store(Box::new(store), file_name)
+    }
+
+    /// Starts a checkpoint whose index is the file `index` (a file name) of
+    /// `store`, its members beside it: the same checkpoint as
+    /// [`create`](Self::create) writes, in a store other than a local
+    /// directory (an object store's, in `hurray-object-store`).
+    pub fn in_store(store: Box<dyn CheckpointStore>, index: &str) -> Result<Self> {
+        check_member_path("index path", index)?;
+        if index.contains('/') {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "index path".into(),
+                value: format!("{index:?}"),
+                reason: "the index of a store is a file name; its members go beside it".into(),
+            });
+        }
+        let stem = index.strip_suffix(".hurray").unwrap_or(index).to_owned();
+        let replaced = Replaced::at(store.as_ref(), index);
         Ok(ShardedWriter {
-            index_path,
-            dir,
+            store,
+            index: index.to_owned(),
             stem,
             max_shard_size: DEFAULT_MAX_SHARD_SIZE,
             durability: Durability::Synced,
@@ -214,7 +208,9 @@ impl ShardedWriter {
     fn place(&mut self, preferred: &str) -> String {
         let path = self
             .replaced
-            .member_path(&self.dir, preferred, |p| self.placed.contains(p));
+            .member_path(self.store.as_ref(), preferred, |p| {
+                self.placed.contains(p)
+            });
         self.placed.insert(path.clone());
         path
     }
@@ -233,12 +229,42 @@ impl ShardedWriter {
     /// tensors. Chunks are checked as [`add_chunk`](Self::add_chunk) checks
     /// them, and [`finish`](Self::finish) checks that they tile.
     pub fn adopt_member_chunks(&mut self, path: &str, chunks: &[AdoptedChunk]) -> Result<()> {
+        self.adopt(path, chunks, None)
+    }
+
+    /// As [`adopt_member_chunks`](Self::adopt_member_chunks), for a member
+    /// whose writer reported its length and CRC-32C as it wrote it (a rank
+    /// that wrote it with [`Crc32cWriter`]): the member's header is read and
+    /// verified and its length checked, but its data is not read again (for
+    /// a member in an object store, the difference between two range GETs
+    /// and downloading it).
+    pub fn adopt_written_member(
+        &mut self,
+        path: &str,
+        chunks: &[AdoptedChunk],
+        written: WrittenMember,
+    ) -> Result<()> {
+        self.adopt(path, chunks, Some(written))
+    }
+
+    fn adopt(
+        &mut self,
+        path: &str,
+        chunks: &[AdoptedChunk],
+        written: Option<WrittenMember>,
+    ) -> Result<()> {
         check_member_path("member path", path)?;
         self.close_member()?;
         if self.members.iter().any(|m| m.path == path) {
             return Err(written_twice(path));
         }
-        let file = crate::File::open(self.dir.join(path))?;
+        let file = self.store.open(path)?.ok_or_else(|| {
+            Error::io(
+                "opening member",
+                self.store.location(path),
+                std::io::ErrorKind::NotFound.into(),
+            )
+        })?;
         let member = self.members.len();
         // Every check runs against a copy: a refused member leaves the
         // writer as it was (no piece pointing at a member it never took).
@@ -302,12 +328,24 @@ impl ShardedWriter {
                     .to_owned(),
             });
         }
+        let (size, crc32c) = match written {
+            Some(w) if w.size != file.file_len() => {
+                return Err(Error::MemberMismatch {
+                    member: path.to_owned(),
+                    field: "size",
+                    expected: w.size.to_string(),
+                    found: file.file_len().to_string(),
+                });
+            }
+            Some(w) => (w.size, w.crc32c),
+            None => (file.file_len(), super::verify::whole_crc32c(&file)?),
+        };
         self.tensors = tensors;
         self.placed.insert(path.to_owned());
         self.members.push(ShardMember {
             path: path.to_owned(),
-            size: file.file_len(),
-            crc32c: super::verify::whole_crc32c(&file)?,
+            size,
+            crc32c,
             header_digest: self.digest.map(|a| file.header_digest(a)),
         });
         Ok(())
@@ -400,12 +438,9 @@ impl ShardedWriter {
             None => format!("{}-{:05}.hurray", self.stem, self.members.len() + 1),
         };
         let path = self.place(&preferred);
-        let dest = self.dir.join(&path);
-        let file = AtomicFile::create_with(&dest, self.durability)?;
-        let member = Member {
-            file,
-            crc: Running::new(ChecksumAlgorithm::Crc32c),
-        };
+        let dest = self.store.location(&path);
+        let file = self.store.create(&path, self.durability)?;
+        let member = Crc32cWriter::new(file);
         let mut writer = Writer::to_file_at(member, &dest)?;
         writer.set_digests(self.digest)?;
         self.current = Some(OpenMember {
@@ -421,18 +456,18 @@ impl ShardedWriter {
             return Ok(());
         };
         let finished = m.writer.finish_parts()?;
-        let (size, header_digest, mut sink) = (finished.len, finished.header_digest, finished.out);
+        let (header_digest, mut sink) = (finished.header_digest, finished.out);
         sink.flush()
-            .map_err(|e| Error::io("writing", self.dir.join(&m.path), e))?;
-        let Member { file, crc } = sink;
+            .map_err(|e| Error::io("writing", self.store.location(&m.path), e))?;
+        let (file, written) = sink.finish();
         // Recorded first: a commit that fails after its rename still leaves
         // the file for `Drop` to remove.
         self.placed_files.push(m.path.clone());
-        file.commit()?;
+        file.commit().map_err(|failed| failed.error)?;
         self.members.push(ShardMember {
             path: m.path,
-            size,
-            crc32c: crc.finish(),
+            size: written.size,
+            crc32c: written.crc32c,
             header_digest,
         });
         Ok(())
@@ -451,8 +486,9 @@ impl ShardedWriter {
             digest: self.digest,
         };
         index.validate()?;
-        let file = AtomicFile::create_with(&self.index_path, self.durability)?;
-        let mut w = Writer::to_file_at(file, &self.index_path)?;
+        let location = self.store.location(&self.index);
+        let file = self.store.create(&self.index, self.durability)?;
+        let mut w = Writer::to_file_at(file, &location)?;
         for (k, v) in std::mem::take(&mut self.metadata) {
             w.set_metadata(k, v);
         }
@@ -460,8 +496,8 @@ impl ShardedWriter {
         w.set_shard_index(index);
         let (_, mut file) = w.finish_into_inner()?;
         file.flush()
-            .map_err(|e| Error::io("writing", &self.index_path, e))?;
-        match file.try_commit() {
+            .map_err(|e| Error::io("writing", &location, e))?;
+        match file.commit() {
             Ok(()) => self.committed = true,
             Err(CommitFailed { error, in_place }) => {
                 // In place, the new index refers to this save's members.
@@ -469,8 +505,8 @@ impl ShardedWriter {
                 return Err(error);
             }
         }
-        self.replaced.remove_unlisted(&self.dir, &members);
-        Ok(self.index_path.clone())
+        self.replaced.remove_unlisted(self.store.as_ref(), &members);
+        Ok(location)
     }
 }
 
@@ -480,7 +516,7 @@ impl Drop for ShardedWriter {
     fn drop(&mut self) {
         if !self.committed {
             for path in &self.placed_files {
-                let _ = std::fs::remove_file(self.dir.join(path));
+                self.store.remove(path);
             }
         }
     }

@@ -258,6 +258,48 @@ impl s3s::S3 for FileSystem {
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::ListObjectsV2Output>> {
         self.fs.list_objects_v2(req).await
     }
+
+    async fn create_multipart_upload(
+        &self,
+        req: s3s::S3Request<s3s::dto::CreateMultipartUploadInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::CreateMultipartUploadOutput>> {
+        self.fs.create_multipart_upload(req).await
+    }
+
+    async fn upload_part(
+        &self,
+        req: s3s::S3Request<s3s::dto::UploadPartInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::UploadPartOutput>> {
+        self.fs.upload_part(req).await
+    }
+
+    async fn complete_multipart_upload(
+        &self,
+        req: s3s::S3Request<s3s::dto::CompleteMultipartUploadInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::CompleteMultipartUploadOutput>> {
+        self.fs.complete_multipart_upload(req).await
+    }
+
+    async fn abort_multipart_upload(
+        &self,
+        req: s3s::S3Request<s3s::dto::AbortMultipartUploadInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::AbortMultipartUploadOutput>> {
+        self.fs.abort_multipart_upload(req).await
+    }
+
+    async fn delete_object(
+        &self,
+        req: s3s::S3Request<s3s::dto::DeleteObjectInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::DeleteObjectOutput>> {
+        self.fs.delete_object(req).await
+    }
+
+    async fn delete_objects(
+        &self,
+        req: s3s::S3Request<s3s::dto::DeleteObjectsInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::DeleteObjectsOutput>> {
+        self.fs.delete_objects(req).await
+    }
 }
 
 impl Drop for Server {

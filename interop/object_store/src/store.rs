@@ -1,0 +1,206 @@
+//! Writing to object stores: a file as one multipart upload
+//! ([`create`]), and a sharded checkpoint whose index and members are
+//! objects under one prefix ([`sharded_writer`]).
+//!
+//! An upload appears whole when it completes and not at all before, so a
+//! member is never seen half written, and the index, uploaded last, is the
+//! checkpoint's commit point as a rename is on a disk: a save that fails or
+//! is killed leaves no index at its location (or the previous one), never
+//! an index over missing members. A store that is not S3's may not support
+//! multipart uploads (plain HTTP): creating a file there is an error.
+
+use crate::location::{local_path, store_for};
+use crate::source::{ObjectSource, runtime};
+use hurray::limits::{UPLOAD_PART_BYTES, UPLOADS_IN_FLIGHT};
+use hurray::sharded::{CheckpointStore, CommitFailed, NewFile};
+use hurray::{AtomicFile, Durability, Error, File, Result, ShardedWriter};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Starts the file at `location` (a URL, or a local path): an upload to
+/// the object store, or an [`AtomicFile`] on a disk (with `durability`);
+/// nothing appears at `location` until [`NewFile::commit`].
+pub fn create(
+    location: &str,
+    options: &[(&str, &str)],
+    durability: Durability,
+) -> Result<Box<dyn NewFile>> {
+    match store_for(location, options)? {
+        Some((store, path)) => Ok(Box::new(Upload::start(store, path, location)?)),
+        None => Ok(Box::new(AtomicFile::create_with(
+            local_path(location)?,
+            durability,
+        )?)),
+    }
+}
+
+/// Starts a sharded checkpoint whose index is at `location` (a URL, or a
+/// local path), its members beside it: as [`ShardedWriter::create`] writes
+/// one in a directory, with every file an upload.
+pub fn sharded_writer(location: &str, options: &[(&str, &str)]) -> Result<ShardedWriter> {
+    let Some((store, path)) = store_for(location, options)? else {
+        return ShardedWriter::create(local_path(location)?);
+    };
+    let (folder, index) = match path.as_ref().rsplit_once('/') {
+        Some((folder, index)) => (Path::from(folder), index.to_owned()),
+        None => (Path::default(), path.as_ref().to_owned()),
+    };
+    let base = location
+        .rsplit_once('/')
+        .map_or(location, |(dir, _)| dir)
+        .to_owned();
+    let objects = ObjectCheckpointStore {
+        store,
+        folder,
+        base,
+    };
+    ShardedWriter::in_store(Box::new(objects), &index)
+}
+
+/// A sharded checkpoint's objects: the index and its members under
+/// `folder` of `store`.
+#[derive(Debug)]
+struct ObjectCheckpointStore {
+    store: Arc<dyn ObjectStore>,
+    folder: Path,
+    /// The folder's URL (for messages, and for the members' sources).
+    base: String,
+}
+
+impl ObjectCheckpointStore {
+    fn path(&self, path: &str) -> Path {
+        // Parts, not a parse: the writer checked the path (relative, no
+        // `..`), and a part is taken as it is.
+        self.folder
+            .parts()
+            .chain(path.split('/').map(object_store::path::PathPart::from))
+            .collect()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.base)
+    }
+}
+
+impl CheckpointStore for ObjectCheckpointStore {
+    fn location(&self, path: &str) -> PathBuf {
+        PathBuf::from(self.url(path))
+    }
+
+    fn create(&self, path: &str, _: Durability) -> Result<Box<dyn NewFile>> {
+        // An upload is as durable as the store makes it once it completes.
+        let upload = Upload::start(Arc::clone(&self.store), self.path(path), &self.url(path))?;
+        Ok(Box::new(upload))
+    }
+
+    fn open(&self, path: &str) -> Result<Option<File>> {
+        let source = ObjectSource::new(Arc::clone(&self.store), self.path(path), self.url(path));
+        match File::open_source(Arc::new(source)) {
+            Ok(file) => Ok(Some(file)),
+            Err(Error::Io { cause, .. }) if cause.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        let found = runtime().map(|rt| rt.block_on(self.store.head(&self.path(path))));
+        !matches!(found, Ok(Err(object_store::Error::NotFound { .. })))
+    }
+
+    fn remove(&self, path: &str) {
+        if let Ok(rt) = runtime() {
+            let _ = rt.block_on(self.store.delete(&self.path(path)));
+        }
+    }
+}
+
+/// One object being written: a multipart upload, completed by `commit`,
+/// aborted when dropped uncommitted.
+struct Upload {
+    upload: Option<WriteMultipart>,
+    location: String,
+}
+
+impl std::fmt::Debug for Upload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upload")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Upload {
+    fn start(store: Arc<dyn ObjectStore>, path: Path, location: &str) -> Result<Upload> {
+        let upload = runtime()
+            .and_then(|rt| {
+                rt.block_on(store.put_multipart(&path))
+                    .map_err(io::Error::other)
+            })
+            .map_err(|e| Error::io("starting an upload to", location, e))?;
+        Ok(Upload {
+            upload: Some(WriteMultipart::new_with_chunk_size(
+                upload,
+                UPLOAD_PART_BYTES,
+            )),
+            location: location.to_owned(),
+        })
+    }
+
+}
+
+impl Write for Upload {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let rt = runtime()?;
+        let Some(upload) = self.upload.as_mut() else {
+            return Err(io::Error::other("the upload has failed"));
+        };
+        // Room for one more part first: what the upload holds stays
+        // bounded, whatever the producer hands over.
+        if let Err(e) = rt.block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT)) {
+            if let Some(upload) = self.upload.take() {
+                let _ = rt.block_on(upload.abort());
+            }
+            return Err(io::Error::other(e));
+        }
+        let n = buf.len().min(UPLOAD_PART_BYTES);
+        // A full part starts its upload as a task of the runtime.
+        let _in_runtime = rt.enter();
+        upload.write(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl NewFile for Upload {
+    fn commit(mut self: Box<Self>) -> std::result::Result<(), CommitFailed> {
+        let failed = |e: io::Error| CommitFailed {
+            error: Error::io("completing the upload of", &self.location, e),
+            in_place: false,
+        };
+        let upload = self
+            .upload
+            .take()
+            .ok_or_else(|| failed(io::Error::other("the upload has failed")))?;
+        let rt = runtime().map_err(failed)?;
+        // `finish` aborts the upload itself when a part or the completion fails.
+        rt.block_on(upload.finish())
+            .map(|_| ())
+            .map_err(|e| failed(io::Error::other(e)))
+    }
+}
+
+impl Drop for Upload {
+    /// Uncommitted: the parts sent so far are discarded (an upload never
+    /// completed is never an object; this frees the store's parts too).
+    fn drop(&mut self) {
+        if let (Some(upload), Ok(rt)) = (self.upload.take(), runtime()) {
+            let _ = rt.block_on(upload.abort());
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Where a sharded checkpoint's files go: a directory here
+//! ([`LocalStore`]), an object store in `hurray-object-store`.
+//!
+//! [`ShardedWriter`](super::ShardedWriter) keeps its promise (the
+//! checkpoint it replaces stays whole until the new index is in place)
+//! through this interface alone: every file it writes appears whole or not
+//! at all ([`NewFile::commit`]), and it removes only what it placed or what
+//! the replaced index listed. A store needs no rename and no listing, so an
+//! object store, where a multipart upload appears whole on completion, is
+//! one as much as a directory is.
+
+use crate::atomic::{AtomicFile, Durability};
+use crate::checksum::{ChecksumAlgorithm, Running};
+use crate::error::{Error, Result};
+use crate::reader::File;
+use std::fmt::Debug;
+use std::io::{IoSlice, Write};
+use std::path::PathBuf;
+
+/// The files of one sharded checkpoint, by paths relative to its index's
+/// folder (`/`-separated, checked by the writer before any reaches here).
+pub trait CheckpointStore: Debug + Send + Sync {
+    /// Where `path` is, as messages name it (a file path, a URL).
+    fn location(&self, path: &str) -> PathBuf;
+
+    /// Starts the file `path`. Nothing appears at `path` until
+    /// [`NewFile::commit`]; dropped uncommitted, it leaves nothing behind
+    /// (a process killed meanwhile may leave a temporary file or an
+    /// unfinished upload, never a file at `path`).
+    fn create(&self, path: &str, durability: Durability) -> Result<Box<dyn NewFile>>;
+
+    /// Opens the Hurray file at `path` (its header verified); `Ok(None)`
+    /// when there is nothing there.
+    fn open(&self, path: &str) -> Result<Option<File>>;
+
+    /// Whether something may be at `path`: a store that cannot tell says
+    /// yes, so that nothing is written over it.
+    fn exists(&self, path: &str) -> bool;
+
+    /// Removes `path` as well as it can: one left behind is a file no index
+    /// lists, never an error.
+    fn remove(&self, path: &str);
+}
+
+/// A file being written to a [`CheckpointStore`].
+pub trait NewFile: Write + Send + Debug {
+    /// Puts the file in place, whole.
+    fn commit(self: Box<Self>) -> std::result::Result<(), CommitFailed>;
+}
+
+/// Why [`NewFile::commit`] failed, and whether the file is in place
+/// nonetheless (only making it durable failed): a writer of many files must
+/// then not undo what refers to it.
+#[derive(Debug)]
+pub struct CommitFailed {
+    /// What failed.
+    pub error: Error,
+    /// The file is at its path all the same.
+    pub in_place: bool,
+}
+
+/// A checkpoint in a local directory: each file written to a temporary
+/// file beside it and renamed into place ([`AtomicFile`]).
+#[derive(Debug)]
+pub(crate) struct LocalStore {
+    pub(crate) dir: PathBuf,
+}
+
+impl CheckpointStore for LocalStore {
+    fn location(&self, path: &str) -> PathBuf {
+        self.dir.join(path)
+    }
+
+    fn create(&self, path: &str, durability: Durability) -> Result<Box<dyn NewFile>> {
+        Ok(Box::new(AtomicFile::create_with(
+            self.dir.join(path),
+            durability,
+        )?))
+    }
+
+    fn open(&self, path: &str) -> Result<Option<File>> {
+        match File::open(self.dir.join(path)) {
+            Ok(file) => Ok(Some(file)),
+            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        // Not `exists()`: a dangling symlink is something at `path` too.
+        self.dir.join(path).symlink_metadata().is_ok()
+    }
+
+    fn remove(&self, path: &str) {
+        let _ = std::fs::remove_file(self.dir.join(path));
+    }
+}
+
+impl NewFile for AtomicFile {
+    fn commit(self: Box<Self>) -> std::result::Result<(), CommitFailed> {
+        (*self).try_commit()
+    }
+}
+
+/// What the writer of a member reports of it, for
+/// [`ShardedWriter::adopt_written_member`](super::ShardedWriter::adopt_written_member):
+/// what the index records of every member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenMember {
+    /// Its length in bytes.
+    pub size: u64,
+    /// The CRC-32C of all of its bytes.
+    pub crc32c: u64,
+}
+
+/// A `Write` that passes every byte on to `W` and computes their CRC-32C
+/// as they go: how a member's writer learns, without reading it back, what
+/// the index records of it.
+#[derive(Debug)]
+pub struct Crc32cWriter<W> {
+    inner: W,
+    crc: Running,
+    len: u64,
+}
+
+impl<W: Write> Crc32cWriter<W> {
+    /// Writes to `inner`.
+    pub fn new(inner: W) -> Self {
+        Crc32cWriter {
+            inner,
+            crc: Running::new(ChecksumAlgorithm::Crc32c),
+            len: 0,
+        }
+    }
+
+    /// `W`, and the length and CRC-32C of what was written to it.
+    pub fn finish(self) -> (W, WrittenMember) {
+        let written = WrittenMember {
+            size: self.len,
+            crc32c: self.crc.finish(),
+        };
+        (self.inner, written)
+    }
+
+    fn took(&mut self, bufs: &[IoSlice<'_>], mut n: usize) {
+        self.len += n as u64;
+        for b in bufs {
+            if n == 0 {
+                break;
+            }
+            let part = &b[..b.len().min(n)];
+            self.crc.update(part);
+            n -= part.len();
+        }
+    }
+}
+
+impl<W: Write> Write for Crc32cWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.took(&[IoSlice::new(buf)], n);
+        Ok(n)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+        let n = self.inner.write_vectored(bufs)?;
+        self.took(bufs, n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The running CRC covers exactly the bytes the inner writer took,
+    /// however it took them (short, vectored writes).
+    #[test]
+    fn the_crc_covers_what_the_inner_writer_took() {
+        #[derive(Debug, Default)]
+        struct Short(Vec<u8>);
+        impl Write for Short {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(3);
+                self.0.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = Crc32cWriter::new(Short::default());
+        w.write_all(b"hello, ").unwrap();
+        let (a, b) = (b"sharded ".as_slice(), b"world".as_slice());
+        let mut bufs = [IoSlice::new(a), IoSlice::new(b)];
+        let mut slices = &mut bufs[..];
+        while !slices.is_empty() {
+            let n = w.write_vectored(slices).unwrap();
+            IoSlice::advance_slices(&mut slices, n);
+        }
+        let (inner, written) = w.finish();
+        assert_eq!(inner.0, b"hello, sharded world");
+        assert_eq!(written.size, 20);
+        assert_eq!(
+            written.crc32c,
+            ChecksumAlgorithm::Crc32c.of(b"hello, sharded world")
+        );
+    }
+}

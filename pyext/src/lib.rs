@@ -44,6 +44,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(url::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_sharded_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
+    m.add_function(wrap_pyfunction!(write::write_member, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::element_types, m)?)?;
     m.add_function(wrap_pyfunction!(onnx::onnx_externalize, m)?)?;
     m.add_function(wrap_pyfunction!(onnx::onnx_write_weights, m)?)?;

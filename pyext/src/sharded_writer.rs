@@ -3,14 +3,17 @@
 //! [`hurray::ShardedWriter`].
 
 use crate::error::{HurrayError, err};
+use crate::url::{check_options_apply, with_options};
 use crate::write::{codes_of, with_source};
 use hurray::pack::pack_codes;
-use hurray::sharded::AdoptedChunk;
+use hurray::sharded::{AdoptedChunk, WrittenMember};
 use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// A sharded checkpoint being written. Members are Hurray files written
 /// atomically as tensors arrive, each rolling to the next past
@@ -19,7 +22,10 @@ use std::path::PathBuf;
 /// replaced checkpoint's members: until then the old checkpoint is whole.
 #[pyclass(name = "ShardedWriter", module = "hurray")]
 pub(crate) struct PyShardedWriter {
-    writer: Option<ShardedWriter>,
+    /// `None` once finished or aborted. In a mutex only because a Python
+    /// object must be shareable between threads and a member being uploaded
+    /// is not: every method takes `&mut self`, so it is never locked.
+    writer: Mutex<Option<ShardedWriter>>,
 }
 
 /// The stored bytes of a source's data: packed by the runtime when the
@@ -35,9 +41,17 @@ fn stored(t: ElementType, data: &[u8], unpacked: bool) -> Cow<'_, [u8]> {
 
 impl PyShardedWriter {
     fn writer(&mut self) -> PyResult<&mut ShardedWriter> {
-        self.writer
+        self.slot()
             .as_mut()
             .ok_or_else(|| HurrayError::new_err("the sharded writer is finished"))
+    }
+
+    fn slot(&mut self) -> &mut Option<ShardedWriter> {
+        // A panic while it was held cannot have left the writer half
+        // changed in a way the runtime does not already guard against.
+        self.writer
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -52,17 +66,25 @@ impl PyShardedWriter {
     /// bytes (the runtime's default is transformers' 5 GB); `durable=False`
     /// skips the fsyncs (still atomic for every reader); `digests=True`
     /// records BLAKE3 digests in every member and each member's header
-    /// digest in the index, so the checkpoint can be signed.
+    /// digest in the index, so the checkpoint can be signed. `index_path`
+    /// may be the URL of an object in an object store (`s3://...`): the
+    /// members and the index are then objects beside it, each one multipart
+    /// upload (`storage_options` as `open` takes them).
     #[new]
-    #[pyo3(signature = (index_path, *, max_shard_size=None, metadata=None, durable=true, digests=false))]
+    #[pyo3(signature = (index_path, *, max_shard_size=None, metadata=None, durable=true, digests=false, storage_options=None))]
     fn new(
-        index_path: PathBuf,
+        py: Python<'_>,
+        index_path: String,
         max_shard_size: Option<u64>,
         metadata: Option<BTreeMap<String, String>>,
         durable: bool,
         digests: bool,
+        storage_options: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
-        let mut w = ShardedWriter::create(index_path).map_err(err)?;
+        check_options_apply(&index_path, &storage_options)?;
+        let mut w = with_options(py, storage_options, |o| {
+            hurray_object_store::sharded_writer(&index_path, o)
+        })?;
         w.set_digests(digests.then_some(hurray::DigestAlgorithm::Blake3))
             .map_err(err)?;
         if let Some(bytes) = max_shard_size {
@@ -74,7 +96,9 @@ impl PyShardedWriter {
         for (k, v) in metadata.unwrap_or_default() {
             w.set_metadata(k, v);
         }
-        Ok(PyShardedWriter { writer: Some(w) })
+        Ok(PyShardedWriter {
+            writer: Mutex::new(Some(w)),
+        })
     }
 
     /// Closes the current member; the next tensor starts the member `path`
@@ -101,7 +125,7 @@ impl PyShardedWriter {
     /// Gives the save up: the members it wrote are removed and the
     /// checkpoint it would have replaced stays as it is.
     fn abort(&mut self) {
-        self.writer = None;
+        *self.slot() = None;
     }
 
     /// Writes the whole tensor `name` from `source` (an object with
@@ -138,9 +162,18 @@ impl PyShardedWriter {
     /// written by another process (a rank of a distributed save): every
     /// tensor of it is a whole logical tensor, except those `chunks` names,
     /// given as `(tensor in the member, logical name, logical shape, offset)`.
-    /// The file is verified and read whole for its CRC-32C.
-    #[pyo3(signature = (path, chunks=None))]
-    fn adopt_member(&mut self, path: &str, chunks: Option<Vec<ChunkSpec>>) -> PyResult<()> {
+    /// The file is verified and read whole for its CRC-32C, unless its
+    /// writer reported `size` and `crc32c` (what `write_member` returns):
+    /// then its header is verified and its size checked.
+    #[pyo3(signature = (path, chunks=None, *, size=None, crc32c=None))]
+    fn adopt_member(
+        &mut self,
+        py: Python<'_>,
+        path: &str,
+        chunks: Option<Vec<ChunkSpec>>,
+        size: Option<u64>,
+        crc32c: Option<u64>,
+    ) -> PyResult<()> {
         let chunks: Vec<AdoptedChunk> = chunks
             .unwrap_or_default()
             .into_iter()
@@ -151,25 +184,36 @@ impl PyShardedWriter {
                 offset,
             })
             .collect();
-        self.writer()?
-            .adopt_member_chunks(path, &chunks)
-            .map_err(err)
+        let w = self.writer()?;
+        match (size, crc32c) {
+            (Some(size), Some(crc32c)) => {
+                let written = WrittenMember { size, crc32c };
+                py.detach(|| w.adopt_written_member(path, &chunks, written))
+            }
+            (None, None) => py.detach(|| w.adopt_member_chunks(path, &chunks)),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "member {path:?}: give both size and crc32c, or neither"
+                )));
+            }
+        }
+        .map_err(err)
     }
 
     /// Closes the last member, checks the index (every chunked tensor tiled
     /// exactly) and writes it; returns the index's path. A refused index is
     /// not written, and the members this writer wrote are removed.
-    fn finish(&mut self) -> PyResult<PathBuf> {
+    fn finish(&mut self, py: Python<'_>) -> PyResult<PathBuf> {
         let w = self
-            .writer
+            .slot()
             .take()
             .ok_or_else(|| HurrayError::new_err("the sharded writer is finished"))?;
-        w.finish().map_err(err)
+        py.detach(|| w.finish()).map_err(err)
     }
 
     /// Whether `finish()` has run (successfully or not).
     #[getter]
-    fn finished(&self) -> bool {
-        self.writer.is_none()
+    fn finished(&mut self) -> bool {
+        self.slot().is_none()
     }
 }

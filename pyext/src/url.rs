@@ -40,3 +40,17 @@ pub(crate) fn with_options<T: Send>(
         .collect();
     py.detach(|| open(&pairs)).map_err(err)
 }
+
+/// `storage_options` apply to URLs only: given with a local path, they are
+/// refused rather than ignored.
+pub(crate) fn check_options_apply(
+    location: &str,
+    options: &Option<BTreeMap<String, String>>,
+) -> PyResult<()> {
+    if options.is_some() && !hurray_object_store::is_url(location) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{location}: storage_options apply to URLs, and this is a local path"
+        )));
+    }
+    Ok(())
+}

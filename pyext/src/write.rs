@@ -3,6 +3,8 @@
 
 use crate::error::err;
 use crate::import::import;
+use crate::url::{check_options_apply, with_options};
+use hurray::sharded::Crc32cWriter;
 use hurray::{
     ChecksumAlgorithm, DigestAlgorithm, Durability, ElementType, TensorDescriptor, Writer,
 };
@@ -12,9 +14,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::Path;
 
 /// Writes `items` (an iterable of `(name, source)`) to `path` atomically,
-/// or, with `path=None`, returns the file as bytes. A source is read in
+/// or, with `path=None`, returns the file as bytes. `path` is a local path
+/// or the URL of an object store (`s3://...`, one multipart upload, with
+/// `storage_options` as `open` takes them). A source is read in
 /// place ([`with_source`]): an object with `__dlpack__` or a tuple
 /// `(dtype, shape, buffer)`. Bools
 /// and sub-byte types are packed by the runtime as they stream out. Nothing
@@ -24,37 +29,85 @@ use std::io::Write;
 /// `digests=True` records a BLAKE3 digest of each buffer (format 1.4), so
 /// the file can be signed.
 #[pyfunction]
-#[pyo3(signature = (path, items, metadata=None, *, durable=true, checksums=true, digests=false))]
+#[pyo3(signature = (path, items, metadata=None, *, durable=true, checksums=true, digests=false, storage_options=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write<'py>(
     py: Python<'py>,
-    path: Option<std::path::PathBuf>,
+    path: Option<String>,
     items: &Bound<'py, PyAny>,
     metadata: Option<BTreeMap<String, String>>,
     durable: bool,
     checksums: bool,
     digests: bool,
+    storage_options: Option<BTreeMap<String, String>>,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let metadata = metadata.unwrap_or_default();
     let sums = Sums {
         checksums: checksums.then_some(ChecksumAlgorithm::Crc32c),
         digests: digests.then_some(DigestAlgorithm::Blake3),
     };
-    match path {
-        Some(path) => {
-            let durability = if durable {
-                Durability::Synced
-            } else {
-                Durability::RenameOnly
-            };
-            let w = Writer::create_with(&path, durability).map_err(err)?;
-            write_to(w, items, &metadata, sums)?;
-            Ok(None)
-        }
-        None => {
-            let mut out = Vec::new();
-            write_to(Writer::new(&mut out).map_err(err)?, items, &metadata, sums)?;
-            Ok(Some(PyBytes::new(py, &out)))
-        }
+    let Some(location) = path else {
+        let mut out = Vec::new();
+        let w = write_to(Writer::new(&mut out).map_err(err)?, items, &metadata, sums)?;
+        w.finish().map_err(err)?;
+        return Ok(Some(PyBytes::new(py, &out)));
+    };
+    check_options_apply(&location, &storage_options)?;
+    let durability = durability(durable);
+    if hurray_object_store::is_url(&location) {
+        let file = with_options(py, storage_options, |o| {
+            hurray_object_store::create(&location, o, durability)
+        })?;
+        let w = Writer::to_file_at(file, Path::new(&location)).map_err(err)?;
+        let (_, file) = write_to(w, items, &metadata, sums)?
+            .finish_into_inner()
+            .map_err(err)?;
+        py.detach(|| file.commit())
+            .map_err(|failed| err(failed.error))?;
+    } else {
+        let w = Writer::create_with(&location, durability).map_err(err)?;
+        write_to(w, items, &metadata, sums)?.finish().map_err(err)?;
+    }
+    Ok(None)
+}
+
+/// As [`write`] to a location, for a member of a sharded checkpoint that
+/// another process indexes (a rank of a distributed save): returns the
+/// file's `(size, crc32c)`, computed as it was written, which that process
+/// passes to `ShardedWriter.adopt_member` instead of reading the file back.
+#[pyfunction]
+#[pyo3(signature = (location, items, *, durable=true, digests=false, storage_options=None))]
+pub(crate) fn write_member(
+    py: Python<'_>,
+    location: String,
+    items: &Bound<'_, PyAny>,
+    durable: bool,
+    digests: bool,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<(u64, u64)> {
+    let sums = Sums {
+        checksums: Some(ChecksumAlgorithm::Crc32c),
+        digests: digests.then_some(DigestAlgorithm::Blake3),
+    };
+    check_options_apply(&location, &storage_options)?;
+    let file = with_options(py, storage_options, |o| {
+        hurray_object_store::create(&location, o, durability(durable))
+    })?;
+    let w = Writer::to_file_at(Crc32cWriter::new(file), Path::new(&location)).map_err(err)?;
+    let (_, sink) = write_to(w, items, &BTreeMap::new(), sums)?
+        .finish_into_inner()
+        .map_err(err)?;
+    let (file, written) = sink.finish();
+    py.detach(|| file.commit())
+        .map_err(|failed| err(failed.error))?;
+    Ok((written.size, written.crc32c))
+}
+
+fn durability(durable: bool) -> Durability {
+    if durable {
+        Durability::Synced
+    } else {
+        Durability::RenameOnly
     }
 }
 
@@ -65,12 +118,13 @@ struct Sums {
     digests: Option<DigestAlgorithm>,
 }
 
+/// `w` with every tensor of `items` and `metadata` written, to be finished.
 fn write_to<W: Write>(
     mut w: Writer<W>,
     items: &Bound<'_, PyAny>,
     metadata: &BTreeMap<String, String>,
     sums: Sums,
-) -> PyResult<()> {
+) -> PyResult<Writer<W>> {
     w.set_checksums(sums.checksums).map_err(err)?;
     w.set_digests(sums.digests).map_err(err)?;
     for (k, v) in metadata {
@@ -82,8 +136,7 @@ fn write_to<W: Write>(
             add(&mut w, &name, t, shape, data, unpacked)
         })?;
     }
-    w.finish().map_err(err)?;
-    Ok(())
+    Ok(w)
 }
 
 /// Runs `f` on one tensor of a Python source, `(element type, shape,

@@ -1,5 +1,6 @@
 import importlib
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -50,3 +51,47 @@ def hurray():
     _build_extension()
     importlib.invalidate_caches()
     return importlib.import_module("hurray")
+
+
+S3_KEY, S3_SECRET = "hurray-test", "hurray-test-secret"
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory):
+    """The tests' S3 server (s3s-fs over a directory, signed requests):
+    ``(root, options)``, where ``root / bucket / key`` is an object's file
+    and ``options`` are the ``storage_options`` that reach it."""
+    cargo = os.environ.get("CARGO") or shutil.which("cargo")
+    subprocess.run(
+        [cargo, "build", "--quiet", "-p", "hurray-s3-test-server"], cwd=ROOT, check=True
+    )
+    server = ROOT / "target" / "debug" / "hurray-s3-test-server"
+    root = tmp_path_factory.mktemp("s3")
+    proc = subprocess.Popen(
+        [str(server), str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    line = proc.stdout.readline().strip()
+    assert line.startswith("endpoint="), line
+    endpoint = line.split("=", 1)[1]
+    options = {
+        "aws_endpoint": endpoint,
+        "aws_allow_http": "true",
+        "aws_access_key_id": S3_KEY,
+        "aws_secret_access_key": S3_SECRET,
+        "aws_region": "us-east-1",
+    }
+    yield root, options
+    proc.stdin.close()
+    proc.wait(timeout=30)
+
+
+def s3_env(options):
+    """The environment the AWS tools (and object_store in a child process) read
+    to reach the server of ``options``."""
+    return {
+        "AWS_ENDPOINT": options["aws_endpoint"],
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": S3_KEY,
+        "AWS_SECRET_ACCESS_KEY": S3_SECRET,
+        "AWS_REGION": "us-east-1",
+    }

@@ -2,10 +2,17 @@
 DTensors with torch.distributed.checkpoint through hurray.torch.dcp, on the
 gloo backend, and checks every value exactly.
 
-    python dcp_worker.py save|load|plain CKPT_DIR RANK WORLD PORT
+    python dcp_worker.py save|load|plain|crash CKPT RANK WORLD PORT
+
+CKPT is a directory or an object store URL (credentials from the
+environment). ``crash`` saves other values and kills the coordinator with
+SIGKILL once every member is written, before the index: what a save killed
+half way leaves.
 """
 
+import datetime
 import os
+import signal
 import sys
 
 import torch
@@ -35,6 +42,11 @@ def expected(name):
     return values.to(dtype)
 
 
+def saved(phase, name):
+    """What ``phase`` saves: the expected values, or others for ``crash``."""
+    return expected(name) + 1 if phase == "crash" else expected(name)
+
+
 def placements(phase, name):
     from torch.distributed.tensor import Replicate, Shard
 
@@ -60,11 +72,25 @@ def main():
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import distribute_tensor
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        # A peer killed on purpose (crash) must not leave the others waiting long.
+        timeout=datetime.timedelta(seconds=60),
+    )
     mesh = init_device_mesh("cpu", (world,))
-    if phase == "save":
-        state = {n: distribute_tensor(expected(n), mesh, placements(phase, n)) for n in TENSORS}
-        dcp.save(state, storage_writer=HurrayStorageWriter(ckpt))
+    if phase in ("save", "crash"):
+        writer = HurrayStorageWriter(ckpt)
+        if phase == "crash":
+
+            def killed(*args, **kwargs):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+            writer.finish = killed
+        state = {n: distribute_tensor(saved(phase, n), mesh, placements(phase, n)) for n in TENSORS}
+        dcp.save(state, storage_writer=writer)
     else:
         state = {
             n: distribute_tensor(torch.zeros(shape, dtype=dtype), mesh, placements(phase, n))

@@ -4,6 +4,8 @@ resharded through ``HurrayStorageReader``, and one process loads them into
 plain tensors; every value exact. The checkpoint is a Hurray sharded
 checkpoint that hurray reads without DCP."""
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +24,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(phase, ckpt, world):
+def run(phase, ckpt, world, env=None):
     port = str(free_port())
     procs = [
         subprocess.Popen(
@@ -30,10 +32,20 @@ def run(phase, ckpt, world):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=dict(os.environ, **(env or {})),
         )
         for rank in range(world)
     ]
-    outs = [p.communicate(timeout=300) for p in procs]
+    try:
+        outs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    if phase == "crash":
+        # The coordinator killed itself before the index; the other rank
+        # fails or finishes, either way after writing its member.
+        assert procs[0].returncode == -signal.SIGKILL, outs[0]
+        return [out for out, _ in outs]
     for rank, (p, (out, err)) in enumerate(zip(procs, outs)):
         assert p.returncode == 0, f"{phase} rank {rank} failed:\n{out}\n{err}"
     return [out for out, _ in outs]
@@ -75,24 +87,82 @@ def test_non_tensor_entries_are_refused(hurray, tmp_path):
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 
 
-def test_object_store_urls_are_refused_not_taken_for_paths(hurray, tmp_path, monkeypatch):
-    """`s3://bucket/run` once became a local directory `s3:`; it is refused
-    until the storage classes reach object stores."""
-    import torch.distributed.checkpoint as dcp
+def test_urls_are_taken_as_urls_never_as_paths(hurray, tmp_path, monkeypatch):
+    """`s3://bucket/run` once became a local directory `s3:`. A URL is an
+    object store folder; one that takes no uploads (HTTP) is refused for a
+    save, and storage options given with a local directory are refused."""
     from hurray.torch.dcp import HurrayStorageReader, HurrayStorageWriter
 
     monkeypatch.chdir(tmp_path)
-    for url in ("s3://bucket/run/step_5", "gs://b/c", "https://host/ckpt"):
+    for url in ("s3://bucket/run/step_5", "gs://b/c", "az://a/b"):
         for storage in (HurrayStorageWriter, HurrayStorageReader):
-            with pytest.raises(ValueError, match="object storage URLs"):
-                storage(url)
-            assert not storage.validate_checkpoint_id(url)
+            assert storage(url).path == url
+            assert storage.validate_checkpoint_id(url)
+    for url in ("https://host/ckpt", "http://host/ckpt"):
+        with pytest.raises(ValueError, match="takes no uploads"):
+            HurrayStorageWriter(url)
+        assert not HurrayStorageWriter.validate_checkpoint_id(url)
+        assert HurrayStorageReader.validate_checkpoint_id(url)
         writer = HurrayStorageWriter(tmp_path / "local")
-        with pytest.raises(ValueError, match="object storage URLs"):
+        with pytest.raises(ValueError, match="takes no uploads"):
             writer.reset(url)
-    with pytest.raises(ValueError):
-        dcp.save({"w": torch.ones(2)}, storage_writer=HurrayStorageWriter("s3://bucket/run"))
-    assert list(tmp_path.iterdir()) == []
+    for storage in (HurrayStorageWriter, HurrayStorageReader):
+        with pytest.raises(ValueError, match="storage_options apply to URLs"):
+            storage(tmp_path / "local", storage_options={"aws_region": "x"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_two_ranks_save_to_s3_three_load_resharded(hurray, s3):
+    """The same checkpoint in an object store: members as multipart uploads,
+    the index last; loading reads the ranges each rank needs."""
+    from conftest import s3_env
+    from dcp_worker import TENSORS, expected
+
+    root, options = s3
+    (root / "dcp").mkdir(exist_ok=True)
+    url = "s3://dcp/run/step_5"
+    env = s3_env(options)
+    run("save", url, 2, env)
+    folder = root / "dcp" / "run" / "step_5"
+    assert sorted(p.name for p in folder.iterdir()) == ["checkpoint.hurray", "rank-00000.hurray", "rank-00001.hurray"]
+    # The objects are files of the server: every member and checksum holds
+    # (what `hurray validate --checksums` checks).
+    with hurray.open_sharded(folder / "checkpoint.hurray") as f:
+        assert sorted(f.keys()) == sorted(TENSORS)
+        f.verify_members()
+        assert f.verify_checksums()
+    with hurray.safe_open(f"{url}/checkpoint.hurray", framework="pt", storage_options=options) as f:
+        for name in TENSORS:
+            assert torch.equal(f.get_tensor(name), expected(name)), name
+
+    assert all("ok" in out for out in run("load", url, 3, env))
+    assert run("plain", url, 1, env) == ["plain ok\n"]
+
+
+def test_a_save_killed_before_its_index_leaves_no_checkpoint_and_the_last_one_whole(hurray, s3):
+    from conftest import s3_env
+
+    root, options = s3
+    (root / "dcp").mkdir(exist_ok=True)
+    env = s3_env(options)
+    # Into a new folder: the members went up, no index did; nothing opens.
+    fresh = "s3://dcp/killed/step_1"
+    run("crash", fresh, 2, env)
+    with pytest.raises(Exception, match="killed/step_1/checkpoint.hurray"):
+        hurray.open_sharded_remote(f"{fresh}/checkpoint.hurray", options)
+    assert not (root / "dcp" / "killed" / "step_1" / "checkpoint.hurray").exists()
+
+    # Over a checkpoint already there: it stays whole, with its own values.
+    url = "s3://dcp/killed/step_2"
+    run("save", url, 2, env)
+    run("crash", url, 2, env)
+    folder = root / "dcp" / "killed" / "step_2"
+    with hurray.open_sharded(folder / "checkpoint.hurray") as f:
+        assert [m[0] for m in f.members] == ["rank-00000.hurray", "rank-00001.hurray"]
+        assert f.verify_checksums()
+    assert run("plain", url, 1, env) == ["plain ok\n"]
+    # The killed save's members are beside it, under names no index lists.
+    assert {"rank-00000.1.hurray", "rank-00001.1.hurray"} <= {p.name for p in folder.iterdir()}
 
 
 @pytest.mark.filterwarnings("ignore:torch.distributed is disabled")

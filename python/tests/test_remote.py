@@ -5,41 +5,10 @@ single files and sharded checkpoints; credentials come from
 `storage_options` or the environment."""
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-KEY, SECRET = "hurray-test", "hurray-test-secret"
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    cargo = os.environ.get("CARGO") or shutil.which("cargo")
-    subprocess.run(
-        [cargo, "build", "--quiet", "-p", "hurray-s3-test-server"], cwd=ROOT, check=True
-    )
-    server = ROOT / "target" / "debug" / "hurray-s3-test-server"
-    root = tmp_path_factory.mktemp("s3")
-    proc = subprocess.Popen(
-        [str(server), str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    line = proc.stdout.readline().strip()
-    assert line.startswith("endpoint="), line
-    endpoint = line.split("=", 1)[1]
-    options = {
-        "aws_endpoint": endpoint,
-        "aws_allow_http": "true",
-        "aws_access_key_id": KEY,
-        "aws_secret_access_key": SECRET,
-        "aws_region": "us-east-1",
-    }
-    yield root, options
-    proc.stdin.close()
-    proc.wait(timeout=30)
 
 
 def arrays():

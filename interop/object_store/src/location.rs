@@ -101,7 +101,13 @@ pub(crate) fn local_path(location: &str) -> Result<PathBuf> {
     if !is_url(location) {
         return Ok(PathBuf::from(location));
     }
-    let bad = |reason: &str| Error::io("opening", location, std::io::Error::other(reason.to_owned()));
+    let bad = |reason: &str| {
+        Error::io(
+            "opening",
+            location,
+            std::io::Error::other(reason.to_owned()),
+        )
+    };
     ::url::Url::parse(location)
         .map_err(|e| bad(&e.to_string()))?
         .to_file_path()

@@ -148,7 +148,6 @@ impl Upload {
             location: location.to_owned(),
         })
     }
-
 }
 
 impl Write for Upload {

@@ -55,8 +55,11 @@ fn a_file_is_uploaded_in_parts_and_appears_only_when_committed() {
     let small = values(2, 7);
     let file = hurray_object_store::create(url, &s3.options(), Durability::Synced).unwrap();
     let mut w = Writer::to_file_at(Crc32cWriter::new(file), Path::new(url)).unwrap();
-    w.add_tensor(&f32_tensor("big", &[10, 1 << 20]), &[hurray::as_bytes(&big)])
-        .unwrap();
+    w.add_tensor(
+        &f32_tensor("big", &[10, 1 << 20]),
+        &[hurray::as_bytes(&big)],
+    )
+    .unwrap();
     w.add_tensor(&f32_tensor("small", &[7]), &[hurray::as_bytes(&small)])
         .unwrap();
     let (len, sink) = w.finish_into_inner().unwrap();
@@ -69,15 +72,25 @@ fn a_file_is_uploaded_in_parts_and_appears_only_when_committed() {
     // One POST to start the upload, a PUT per part, one POST to complete it.
     let requests = s3.server.take_requests();
     assert_eq!(uploads(&requests), 3, "{requests:?}");
-    assert_eq!(requests.iter().filter(|r| r.method == "POST").count(), 2, "{requests:?}");
+    assert_eq!(
+        requests.iter().filter(|r| r.method == "POST").count(),
+        2,
+        "{requests:?}"
+    );
 
     let bytes = std::fs::read(s3.object("one/model.hurray")).unwrap();
     assert_eq!(written.size, len);
     assert_eq!(bytes.len() as u64, len);
     assert_eq!(written.crc32c, hurray::ChecksumAlgorithm::Crc32c.of(&bytes));
     let f = hurray_object_store::open_with_options(url, &s3.options()).unwrap();
-    assert_eq!(f.tensor("big").unwrap().as_slice::<f32>().unwrap(), &big[..]);
-    assert_eq!(f.tensor("small").unwrap().as_slice::<f32>().unwrap(), &small[..]);
+    assert_eq!(
+        f.tensor("big").unwrap().as_slice::<f32>().unwrap(),
+        &big[..]
+    );
+    assert_eq!(
+        f.tensor("small").unwrap().as_slice::<f32>().unwrap(),
+        &small[..]
+    );
     hurray::File::open(s3.object("one/model.hurray"))
         .unwrap()
         .verify_checksums()
@@ -94,7 +107,10 @@ fn an_upload_dropped_or_failed_leaves_no_object() {
     drop(file);
     assert!(!s3.object("dropped.hurray").exists());
     let e = hurray_object_store::open_with_options(url, &s3.options()).unwrap_err();
-    assert!(matches!(&e, Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::NotFound), "{e}");
+    assert!(
+        matches!(&e, Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::NotFound),
+        "{e}"
+    );
 
     // A store that cannot be reached: refused when the upload starts,
     // naming the URL (no retries asked for).
@@ -163,7 +179,10 @@ fn a_checkpoint_of_objects_is_written_index_last_and_replaced_whole() {
         let bytes = f.assemble("w").unwrap().bytes;
         (f.metadata().get("step").cloned(), bytes)
     };
-    assert_eq!(read(index_url), (Some("1".into()), hurray::as_bytes(&first).to_vec()));
+    assert_eq!(
+        read(index_url),
+        (Some("1".into()), hurray::as_bytes(&first).to_vec())
+    );
     // The server's files are the objects: every checksum holds.
     let local = hurray::ShardedFile::open(s3.object("run/step/checkpoint.hurray")).unwrap();
     assert_eq!(local.checksum_report().into_result().unwrap(), 2);
@@ -171,7 +190,10 @@ fn a_checkpoint_of_objects_is_written_index_last_and_replaced_whole() {
     // A second save to the same place: members beside the first ones, the
     // first ones removed once the new index is in place.
     let second = save_by_ranks(&s3, index_url, 2);
-    assert_eq!(read(index_url), (Some("2".into()), hurray::as_bytes(&second).to_vec()));
+    assert_eq!(
+        read(index_url),
+        (Some("2".into()), hurray::as_bytes(&second).to_vec())
+    );
     let local = hurray::ShardedFile::open(s3.object("run/step/checkpoint.hurray")).unwrap();
     let members: Vec<&str> = local.members().iter().map(|m| m.path.as_str()).collect();
     assert_eq!(members, ["rank-00000.1.hurray", "rank-00001.1.hurray"]);
@@ -203,5 +225,8 @@ fn a_checkpoint_of_objects_is_written_index_last_and_replaced_whole() {
     );
     drop(w);
     assert!(!s3.object("run/step/rank-00000.hurray").exists());
-    assert_eq!(read(index_url), (Some("2".into()), hurray::as_bytes(&second).to_vec()));
+    assert_eq!(
+        read(index_url),
+        (Some("2".into()), hurray::as_bytes(&second).to_vec())
+    );
 }

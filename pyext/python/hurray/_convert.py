@@ -230,9 +230,10 @@ def source(name: str, value):
     raise ValueError(f"tensor {name!r}: dtype {dtype} ({dtype.str}) has no Hurray element type")
 
 
-def write(path, tensors, metadata=None, durable=True, checksums=True, digests=False):
-    """Writes a mapping name -> tensor (any framework) to ``path``, or to
-    bytes with ``path=None``. The file appears whole or not at all; with
+def write(path, tensors, metadata=None, durable=True, checksums=True, digests=False, storage_options=None):
+    """Writes a mapping name -> tensor (any framework) to ``path`` (a local
+    path, or an object store URL: one multipart upload), or to bytes with
+    ``path=None``. The file appears whole or not at all; with
     ``durable=True`` it is also flushed to the disk before it appears.
     ``checksums=False`` records no per-buffer checksums; ``digests=True``
     records a BLAKE3 digest of each buffer (so the file can be signed)."""
@@ -242,5 +243,19 @@ def write(path, tensors, metadata=None, durable=True, checksums=True, digests=Fa
                 raise TypeError(f"metadata must map str to str, got {k!r}: {v!r}")
     items = ((name, source(name, value)) for name, value in tensors.items())
     return _hurray.write(
-        None if path is None else str(path), items, metadata, durable=durable, checksums=checksums, digests=digests
+        None if path is None else str(path),
+        items,
+        metadata,
+        durable=durable,
+        checksums=checksums,
+        digests=digests,
+        storage_options=storage_options,
     )
+
+
+def write_member(location, tensors, durable=True, storage_options=None):
+    """Writes a member of a sharded checkpoint that another process indexes
+    (a local path or an object store URL); returns its ``(size, crc32c)``,
+    computed as it was written, for ``ShardedWriter.adopt_member``."""
+    items = ((name, source(name, value)) for name, value in tensors.items())
+    return _hurray.write_member(str(location), items, durable=durable, storage_options=storage_options)

@@ -181,7 +181,10 @@ class ShardedWriter:
         metadata: Optional[Dict[str, str]] = None,
         durable: bool = True,
         digests: bool = False,
-    ) -> None: ...
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> None:
+        """``index_path`` may be an object store URL (``s3://...``): members
+        and index are then objects, each one multipart upload."""
     def start_member(self, path: str) -> None: ...
     def member_path(self, preferred: str) -> str: ...
     def set_metadata(self, key: str, value: str) -> None: ...
@@ -192,9 +195,15 @@ class ShardedWriter:
         self,
         path: str,
         chunks: Optional[Sequence[Tuple[str, str, Sequence[int], Sequence[int]]]] = None,
-    ) -> None: ...
+        *,
+        size: Optional[int] = None,
+        crc32c: Optional[int] = None,
+    ) -> None:
+        """With ``size`` and ``crc32c`` (as :func:`write_member` returns them)
+        the member's header is verified and its size checked, not read whole."""
     def finish(self) -> pathlib.Path:
-        """Writes the index; returns its path (a pathlib.Path)."""
+        """Writes the index; returns its path (a pathlib.Path; for an object
+        store, its URL as one)."""
     @property
     def finished(self) -> bool: ...
 
@@ -221,7 +230,19 @@ def write(
     durable: bool = True,
     checksums: bool = True,
     digests: bool = False,
-) -> Optional[bytes]: ...
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Optional[bytes]:
+    """``path`` may be an object store URL (one multipart upload)."""
+def write_member(
+    location: str,
+    items: Iterable[Tuple[str, Any]],
+    *,
+    durable: bool = True,
+    digests: bool = False,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Tuple[int, int]:
+    """Writes a member of a sharded checkpoint (a path or an object store
+    URL); returns its ``(size, crc32c)`` for ``ShardedWriter.adopt_member``."""
 def sign(
     path: Union[str, os.PathLike], private_key: Union[str, os.PathLike, bytes], output: Optional[str] = None
 ) -> pathlib.Path: ...

@@ -30,6 +30,11 @@ class ShardedWriter:
     aborted or is killed leaves the old checkpoint whole, and removes what it
     wrote (a killed one leaves files no index lists).
 
+    ``index_path`` may be the URL of an object store (``s3://bucket/run/
+    model.hurray``, with ``storage_options`` as :func:`hurray.open` takes
+    them): each member is then one multipart upload, visible only once
+    complete, and the index, uploaded last, is the commit point.
+
     As a context manager it finishes on a clean exit and aborts on an
     exception::
 
@@ -47,9 +52,15 @@ class ShardedWriter:
         max_shard_size: int = DEFAULT_MAX_SHARD_SIZE,
         durable: bool = True,
         digests: bool = False,
+        storage_options: Optional[Dict[str, str]] = None,
     ):
         self._writer = _hurray.ShardedWriter(
-            str(index_path), max_shard_size=max_shard_size, metadata=metadata, durable=durable, digests=digests
+            os.fspath(index_path),
+            max_shard_size=max_shard_size,
+            metadata=metadata,
+            durable=durable,
+            digests=digests,
+            storage_options=storage_options,
         )
 
     def start_member(self, path: str) -> None:
@@ -88,16 +99,24 @@ class ShardedWriter:
         self,
         path: str,
         chunks: Optional[Sequence[Tuple[str, str, Sequence[int], Sequence[int]]]] = None,
+        *,
+        size: Optional[int] = None,
+        crc32c: Optional[int] = None,
     ) -> None:
         """Takes in the Hurray file ``path`` (relative to the index's
         directory) that another process wrote, such as one rank of a
         distributed save. Its tensors are whole logical tensors, except those
         named in ``chunks`` as ``(tensor in the file, logical name, logical
         shape, offset)``. The file is verified and read whole for its
-        CRC-32C. The chunks must tile their tensors, which :meth:`finish`
-        checks."""
+        CRC-32C, unless its writer reported ``size`` and ``crc32c`` (what
+        :func:`hurray._hurray.write_member` returns): then only its header is
+        read and its size checked. The chunks must tile their tensors, which
+        :meth:`finish` checks."""
         self._writer.adopt_member(
-            path, [(t, n, list(shape), list(off)) for t, n, shape, off in chunks or ()]
+            path,
+            [(t, n, list(shape), list(off)) for t, n, shape, off in chunks or ()],
+            size=size,
+            crc32c=crc32c,
         )
 
     def finish(self) -> str:

@@ -104,8 +104,8 @@ fn alternate(preferred: &str, n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::store::LocalStore;
+    use super::*;
     use std::path::PathBuf;
 
     #[test]

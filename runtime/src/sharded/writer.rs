@@ -2,7 +2,9 @@
 //! member past a size, and the index last.
 
 use super::replace::Replaced;
-use super::store::{CheckpointStore, CommitFailed, Crc32cWriter, LocalStore, NewFile, WrittenMember};
+use super::store::{
+    CheckpointStore, CommitFailed, Crc32cWriter, LocalStore, NewFile, WrittenMember,
+};
 use crate::ElementType;
 use crate::atomic::{Durability, parent_dir};
 use crate::descriptor::{Layout, TensorDescriptor};
@@ -208,9 +210,7 @@ impl ShardedWriter {
     fn place(&mut self, preferred: &str) -> String {
         let path = self
             .replaced
-            .member_path(self.store.as_ref(), preferred, |p| {
-                self.placed.contains(p)
-            });
+            .member_path(self.store.as_ref(), preferred, |p| self.placed.contains(p));
         self.placed.insert(path.clone());
         path
     }

@@ -16,9 +16,19 @@ pickled; every buffer carries a CRC-32C; ``hurray.open_sharded`` and
     state = model.state_dict()
     dcp.load(state, storage_reader=HurrayStorageReader("ckpt"))
 
+The checkpoint may also be a folder of an object store: ``HurrayStorageWriter(
+"s3://bucket/run/step_5")`` (``gs://``, ``az://`` likewise; endpoints and
+credentials from the environment or ``storage_options``). Each rank uploads
+its member as one multipart upload, which no reader sees until it is
+complete, and reports its size and CRC-32C; the coordinator uploads the
+index last, so the checkpoint at that folder is whole or absent. A rank
+that fails or is killed leaves no index (and the checkpoint an earlier save
+left there whole).
+
 Loading reshards: any number of ranks, any placement (or a plain module on
 one process) reads exactly the slices it needs, from the members that hold
-them. Entries that are not tensors (DCP pickles them) are refused.
+them (from an object store, by range GETs of those bytes). Entries that are
+not tensors (DCP pickles them) are refused.
 """
 
 from __future__ import annotations
@@ -81,6 +91,18 @@ class _Stored:
     tensor: str
 
 
+@dataclasses.dataclass(frozen=True)
+class _Written:
+    """One saved item as its rank reports it: where it is, and what the
+    index records of its member (length and CRC-32C, computed as the rank
+    wrote it, so the coordinator never reads the member back)."""
+
+    member: str
+    tensor: str
+    member_size: int
+    member_crc32c: int
+
+
 def _member_name(rank: int) -> str:
     return f"rank-{rank:05d}.hurray"
 
@@ -97,27 +119,59 @@ def _is_whole(chunk_offsets, chunk_sizes, size) -> bool:
     return not any(chunk_offsets) and tuple(chunk_sizes) == tuple(size)
 
 
-def _directory(path: Union[str, os.PathLike]) -> Path:
-    """``path`` as a local directory; a URL is refused, never taken for a
-    relative path (``s3://b/run`` would otherwise become a directory ``s3:``)."""
+def _location(path: Union[str, os.PathLike]) -> str:
+    """The checkpoint's folder: a local directory, or an object store URL
+    (taken as a URL, never as a relative path)."""
     text = os.fspath(path)
-    if isinstance(text, str) and _hurray.is_url(text):
-        raise ValueError(
-            f"{text}: HurrayStorageWriter and HurrayStorageReader write and read local (or "
-            "mounted) directories; object storage URLs are not supported by them yet"
-        )
-    return Path(text)
+    if not isinstance(text, str):
+        raise TypeError(f"{text!r}: a checkpoint location is a str or os.PathLike of str")
+    return text.rstrip("/") if _hurray.is_url(text) else text
+
+
+def _writable(path: Union[str, os.PathLike]) -> str:
+    """``path`` as :func:`_location` takes it, where a save can go: an
+    ``http(s)://`` URL, which takes no uploads, is refused."""
+    location = _location(path)
+    if location.lower().startswith(("http://", "https://")):
+        raise ValueError(f"{location}: an HTTP server takes no uploads; save to a directory or to s3://, gs://, az://")
+    return location
+
+
+def _join(folder: str, name: str) -> str:
+    """``name`` (``/``-separated) in the checkpoint folder ``folder``."""
+    return f"{folder}/{name}" if _hurray.is_url(folder) else str(Path(folder) / name)
+
+
+def _parent(location: str) -> str:
+    return location.rsplit("/", 1)[0] if _hurray.is_url(location) else str(Path(location).parent)
+
+
+def _options(location: str, storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
+    """``storage_options`` for a URL; given with a local directory, refused
+    (they would mean nothing there)."""
+    if storage_options is not None and not _hurray.is_url(location):
+        raise ValueError(f"{location}: storage_options apply to URLs, and this is a local directory")
+    return storage_options
 
 
 class HurrayStorageWriter(StorageWriter):
     """A DCP ``StorageWriter`` that writes a Hurray sharded checkpoint into
-    the directory ``path``: each rank its own member file, the coordinator
-    the index in :meth:`finish`. ``durable=False`` skips the fsyncs (the
-    files are still replaced atomically)."""
+    the directory or object store folder ``path``: each rank its own member
+    file, the coordinator the index in :meth:`finish`. ``durable=False``
+    skips the fsyncs (the files are still replaced atomically);
+    ``storage_options`` configure an object store (as :func:`hurray.open`
+    takes them)."""
 
-    def __init__(self, path: Union[str, os.PathLike], *, durable: bool = True) -> None:
+    def __init__(
+        self,
+        path: Union[str, os.PathLike],
+        *,
+        durable: bool = True,
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> None:
         super().__init__()
-        self.path = _directory(path)
+        self.path = _writable(path)
+        self.storage_options = _options(self.path, storage_options)
         self.durable = durable
         self.is_coordinator = False
         # The coordinator's index writer, from planning to `finish`.
@@ -126,7 +180,12 @@ class HurrayStorageWriter(StorageWriter):
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         if checkpoint_id is not None:
-            self.path = _directory(checkpoint_id)
+            self.path = _writable(checkpoint_id)
+            _options(self.path, self.storage_options)
+
+    def _make_directory(self) -> None:
+        if not _hurray.is_url(self.path):
+            Path(self.path).mkdir(parents=True, exist_ok=True)
 
     def set_up_storage_writer(
         self, is_coordinator: bool, *args: Any, use_collectives: bool = True, **kwargs: Any
@@ -139,7 +198,7 @@ class HurrayStorageWriter(StorageWriter):
             )
         self.is_coordinator = is_coordinator
         if is_coordinator:
-            self.path.mkdir(parents=True, exist_ok=True)
+            self._make_directory()
 
     def prepare_local_plan(self, plan: SavePlan) -> SavePlan:
         # Refused here, before any rank writes anything.
@@ -149,7 +208,7 @@ class HurrayStorageWriter(StorageWriter):
                     f"{item.index.fqn!r} is not a tensor: DCP would pickle it, and a Hurray "
                     "checkpoint holds tensors only (save it separately)"
                 )
-        self.path.mkdir(parents=True, exist_ok=True)
+        self._make_directory()
         return plan
 
     def prepare_global_plan(self, plans: List[SavePlan]) -> List[SavePlan]:
@@ -159,14 +218,15 @@ class HurrayStorageWriter(StorageWriter):
         # checkpoint stays whole until `finish` puts the new index in place.
         if self._index is not None:
             self._index.abort()
-        self._index = ShardedWriter(self.path / INDEX_NAME, durable=self.durable)
+        self._index = ShardedWriter(
+            _join(self.path, INDEX_NAME), durable=self.durable, storage_options=self.storage_options
+        )
         self._members = [self._index.member_path(_member_name(i)) for i in range(len(plans))]
         return [dataclasses.replace(p, storage_data=m) for p, m in zip(plans, self._members)]
 
     def write_data(self, plan: SavePlan, planner: SavePlanner) -> "Future[List[WriteResult]]":
         member = plan.storage_data
         tensors: Dict[str, Any] = {}
-        results = []
         for item in plan.items:
             tensor = planner.resolve_data(item).detach()
             if tensor.device.type != "cpu":
@@ -177,16 +237,19 @@ class HurrayStorageWriter(StorageWriter):
                     f"{item.index.fqn!r}: its shard's name {name!r} is also the name of another entry"
                 )
             tensors[name] = tensor.contiguous()
-            results.append(
-                WriteResult(
-                    index=item.index,
-                    size_in_bytes=tensor.numel() * tensor.element_size(),
-                    storage_data=_Stored(member, name),
-                )
-            )
         # One Hurray file per rank, even an empty one (so that the index
         # lists every rank that took part).
-        _convert.write(str(self.path / member), tensors, durable=self.durable)
+        size, crc32c = _convert.write_member(
+            _join(self.path, member), tensors, durable=self.durable, storage_options=self.storage_options
+        )
+        results = [
+            WriteResult(
+                index=item.index,
+                size_in_bytes=tensors[name].numel() * tensors[name].element_size(),
+                storage_data=_Written(member, name, size, crc32c),
+            )
+            for item, name in zip(plan.items, tensors)
+        ]
         fut: Future = Future()
         fut.set_result(results)
         return fut
@@ -209,9 +272,13 @@ class HurrayStorageWriter(StorageWriter):
         # state dicts (and of chosen keys) need back.
         index.set_metadata(PLANNER_DATA_KEY, json.dumps(metadata.planner_data))
         members: Dict[str, list] = {}
+        # What each rank reported of its member; a rank that saved nothing
+        # reported nothing, and its (empty) member is read to be indexed.
+        written: Dict[str, Dict[str, int]] = {}
         for rank_results in results:
             for r in rank_results:
-                stored: _Stored = r.storage_data
+                stored: _Written = r.storage_data
+                written[stored.member] = {"size": stored.member_size, "crc32c": stored.member_crc32c}
                 chunks = members.setdefault(stored.member, [])
                 md = metadata.state_dict_metadata[r.index.fqn]
                 offsets = tuple(r.index.offset) if r.index.offset is not None else ()
@@ -221,14 +288,14 @@ class HurrayStorageWriter(StorageWriter):
                 if chunk is not None and not _is_whole(chunk.offsets, chunk.sizes, md.size):
                     chunks.append((stored.tensor, r.index.fqn, list(md.size), list(offsets)))
         for member in self._members:
-            index.adopt_member(member, members.get(member, []))
+            index.adopt_member(member, members.get(member, []), **written.get(member, {}))
 
     def storage_meta(self) -> Optional[StorageMeta]:
-        return StorageMeta(checkpoint_id=str(self.path))
+        return StorageMeta(checkpoint_id=self.path)
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
-        return isinstance(checkpoint_id, (str, os.PathLike)) and not _hurray.is_url(os.fspath(checkpoint_id))
+        return _valid_checkpoint_id(checkpoint_id, _writable)
 
 
 def _torch_dtype(hurray_dtype: str, name: str) -> torch.dtype:
@@ -253,19 +320,32 @@ class HurrayStorageReader(StorageReader):
     made from the index; each read takes only the slice it needs, from the
     member that holds it."""
 
-    def __init__(self, path: Union[str, os.PathLike], *, index: str = INDEX_NAME) -> None:
+    def __init__(
+        self,
+        path: Union[str, os.PathLike],
+        *,
+        index: str = INDEX_NAME,
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> None:
         super().__init__()
-        self.path = _directory(path)
+        self.path = _location(path)
+        self.storage_options = _options(self.path, storage_options)
         self.index = index
         self.storage_data: Dict[MetadataIndex, _Stored] = {}
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         self.storage_data = {}
         if checkpoint_id is not None:
-            self.path = _directory(checkpoint_id)
+            self.path = _location(checkpoint_id)
+            _options(self.path, self.storage_options)
 
     def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
-        checkpoint = _hurray.open_sharded(str(self.path / self.index), read_only=True)
+        index = _join(self.path, self.index)
+        if _hurray.is_url(index):
+            # The index's header: two range GETs; members are opened as read.
+            checkpoint = _hurray.open_sharded_remote(index, self.storage_options)
+        else:
+            checkpoint = _hurray.open_sharded(index, read_only=True)
         state: Dict[str, TensorStorageMetadata] = {}
         storage: Dict[MetadataIndex, _Stored] = {}
         for name in checkpoint.keys():
@@ -299,9 +379,13 @@ class HurrayStorageReader(StorageReader):
             stored = self.storage_data[req.storage_index]
             f = opened.get(stored.member)
             if f is None:
-                # Members are relative to the index's directory.
-                member = (self.path / self.index).parent / stored.member
-                f = opened[stored.member] = _hurray.open(str(member), read_only=True)
+                # Members are relative to the index's folder; from an object
+                # store, opening one reads its header (two range GETs) and
+                # each slice below is a range GET of the bytes it covers.
+                member = _join(_parent(_join(self.path, self.index)), stored.member)
+                f = opened[stored.member] = _hurray.open(
+                    member, read_only=True, storage_options=self.storage_options
+                )
             t = f[stored.tensor]
             ranges = [(int(o), int(o) + int(n), 1) for o, n in zip(req.storage_offsets, req.lengths)]
             src = _convert.to_torch(t.read_slice(ranges)) if ranges else _convert.to_torch(t)
@@ -319,4 +403,13 @@ class HurrayStorageReader(StorageReader):
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
-        return isinstance(checkpoint_id, (str, os.PathLike)) and not _hurray.is_url(os.fspath(checkpoint_id))
+        return _valid_checkpoint_id(checkpoint_id, _location)
+
+
+def _valid_checkpoint_id(checkpoint_id: Union[str, os.PathLike], parse) -> bool:
+    """Whether ``parse`` (:func:`_location` or :func:`_writable`) takes it."""
+    try:
+        parse(checkpoint_id)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -9,8 +9,8 @@ import subprocess
 import tempfile
 from typing import Any, Dict, Union
 
-from . import _convert, _hurray, _load
-from ._save import save, save_file
+from .. import _convert, _hurray, _load
+from .._save import save, save_file
 
 __all__ = ["save", "save_file", "load", "load_file", "save_lowered"]
 

@@ -5,6 +5,9 @@ value exactly.
 
     python orbax_worker.py save|restore|crash ROOT STEPS
 
+ROOT is a directory or an object store URL (credentials, for Orbax's s3fs
+and for Hurray, from the environment).
+
 Run by the test once per process, with the environment it sets:
 HURRAY_JAX_COORDINATOR (host:port), HURRAY_JAX_PROCESSES, HURRAY_JAX_PROCESS,
 HURRAY_JAX_DEVICES (CPU devices of this process). ``save`` saves the steps
@@ -126,7 +129,12 @@ def main():
     from hurray.jax.orbax import HurrayRestore, HurraySave
 
     devices = np.array(jax.devices())
-    options = ocp.CheckpointManagerOptions(max_to_keep=2, enable_async_checkpointing=True)
+    atomicity = {}
+    if "://" in root:
+        # In an object store a step is committed by its commit file, not by
+        # renaming a folder (which s3fs would do by copying every object).
+        atomicity["temporary_path_class"] = ocp.path.atomicity.CommitFileTemporaryPath
+    options = ocp.CheckpointManagerOptions(max_to_keep=2, enable_async_checkpointing=True, **atomicity)
     with ocp.CheckpointManager(root, options=options) as mngr:
         if phase in ("save", "crash"):
             mesh = Mesh(devices.reshape(2, -1), ("data", "model"))

@@ -79,28 +79,48 @@ def check_checkpoint(hurray, folder):
     assert pieces["host"] == [("process-00000.hurray", [0], [5])]
 
 
-def test_two_processes_save_async_keep_two_and_restore_on_other_meshes(hurray, tmp_path):
-    root = tmp_path / "ckpt"
-    run("save", root, [1, 2, 3], processes=2, devices=2)
+@pytest.fixture(params=["local", "s3"])
+def where(request, tmp_path):
+    """``(root as the workers get it, its folder on this disk, environment)``:
+    a directory, or a folder of the tests' S3 server (whose objects are
+    files under its root)."""
+    if request.param == "local":
+        return str(tmp_path / "ckpt"), tmp_path / "ckpt", {}
+    from conftest import s3_env
+
+    root, options = request.getfixturevalue("s3")
+    bucket = f"orbax-{request.node.name.split('[')[0][-20:].replace('_', '-')}"
+    (root / bucket).mkdir(exist_ok=True)
+    env = dict(s3_env(options), AWS_ENDPOINT_URL=options["aws_endpoint"], AWS_DEFAULT_REGION="us-east-1")
+    return f"s3://{bucket}/run", root / bucket / "run", env
+
+
+def steps_in(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.isdigit())
+
+
+def test_two_processes_save_async_keep_two_and_restore_on_other_meshes(hurray, where):
+    root, folder, env = where
+    run("save", root, [1, 2, 3], processes=2, devices=2, env=env)
     # Keeping the last 2 steps.
-    assert sorted(p.name for p in root.iterdir() if p.name.isdigit()) == ["2", "3"]
+    assert steps_in(folder) == ["2", "3"]
     for step in ("2", "3"):
-        check_checkpoint(hurray, root / step / "default")
+        check_checkpoint(hurray, folder / step / "default")
 
     # One process, two devices: another mesh.
-    run("restore", root, [1, 2, 3], processes=1, devices=2)
+    run("restore", root, [1, 2, 3], processes=1, devices=2, env=env)
     # Two processes, one device each: resharded over processes.
-    run("restore", root, [1, 2, 3], processes=2, devices=1)
+    run("restore", root, [1, 2, 3], processes=2, devices=1, env=env)
 
 
-def test_a_save_killed_half_way_leaves_no_checkpoint_at_its_step(hurray, tmp_path):
-    root = tmp_path / "ckpt"
-    run("save", root, [1], processes=2, devices=2)
-    procs, outs = run("crash", root, [2], processes=2, devices=2, expect_ok=False)
+def test_a_save_killed_half_way_leaves_no_checkpoint_at_its_step(hurray, where):
+    root, folder, env = where
+    run("save", root, [1], processes=2, devices=2, env=env)
+    procs, outs = run("crash", root, [2], processes=2, devices=2, env=env, expect_ok=False)
     assert procs[1].returncode == -9, outs[1]
-    # Step 2 never became a checkpoint: no step directory Orbax lists, no
-    # index anywhere under what it started.
-    assert not (root / "2").exists()
-    assert not [p for d in root.glob("2*") for p in d.rglob("checkpoint.hurray")]
-    check_checkpoint(hurray, root / "1" / "default")
-    run("restore", root, [1], processes=1, devices=2)
+    # Step 2 never became a checkpoint: no index anywhere under what it
+    # started (a folder on disk, objects in the store), and Orbax lists only
+    # step 1, which restores whole.
+    assert not [p for d in folder.glob("2*") for p in d.rglob("checkpoint.hurray")]
+    check_checkpoint(hurray, folder / "1" / "default")
+    run("restore", root, [1], processes=1, devices=2, env=env)

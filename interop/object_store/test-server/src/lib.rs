@@ -198,10 +198,13 @@ fn options_for(endpoint: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// s3s-fs, with two answers S3 gives that s3s-fs 0.14 does not: a suffix
+/// s3s-fs, with the answers S3 gives where s3s-fs 0.14 differs: a suffix
 /// range longer than the object is the whole object (s3s-fs seeks before
-/// the start and fails with a 500), and a GET whose `If-Match` names
-/// another version is refused with 412 (s3s-fs ignores it). The release
+/// the start and fails with a 500); a GET whose `If-Match` names another
+/// version is refused with 412 (s3s-fs ignores it); a HEAD of a key that is
+/// only a prefix of others is 404 (s3s-fs fails with a 500); an empty
+/// delimiter is none; deleting a prefix deletes nothing, and a prefix with
+/// no objects left is listed no more. The release
 /// that fixes the first needs a newer toolchain than this workspace's.
 /// Every other operation is s3s-fs's own.
 struct FileSystem {
@@ -242,6 +245,16 @@ impl s3s::S3 for FileSystem {
         &self,
         req: s3s::S3Request<s3s::dto::HeadObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::HeadObjectOutput>> {
+        // A key that is only a prefix of others (a directory here) is no
+        // object: S3 says 404, where s3s-fs fails to open it with a 500.
+        if self
+            .root
+            .join(&req.input.bucket)
+            .join(&req.input.key)
+            .is_dir()
+        {
+            return Err(s3s::s3_error!(NoSuchKey));
+        }
         self.fs.head_object(req).await
     }
 
@@ -254,9 +267,58 @@ impl s3s::S3 for FileSystem {
 
     async fn list_objects_v2(
         &self,
-        req: s3s::S3Request<s3s::dto::ListObjectsV2Input>,
+        mut req: s3s::S3Request<s3s::dto::ListObjectsV2Input>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::ListObjectsV2Output>> {
+        // An empty delimiter is none, as S3 takes it (s3fs sends one).
+        if req.input.delimiter.as_deref() == Some("") {
+            req.input.delimiter = None;
+        }
         self.fs.list_objects_v2(req).await
+    }
+
+    async fn head_bucket(
+        &self,
+        req: s3s::S3Request<s3s::dto::HeadBucketInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::HeadBucketOutput>> {
+        self.fs.head_bucket(req).await
+    }
+
+    async fn create_bucket(
+        &self,
+        req: s3s::S3Request<s3s::dto::CreateBucketInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::CreateBucketOutput>> {
+        self.fs.create_bucket(req).await
+    }
+
+    async fn get_bucket_location(
+        &self,
+        req: s3s::S3Request<s3s::dto::GetBucketLocationInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::GetBucketLocationOutput>> {
+        self.fs.get_bucket_location(req).await
+    }
+
+    async fn list_buckets(
+        &self,
+        req: s3s::S3Request<s3s::dto::ListBucketsInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::ListBucketsOutput>> {
+        self.fs.list_buckets(req).await
+    }
+
+    async fn list_objects(
+        &self,
+        mut req: s3s::S3Request<s3s::dto::ListObjectsInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::ListObjectsOutput>> {
+        if req.input.delimiter.as_deref() == Some("") {
+            req.input.delimiter = None;
+        }
+        self.fs.list_objects(req).await
+    }
+
+    async fn copy_object(
+        &self,
+        req: s3s::S3Request<s3s::dto::CopyObjectInput>,
+    ) -> s3s::S3Result<s3s::S3Response<s3s::dto::CopyObjectOutput>> {
+        self.fs.copy_object(req).await
     }
 
     async fn create_multipart_upload(
@@ -296,9 +358,35 @@ impl s3s::S3 for FileSystem {
 
     async fn delete_objects(
         &self,
-        req: s3s::S3Request<s3s::dto::DeleteObjectsInput>,
+        mut req: s3s::S3Request<s3s::dto::DeleteObjectsInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::DeleteObjectsOutput>> {
-        self.fs.delete_objects(req).await
+        // A key that is only a prefix of others names no object, so
+        // deleting it deletes nothing (s3s-fs fails on the directory); and
+        // a folder with no objects left is no prefix any more (s3s-fs would
+        // keep listing the empty directory).
+        let bucket = self.root.join(&req.input.bucket);
+        let keys: Vec<String> = req
+            .input
+            .delete
+            .objects
+            .iter()
+            .map(|o| o.key.clone())
+            .collect();
+        req.input
+            .delete
+            .objects
+            .retain(|o| !bucket.join(&o.key).is_dir());
+        let response = self.fs.delete_objects(req).await?;
+        for key in keys {
+            let mut dir = Some(bucket.join(key));
+            while let Some(d) = dir.filter(|d| d.starts_with(&bucket) && *d != bucket) {
+                if d.is_dir() && std::fs::remove_dir(&d).is_err() {
+                    break;
+                }
+                dir = d.parent().map(Path::to_path_buf);
+            }
+        }
+        Ok(response)
     }
 }
 

@@ -27,9 +27,11 @@ and ``ocp.CheckpointManager`` (async saves, ``max_to_keep``) take them.
 Leaves are named by their path in the tree (``params.dense.kernel``); a
 sharded array's piece is stored as ``name@row,col`` after its offset. What
 a process keeps in memory: a synchronous save writes each shard straight
-from its device buffer; an asynchronous one copies this process's shards
-to host memory before ``save`` returns (so the arrays may be donated or
-deleted at once), and writes and frees them in the background.
+from its device buffer; an asynchronous one takes this process's shards
+before ``save`` returns, so the arrays may be donated or deleted at once
+(on the CPU as views that keep each buffer alive, which costs no memory;
+from an accelerator as host copies, all of the process's shards at once),
+and writes and releases them one by one in the background.
 """
 
 from __future__ import annotations
@@ -109,10 +111,15 @@ class _Piece:
     whole: bool
 
 
-def _pieces(tree: Any, copy: bool) -> List[_Piece]:
+def _pieces(tree: Any, now: bool) -> List[_Piece]:
     """What this process writes of ``tree``: the shards of each ``jax.Array``
-    whose replica 0 it holds, and (process 0) every other leaf. ``copy``:
-    shards are copied to host memory now (an asynchronous save)."""
+    whose replica 0 it holds, and (process 0) every other leaf. ``now``: the
+    bytes are taken before this returns (an asynchronous save, whose caller
+    may change or donate what it saved at once): a shard as a host array (a
+    view of the device buffer on the CPU, which keeps the buffer alive and
+    unchanged: JAX does not donate a buffer something else still reads; a
+    copy from an accelerator), any other leaf as a copy (a NumPy array can
+    be written to)."""
     process = jax.process_index()
     out: List[_Piece] = []
     for name, leaf in leaf_names(tree):
@@ -123,10 +130,10 @@ def _pieces(tree: Any, copy: bool) -> List[_Piece]:
                     continue
                 offset = _offset(shard.index, shape)
                 whole = list(shard.data.shape) == shape
-                data = np.array(shard.data, copy=True) if copy else shard.data
+                data = np.asarray(shard.data) if now else shard.data
                 out.append(_Piece(_stored_name(name, offset, whole), name, shape, offset, data, whole))
         elif process == 0:
-            value = np.array(leaf, copy=True) if copy else np.asarray(leaf)
+            value = np.array(leaf, copy=True) if now else np.asarray(leaf)
             shape = list(value.shape)
             out.append(_Piece(name, name, shape, [0] * len(shape), value, True))
     return out
@@ -183,11 +190,12 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
         self._leaves = [name for name, _ in leaf_names(args.item)]
 
     async def async_save(self, directory: Any, args: "HurraySave") -> Optional[List[Any]]:
-        """Copies this process's shards to host memory (the part of the save
-        Orbax waits for), then writes them in the background, once Orbax has
+        """Takes this process's shards as host arrays (the part of the save
+        Orbax waits for: a view of each buffer on the CPU, a copy from an
+        accelerator), then writes them in the background, once Orbax has
         created the directory."""
         self._begin(args)
-        pieces = _pieces(args.item, copy=True)
+        pieces = _pieces(args.item, now=True)
         options = self._options(directory)
 
         async def write():
@@ -198,7 +206,7 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
     def save(self, directory: Any, args: "HurraySave") -> None:
         """Writes this process's shards straight from their device buffers."""
         self._begin(args)
-        _write(directory, _pieces(args.item, copy=False), self.durable, self._options(directory))
+        _write(directory, _pieces(args.item, now=False), self.durable, self._options(directory))
 
     def finalize(self, directory: Any) -> None:
         """On process 0, once every process has written its member: the

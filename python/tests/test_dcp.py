@@ -125,8 +125,11 @@ def test_two_ranks_save_to_s3_three_load_resharded(hurray, s3):
     run("save", url, 2, env)
     folder = root / "dcp" / "run" / "step_5"
     assert sorted(p.name for p in folder.iterdir()) == ["checkpoint.hurray", "rank-00000.hurray", "rank-00001.hurray"]
-    # The objects are files of the server: every member and checksum holds
-    # (what `hurray validate --checksums` checks).
+    # The objects are files of the server: every member and checksum holds.
+    from deploy import cli
+
+    check = cli("validate", "--checksums", folder / "checkpoint.hurray")
+    assert check.returncode == 0, check.stdout + check.stderr
     with hurray.open_sharded(folder / "checkpoint.hurray") as f:
         assert sorted(f.keys()) == sorted(TENSORS)
         f.verify_members()

@@ -65,6 +65,10 @@ def run(phase, root, steps, processes, devices, env=None, expect_ok=True):
 def check_checkpoint(hurray, folder):
     """The index, its members and every buffer's checksum (what `hurray
     validate --checksums` checks), and replicated arrays written once."""
+    from deploy import cli
+
+    check = cli("validate", "--checksums", folder / "checkpoint.hurray")
+    assert check.returncode == 0, check.stdout + check.stderr
     with hurray.open_sharded(folder / "checkpoint.hurray") as f:
         f.verify_members()
         assert f.verify_checksums()
@@ -124,3 +128,46 @@ def test_a_save_killed_half_way_leaves_no_checkpoint_at_its_step(hurray, where):
     assert not [p for d in folder.glob("2*") for p in d.rglob("checkpoint.hurray")]
     check_checkpoint(hurray, folder / "1" / "default")
     run("restore", root, [1], processes=1, devices=2, env=env)
+
+
+def test_checkpointer_saves_synchronously_and_restores_with_or_without_a_target(hurray, tmp_path):
+    """`ocp.Checkpointer` (the synchronous path, which writes each shard from
+    its device buffer), in this process: restored into a target, into a
+    dict by leaf name without one, described by `metadata`; a target that
+    disagrees with the checkpoint is refused naming the leaf."""
+    import jax
+    import jax.numpy as jnp
+    import ml_dtypes
+    import numpy as np
+    import orbax.checkpoint as ocp
+    from hurray.jax.orbax import HurrayCheckpointHandler, HurrayRestore, HurraySave
+
+    tree = {
+        "w": jnp.arange(12, dtype=jnp.float32).reshape(3, 4),
+        "b": jnp.asarray(np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16)),
+        "step": 7,
+        "nested": [np.zeros((2, 0), np.int8), jnp.float32(0.25)],
+    }
+    path = tmp_path / "ckpt"
+    ocp.Checkpointer(HurrayCheckpointHandler()).save(path, args=HurraySave(tree))
+    with hurray.open_sharded(path / "checkpoint.hurray") as f:
+        assert sorted(f.keys()) == ["b", "nested.0", "nested.1", "step", "w"]
+        assert f.verify_checksums()
+
+    target = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(np.shape(x), np.asarray(x).dtype), tree)
+    restored = ocp.Checkpointer(HurrayCheckpointHandler()).restore(path, args=HurrayRestore(target))
+    assert jax.tree_util.tree_structure(restored) == jax.tree_util.tree_structure(tree)
+    for got, want in zip(jax.tree_util.tree_leaves(restored), jax.tree_util.tree_leaves(tree)):
+        want = np.asarray(want)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got).reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+
+    by_name = ocp.Checkpointer(HurrayCheckpointHandler()).restore(path, args=HurrayRestore())
+    np.testing.assert_array_equal(by_name["w"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert by_name["step"] == 7
+    meta = HurrayCheckpointHandler().metadata(path)
+    assert meta["b"].shape == (2,) and meta["b"].dtype == ml_dtypes.bfloat16
+
+    wrong = dict(target, w=jax.ShapeDtypeStruct((4, 3), np.float32))
+    with pytest.raises(ValueError, match="leaf 'w'"):
+        ocp.Checkpointer(HurrayCheckpointHandler()).restore(path, args=HurrayRestore(wrong))

@@ -9,7 +9,6 @@ import subprocess
 import numpy as np
 import pytest
 
-from test_remote import s3  # noqa: F401  (the S3 server fixture)
 
 
 def keys(tmp_path, name="k"):

@@ -74,17 +74,26 @@ impl PyShardedWriter {
     #[pyo3(signature = (index_path, *, max_shard_size=None, metadata=None, durable=true, digests=false, storage_options=None))]
     fn new(
         py: Python<'_>,
-        index_path: String,
+        index_path: PathBuf,
         max_shard_size: Option<u64>,
         metadata: Option<BTreeMap<String, String>>,
         durable: bool,
         digests: bool,
         storage_options: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
-        check_options_apply(&index_path, &storage_options)?;
-        let mut w = with_options(py, storage_options, |o| {
-            hurray_object_store::sharded_writer(&index_path, o)
-        })?;
+        let mut w = match index_path.to_str() {
+            Some(location) => {
+                check_options_apply(location, &storage_options)?;
+                with_options(py, storage_options, |o| {
+                    hurray_object_store::sharded_writer(location, o)
+                })?
+            }
+            // Not UTF-8: a local path, never a URL.
+            None => {
+                check_options_apply(&index_path.to_string_lossy(), &storage_options)?;
+                ShardedWriter::create(&index_path).map_err(err)?
+            }
+        };
         w.set_digests(digests.then_some(hurray::DigestAlgorithm::Blake3))
             .map_err(err)?;
         if let Some(bytes) = max_shard_size {
@@ -203,12 +212,15 @@ impl PyShardedWriter {
     /// Closes the last member, checks the index (every chunked tensor tiled
     /// exactly) and writes it; returns the index's path. A refused index is
     /// not written, and the members this writer wrote are removed.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<PathBuf> {
+    fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
         let w = self
             .slot()
             .take()
             .ok_or_else(|| HurrayError::new_err("the sharded writer is finished"))?;
-        py.detach(|| w.finish()).map_err(err)
+        // A string: the location may be a URL, which a pathlib.Path would
+        // mangle (`s3://b` to `s3:/b`).
+        let location = py.detach(|| w.finish()).map_err(err)?;
+        Ok(location.to_string_lossy().into_owned())
     }
 
     /// Whether `finish()` has run (successfully or not).

@@ -33,7 +33,7 @@ use std::path::Path;
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write<'py>(
     py: Python<'py>,
-    path: Option<String>,
+    path: Option<std::path::PathBuf>,
     items: &Bound<'py, PyAny>,
     metadata: Option<BTreeMap<String, String>>,
     durable: bool,
@@ -46,26 +46,27 @@ pub(crate) fn write<'py>(
         checksums: checksums.then_some(ChecksumAlgorithm::Crc32c),
         digests: digests.then_some(DigestAlgorithm::Blake3),
     };
-    let Some(location) = path else {
+    let Some(path) = path else {
         let mut out = Vec::new();
         let w = write_to(Writer::new(&mut out).map_err(err)?, items, &metadata, sums)?;
         w.finish().map_err(err)?;
         return Ok(Some(PyBytes::new(py, &out)));
     };
-    check_options_apply(&location, &storage_options)?;
     let durability = durability(durable);
-    if hurray_object_store::is_url(&location) {
+    let url = path.to_str().filter(|p| hurray_object_store::is_url(p));
+    check_options_apply(&path.to_string_lossy(), &storage_options)?;
+    if let Some(location) = url {
         let file = with_options(py, storage_options, |o| {
-            hurray_object_store::create(&location, o, durability)
+            hurray_object_store::create(location, o, durability)
         })?;
-        let w = Writer::to_file_at(file, Path::new(&location)).map_err(err)?;
+        let w = Writer::to_file_at(file, Path::new(location)).map_err(err)?;
         let (_, file) = write_to(w, items, &metadata, sums)?
             .finish_into_inner()
             .map_err(err)?;
         py.detach(|| file.commit())
             .map_err(|failed| err(failed.error))?;
     } else {
-        let w = Writer::create_with(&location, durability).map_err(err)?;
+        let w = Writer::create_with(&path, durability).map_err(err)?;
         write_to(w, items, &metadata, sums)?.finish().map_err(err)?;
     }
     Ok(None)

@@ -31,9 +31,14 @@ pub const REQUESTS_IN_FLIGHT: usize = 16;
 
 /// The size of each part of a multipart upload to an object store
 /// (`hurray-object-store`, a member of a sharded checkpoint or a file
-/// saved to a URL): above S3's 5 MiB minimum, and, with S3's 10,000 parts
-/// at most, room for objects of up to 156 GiB.
+/// saved to a URL): above S3's 5 MiB minimum, and, with S3's
+/// [`UPLOAD_MAX_PARTS`], room for objects of up to 156 GiB.
 pub const UPLOAD_PART_BYTES: usize = 16 << 20;
+
+/// The most parts of one upload (S3's limit): a file that would need more
+/// is refused at the write that would pass it, naming its URL, not after
+/// the store has taken 156 GiB. Split such a file into members.
+pub const UPLOAD_MAX_PARTS: u64 = 10_000;
 
 /// The most parts of one upload in flight at once: what an upload holds in
 /// memory is at most this many parts, plus the one being filled.

@@ -114,6 +114,15 @@ pub(crate) fn local_path(location: &str) -> Result<PathBuf> {
         .map_err(|()| bad("not a local path"))
 }
 
+/// The key of the object at `url` (of a store [`store_for`] reaches), as
+/// `store_for` parses it.
+pub(crate) fn object_path(url: &str) -> Result<object_store::path::Path> {
+    let bad = |reason: String| Error::io("opening", url, std::io::Error::other(reason));
+    let parsed = ::url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    let (_, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
+    Ok(path)
+}
+
 /// The object store holding `location` and its path there, configured
 /// from the environment and `options`; `None` for a local path or a
 /// `file://` URL.
@@ -216,22 +225,28 @@ pub fn member_sources(
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
     move |member| {
-        // Checked when the index was opened: relative, no `..`. What a URL
-        // would decode or cut (`%2e%2e`, a query, a fragment) is refused
-        // here, so a member is always an object under the index's folder.
-        if member.contains(['%', '?', '#', '\\']) {
-            return Err(Error::io(
-                "opening member",
-                member,
-                std::io::Error::other(
-                    "a member path of an index in an object store may not hold %, ?, # or \\",
-                ),
-            ));
-        }
         let options: Vec<(&str, &str)> = options
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        source_for(&format!("{base}/{member}"), &options)
+        source_for(&member_url("opening member", &base, member)?, &options)
     }
+}
+
+/// The URL of the member `member` of an index in the folder `base`: the
+/// one way readers and writers of a checkpoint in an object store name its
+/// members. The member path was checked (relative, no `..`); what a URL
+/// would decode or cut (`%2e%2e`, a query, a fragment) is refused here, so
+/// a member is always an object under the index's folder.
+pub(crate) fn member_url(op: &'static str, base: &str, member: &str) -> Result<String> {
+    if member.contains(['%', '?', '#', '\\']) {
+        return Err(Error::io(
+            op,
+            member,
+            std::io::Error::other(
+                "a member path of an index in an object store may not hold %, ?, # or \\",
+            ),
+        ));
+    }
+    Ok(format!("{base}/{member}"))
 }

@@ -12,6 +12,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The runtime every [`ObjectSource`] blocks on: two workers are plenty for
 /// I/O that mostly waits.
 pub(crate) fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
+    // Blocking inside an async runtime would panic (tokio refuses it):
+    // refused as an error instead.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(io::Error::other(
+            "hurray-object-store's calls block: call them outside of an async runtime \
+             (from a blocking thread, e.g. tokio's spawn_blocking)",
+        ));
+    }
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);

@@ -9,9 +9,9 @@
 //! an index over missing members. A store that is not S3's may not support
 //! multipart uploads (plain HTTP): creating a file there is an error.
 
-use crate::location::{local_path, store_for};
+use crate::location::{local_path, member_url, object_path, store_for};
 use crate::source::{ObjectSource, runtime};
-use hurray::limits::{UPLOAD_PART_BYTES, UPLOADS_IN_FLIGHT};
+use hurray::limits::{UPLOAD_MAX_PARTS, UPLOAD_PART_BYTES, UPLOADS_IN_FLIGHT};
 use hurray::sharded::{CheckpointStore, CommitFailed, NewFile};
 use hurray::{AtomicFile, Durability, Error, File, Result, ShardedWriter};
 use object_store::path::Path;
@@ -41,43 +41,34 @@ pub fn create(
 /// local path), its members beside it: as [`ShardedWriter::create`] writes
 /// one in a directory, with every file an upload.
 pub fn sharded_writer(location: &str, options: &[(&str, &str)]) -> Result<ShardedWriter> {
-    let Some((store, path)) = store_for(location, options)? else {
+    let Some((store, _)) = store_for(location, options)? else {
         return ShardedWriter::create(local_path(location)?);
     };
-    let (folder, index) = match path.as_ref().rsplit_once('/') {
-        Some((folder, index)) => (Path::from(folder), index.to_owned()),
-        None => (Path::default(), path.as_ref().to_owned()),
-    };
-    let base = location
-        .rsplit_once('/')
-        .map_or(location, |(dir, _)| dir)
-        .to_owned();
+    // Named as readers name them (`member_sources`): the index's URL less
+    // its last part is the folder, and every file's key is what that
+    // folder's URL and the file's name parse to.
+    let (base, index) = location.rsplit_once('/').unwrap_or((location, ""));
     let objects = ObjectCheckpointStore {
         store,
-        folder,
-        base,
+        base: base.to_owned(),
     };
-    ShardedWriter::in_store(Box::new(objects), &index)
+    ShardedWriter::in_store(Box::new(objects), index)
 }
 
-/// A sharded checkpoint's objects: the index and its members under
-/// `folder` of `store`.
+/// A sharded checkpoint's objects: the index and its members in the
+/// folder `base` (a URL) of `store`.
 #[derive(Debug)]
 struct ObjectCheckpointStore {
     store: Arc<dyn ObjectStore>,
-    folder: Path,
-    /// The folder's URL (for messages, and for the members' sources).
     base: String,
 }
 
 impl ObjectCheckpointStore {
-    fn path(&self, path: &str) -> Path {
-        // Parts, not a parse: the writer checked the path (relative, no
-        // `..`), and a part is taken as it is.
-        self.folder
-            .parts()
-            .chain(path.split('/').map(object_store::path::PathPart::from))
-            .collect()
+    /// The URL of `path` and its key in the store, as readers find it.
+    fn object(&self, op: &'static str, path: &str) -> Result<(String, Path)> {
+        let url = member_url(op, &self.base, path)?;
+        let key = object_path(&url)?;
+        Ok((url, key))
     }
 
     fn url(&self, path: &str) -> String {
@@ -92,12 +83,13 @@ impl CheckpointStore for ObjectCheckpointStore {
 
     fn create(&self, path: &str, _: Durability) -> Result<Box<dyn NewFile>> {
         // An upload is as durable as the store makes it once it completes.
-        let upload = Upload::start(Arc::clone(&self.store), self.path(path), &self.url(path))?;
-        Ok(Box::new(upload))
+        let (url, key) = self.object("creating", path)?;
+        Ok(Box::new(Upload::start(Arc::clone(&self.store), key, &url)?))
     }
 
     fn open(&self, path: &str) -> Result<Option<File>> {
-        let source = ObjectSource::new(Arc::clone(&self.store), self.path(path), self.url(path));
+        let (url, key) = self.object("opening", path)?;
+        let source = ObjectSource::new(Arc::clone(&self.store), key, url);
         match File::open_source(Arc::new(source)) {
             Ok(file) => Ok(Some(file)),
             Err(Error::Io { cause, .. }) if cause.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -106,13 +98,15 @@ impl CheckpointStore for ObjectCheckpointStore {
     }
 
     fn exists(&self, path: &str) -> bool {
-        let found = runtime().map(|rt| rt.block_on(self.store.head(&self.path(path))));
-        !matches!(found, Ok(Err(object_store::Error::NotFound { .. })))
+        let Ok((_, key)) = self.object("looking up", path) else {
+            return true;
+        };
+        !matches!(head(&self.store, &key), Ok(false))
     }
 
     fn remove(&self, path: &str) {
-        if let Ok(rt) = runtime() {
-            let _ = rt.block_on(self.store.delete(&self.path(path)));
+        if let (Ok((_, key)), Ok(rt)) = (self.object("removing", path), runtime()) {
+            let _ = rt.block_on(self.store.delete(&key));
         }
     }
 }
@@ -121,6 +115,10 @@ impl CheckpointStore for ObjectCheckpointStore {
 /// aborted when dropped uncommitted.
 struct Upload {
     upload: Option<WriteMultipart>,
+    /// Bytes handed to `upload` so far.
+    written: u64,
+    store: Arc<dyn ObjectStore>,
+    key: Path,
     location: String,
 }
 
@@ -145,6 +143,9 @@ impl Upload {
                 upload,
                 UPLOAD_PART_BYTES,
             )),
+            written: 0,
+            store,
+            key: path,
             location: location.to_owned(),
         })
     }
@@ -165,6 +166,14 @@ impl Write for Upload {
             return Err(io::Error::other(e));
         }
         let n = buf.len().min(UPLOAD_PART_BYTES);
+        let most = UPLOAD_MAX_PARTS * UPLOAD_PART_BYTES as u64;
+        if self.written + n as u64 > most {
+            return Err(io::Error::other(format!(
+                "an upload holds at most {UPLOAD_MAX_PARTS} parts of {UPLOAD_PART_BYTES} bytes \
+                 ({most} bytes): split the file into members"
+            )));
+        }
+        self.written += n as u64;
         // A full part starts its upload as a task of the runtime.
         let _in_runtime = rt.enter();
         upload.write(&buf[..n]);
@@ -188,9 +197,14 @@ impl NewFile for Upload {
             .ok_or_else(|| failed(io::Error::other("the upload has failed")))?;
         let rt = runtime().map_err(failed)?;
         // `finish` aborts the upload itself when a part or the completion fails.
-        rt.block_on(upload.finish())
-            .map(|_| ())
-            .map_err(|e| failed(io::Error::other(e)))
+        rt.block_on(upload.finish()).map(|_| ()).map_err(|e| {
+            // A completion whose answer was lost may have completed: unless
+            // the store says there is no object at the key, take the file
+            // as in place, so that nothing it may refer to is undone.
+            let mut failed = failed(io::Error::other(e));
+            failed.in_place = !matches!(head(&self.store, &self.key), Ok(false));
+            failed
+        })
     }
 }
 
@@ -201,5 +215,15 @@ impl Drop for Upload {
         if let (Some(upload), Ok(rt)) = (self.upload.take(), runtime()) {
             let _ = rt.block_on(upload.abort());
         }
+    }
+}
+
+/// Whether there is an object at `key`: `Ok(false)` only when the store
+/// says there is none.
+fn head(store: &Arc<dyn ObjectStore>, key: &Path) -> io::Result<bool> {
+    match runtime()?.block_on(store.head(key)) {
+        Ok(_) => Ok(true),
+        Err(object_store::Error::NotFound { .. }) => Ok(false),
+        Err(e) => Err(io::Error::other(e)),
     }
 }

@@ -201,9 +201,8 @@ class ShardedWriter:
     ) -> None:
         """With ``size`` and ``crc32c`` (as :func:`write_member` returns them)
         the member's header is verified and its size checked, not read whole."""
-    def finish(self) -> pathlib.Path:
-        """Writes the index; returns its path (a pathlib.Path; for an object
-        store, its URL as one)."""
+    def finish(self) -> str:
+        """Writes the index; returns its path, or its URL in an object store."""
     @property
     def finished(self) -> bool: ...
 

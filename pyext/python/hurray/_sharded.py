@@ -120,8 +120,9 @@ class ShardedWriter:
         )
 
     def finish(self) -> str:
-        """Closes the last member, checks the index and writes it; returns its path."""
-        return str(self._writer.finish())
+        """Closes the last member, checks the index and writes it; returns its
+        path (its URL in an object store)."""
+        return self._writer.finish()
 
     def __enter__(self) -> "ShardedWriter":
         return self

@@ -47,13 +47,11 @@ import numpy as np
 import orbax.checkpoint as ocp
 from orbax.checkpoint import future as ocp_future
 
-from .. import _convert, _hurray
+from .. import _checkpoint, _convert, _hurray
+from .._checkpoint import INDEX_NAME
 from .._sharded import ShardedWriter
 
 __all__ = ["HurrayCheckpointHandler", "HurraySave", "HurrayRestore", "INDEX_NAME"]
-
-#: The index's file name in the item directory.
-INDEX_NAME = "checkpoint.hurray"
 
 #: The index metadata key listing the saved leaves' names, in tree order.
 LEAVES_KEY = "orbax.leaves"
@@ -73,8 +71,7 @@ def _report_name(process: int) -> str:
 
 def _join(directory: Any, name: str) -> str:
     """``name`` in Orbax's item directory (a local path or an object store URL)."""
-    text = os.fspath(directory) if not isinstance(directory, str) else directory
-    return f"{text.rstrip('/')}/{name}" if _hurray.is_url(text) else os.path.join(text, name)
+    return _checkpoint.join(_checkpoint.location(directory), name)
 
 
 def leaf_names(tree: Any) -> List[Tuple[str, Any]]:
@@ -139,9 +136,11 @@ def _pieces(tree: Any, now: bool) -> List[_Piece]:
     return out
 
 
-def _write(directory: Any, pieces: List[_Piece], durable: bool, storage_options) -> None:
+def _write(directory: Any, pieces: List[_Piece], leaves: List[str], durable: bool, storage_options) -> None:
     """This process's member, then its report (what process 0 indexes): the
-    member's size and CRC-32C, computed as it was written, and its chunks."""
+    member's size and CRC-32C, computed as it was written, its chunks, and
+    what the index records of the save (how many processes wrote, the
+    leaves), so that `finalize` needs nothing kept from the save."""
     process = jax.process_index()
     member = _member_name(process)
 
@@ -159,7 +158,14 @@ def _write(directory: Any, pieces: List[_Piece], durable: bool, storage_options)
         durable=durable,
         storage_options=storage_options,
     )
-    report = {"member": member, "size": size, "crc32c": crc32c, "chunks": chunks}
+    report = {
+        "member": member,
+        "size": size,
+        "crc32c": crc32c,
+        "chunks": chunks,
+        "processes": jax.process_count(),
+        "leaves": leaves,
+    }
     _convert.write(
         _join(directory, _report_name(process)),
         {},
@@ -178,47 +184,54 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
     def __init__(self, *, durable: bool = True, storage_options: Optional[Dict[str, str]] = None):
         self.durable = durable
         self.storage_options = storage_options
-        # Set by a save, read by its `finalize` (on process 0).
-        self._processes = 1
-        self._leaves: List[str] = []
 
-    def _options(self, directory: Any) -> Optional[Dict[str, str]]:
-        return self.storage_options if _hurray.is_url(os.fspath(directory)) else None
-
-    def _begin(self, args: "HurraySave") -> None:
-        self._processes = jax.process_count()
-        self._leaves = [name for name, _ in leaf_names(args.item)]
+    def _options(self, directory: Any, saving: bool = False) -> Optional[Dict[str, str]]:
+        """The storage options for ``directory``; with a local directory
+        they are not used (one handler serves both), and a save to an
+        ``http(s)://`` URL, which takes no uploads, is refused."""
+        folder = (_checkpoint.writable if saving else _checkpoint.location)(directory)
+        return self.storage_options if _hurray.is_url(folder) else None
 
     async def async_save(self, directory: Any, args: "HurraySave") -> Optional[List[Any]]:
         """Takes this process's shards as host arrays (the part of the save
         Orbax waits for: a view of each buffer on the CPU, a copy from an
         accelerator), then writes them in the background, once Orbax has
         created the directory."""
-        self._begin(args)
+        options = self._options(directory, saving=True)
+        leaves = [name for name, _ in leaf_names(args.item)]
         pieces = _pieces(args.item, now=True)
-        options = self._options(directory)
 
         async def write():
-            await asyncio.to_thread(_write, directory, pieces, self.durable, options)
+            await asyncio.to_thread(_write, directory, pieces, leaves, self.durable, options)
 
         return [ocp_future.CommitFutureAwaitingContractedSignals(write(), name="hurray_write")]
 
     def save(self, directory: Any, args: "HurraySave") -> None:
         """Writes this process's shards straight from their device buffers."""
-        self._begin(args)
-        _write(directory, _pieces(args.item, now=False), self.durable, self._options(directory))
+        options = self._options(directory, saving=True)
+        leaves = [name for name, _ in leaf_names(args.item)]
+        _write(directory, _pieces(args.item, now=False), leaves, self.durable, options)
 
     def finalize(self, directory: Any) -> None:
-        """On process 0, once every process has written its member: the
-        index, last, from the processes' reports."""
+        """Once every process has written its member (Orbax calls this on
+        its primary host): process 0 writes the index, last, from the
+        processes' reports. Any other process that is called does nothing,
+        so that one index is written however Orbax is configured."""
+        if jax.process_index() != 0:
+            return
         options = self._options(directory)
+
+        def report_of(process: int) -> Dict[str, Any]:
+            f = _hurray.open(_join(directory, _report_name(process)), storage_options=options)
+            return json.loads(f.metadata[CHUNKS_KEY])
+
+        first = report_of(0)
         index = ShardedWriter(_join(directory, INDEX_NAME), durable=self.durable, storage_options=options)
         with index:
             index.set_metadata("writer", "hurray.jax.orbax")
-            index.set_metadata(LEAVES_KEY, json.dumps(self._leaves))
-            for process in range(self._processes):
-                report_file = _hurray.open(_join(directory, _report_name(process)), storage_options=options)
-                report = json.loads(report_file.metadata[CHUNKS_KEY])
+            index.set_metadata(LEAVES_KEY, json.dumps(first["leaves"]))
+            for process in range(first["processes"]):
+                report = first if process == 0 else report_of(process)
                 index.adopt_member(
                     report["member"],
                     [tuple(c) for c in report["chunks"]],
@@ -227,10 +240,7 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
                 )
 
     def _open(self, directory: Any):
-        index = _join(directory, INDEX_NAME)
-        if _hurray.is_url(index):
-            return _hurray.open_sharded_remote(index, self._options(directory))
-        return _hurray.open_sharded(index, read_only=True)
+        return _checkpoint.open_index(_join(directory, INDEX_NAME), self._options(directory))
 
     def metadata(self, directory: Any) -> Dict[str, Any]:
         """Every saved leaf as a ``jax.ShapeDtypeStruct``, by name."""

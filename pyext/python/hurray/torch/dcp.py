@@ -61,12 +61,11 @@ from torch.distributed.checkpoint.storage import StorageReader, StorageWriter, W
 from torch.futures import Future
 
 from .. import _convert, _hurray
+from .._checkpoint import INDEX_NAME, join, location, open_index, options, writable
 from .._sharded import ShardedWriter
 
 __all__ = ["HurrayStorageWriter", "HurrayStorageReader", "INDEX_NAME"]
 
-#: The index's file name in the checkpoint directory.
-INDEX_NAME = "checkpoint.hurray"
 
 #: The index metadata key holding DCP's ``Metadata.planner_data`` as JSON.
 PLANNER_DATA_KEY = "dcp.planner_data"
@@ -119,41 +118,6 @@ def _is_whole(chunk_offsets, chunk_sizes, size) -> bool:
     return not any(chunk_offsets) and tuple(chunk_sizes) == tuple(size)
 
 
-def _location(path: Union[str, os.PathLike]) -> str:
-    """The checkpoint's folder: a local directory, or an object store URL
-    (taken as a URL, never as a relative path)."""
-    text = os.fspath(path)
-    if not isinstance(text, str):
-        raise TypeError(f"{text!r}: a checkpoint location is a str or os.PathLike of str")
-    return text.rstrip("/") if _hurray.is_url(text) else text
-
-
-def _writable(path: Union[str, os.PathLike]) -> str:
-    """``path`` as :func:`_location` takes it, where a save can go: an
-    ``http(s)://`` URL, which takes no uploads, is refused."""
-    location = _location(path)
-    if location.lower().startswith(("http://", "https://")):
-        raise ValueError(f"{location}: an HTTP server takes no uploads; save to a directory or to s3://, gs://, az://")
-    return location
-
-
-def _join(folder: str, name: str) -> str:
-    """``name`` (``/``-separated) in the checkpoint folder ``folder``."""
-    return f"{folder}/{name}" if _hurray.is_url(folder) else str(Path(folder) / name)
-
-
-def _parent(location: str) -> str:
-    return location.rsplit("/", 1)[0] if _hurray.is_url(location) else str(Path(location).parent)
-
-
-def _options(location: str, storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
-    """``storage_options`` for a URL; given with a local directory, refused
-    (they would mean nothing there)."""
-    if storage_options is not None and not _hurray.is_url(location):
-        raise ValueError(f"{location}: storage_options apply to URLs, and this is a local directory")
-    return storage_options
-
-
 class HurrayStorageWriter(StorageWriter):
     """A DCP ``StorageWriter`` that writes a Hurray sharded checkpoint into
     the directory or object store folder ``path``: each rank its own member
@@ -170,8 +134,8 @@ class HurrayStorageWriter(StorageWriter):
         storage_options: Optional[Dict[str, str]] = None,
     ) -> None:
         super().__init__()
-        self.path = _writable(path)
-        self.storage_options = _options(self.path, storage_options)
+        self.path = writable(path)
+        self.storage_options = options(self.path, storage_options)
         self.durable = durable
         self.is_coordinator = False
         # The coordinator's index writer, from planning to `finish`.
@@ -180,8 +144,8 @@ class HurrayStorageWriter(StorageWriter):
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         if checkpoint_id is not None:
-            self.path = _writable(checkpoint_id)
-            _options(self.path, self.storage_options)
+            self.path = writable(checkpoint_id)
+            options(self.path, self.storage_options)
 
     def _make_directory(self) -> None:
         if not _hurray.is_url(self.path):
@@ -219,7 +183,7 @@ class HurrayStorageWriter(StorageWriter):
         if self._index is not None:
             self._index.abort()
         self._index = ShardedWriter(
-            _join(self.path, INDEX_NAME), durable=self.durable, storage_options=self.storage_options
+            join(self.path, INDEX_NAME), durable=self.durable, storage_options=self.storage_options
         )
         self._members = [self._index.member_path(_member_name(i)) for i in range(len(plans))]
         return [dataclasses.replace(p, storage_data=m) for p, m in zip(plans, self._members)]
@@ -240,7 +204,7 @@ class HurrayStorageWriter(StorageWriter):
         # One Hurray file per rank, even an empty one (so that the index
         # lists every rank that took part).
         size, crc32c = _convert.write_member(
-            _join(self.path, member), tensors, durable=self.durable, storage_options=self.storage_options
+            join(self.path, member), tensors, durable=self.durable, storage_options=self.storage_options
         )
         results = [
             WriteResult(
@@ -295,7 +259,7 @@ class HurrayStorageWriter(StorageWriter):
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
-        return _valid_checkpoint_id(checkpoint_id, _writable)
+        return _valid_checkpoint_id(checkpoint_id, writable)
 
 
 def _torch_dtype(hurray_dtype: str, name: str) -> torch.dtype:
@@ -328,24 +292,28 @@ class HurrayStorageReader(StorageReader):
         storage_options: Optional[Dict[str, str]] = None,
     ) -> None:
         super().__init__()
-        self.path = _location(path)
-        self.storage_options = _options(self.path, storage_options)
+        self.path = location(path)
+        self.storage_options = options(self.path, storage_options)
         self.index = index
         self.storage_data: Dict[MetadataIndex, _Stored] = {}
+        self._opened = None
 
     def reset(self, checkpoint_id: Union[str, os.PathLike, None] = None) -> None:
         self.storage_data = {}
+        self._opened = None
         if checkpoint_id is not None:
-            self.path = _location(checkpoint_id)
-            _options(self.path, self.storage_options)
+            self.path = location(checkpoint_id)
+            options(self.path, self.storage_options)
+
+    def _checkpoint(self):
+        """The checkpoint, opened once per process (DCP reads the metadata
+        on one rank and the data on every rank)."""
+        if self._opened is None:
+            self._opened = open_index(join(self.path, self.index), self.storage_options)
+        return self._opened
 
     def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
-        index = _join(self.path, self.index)
-        if _hurray.is_url(index):
-            # The index's header: two range GETs; members are opened as read.
-            checkpoint = _hurray.open_sharded_remote(index, self.storage_options)
-        else:
-            checkpoint = _hurray.open_sharded(index, read_only=True)
+        checkpoint = self._checkpoint()
         state: Dict[str, TensorStorageMetadata] = {}
         storage: Dict[MetadataIndex, _Stored] = {}
         for name in checkpoint.keys():
@@ -372,23 +340,20 @@ class HurrayStorageReader(StorageReader):
         return plans
 
     def read_data(self, plan: LoadPlan, planner: LoadPlanner) -> "Future[None]":
-        opened: Dict[str, Any] = {}
+        checkpoint = self._checkpoint()
         for req in plan.items:
             if req.type == LoadItemType.BYTE_IO:
                 raise TypeError(f"{req.storage_index.fqn!r}: a Hurray checkpoint holds tensors only")
-            stored = self.storage_data[req.storage_index]
-            f = opened.get(stored.member)
-            if f is None:
-                # Members are relative to the index's folder; from an object
-                # store, opening one reads its header (two range GETs) and
-                # each slice below is a range GET of the bytes it covers.
-                member = _join(_parent(_join(self.path, self.index)), stored.member)
-                f = opened[stored.member] = _hurray.open(
-                    member, read_only=True, storage_options=self.storage_options
-                )
-            t = f[stored.tensor]
-            ranges = [(int(o), int(o) + int(n), 1) for o, n in zip(req.storage_offsets, req.lengths)]
-            src = _convert.to_torch(t.read_slice(ranges)) if ranges else _convert.to_torch(t)
+            # The slice of the logical tensor: the chunk's offset plus the
+            # offsets within it. The checkpoint reads it from the member that
+            # holds it (from an object store, a range GET of those bytes).
+            t = checkpoint[req.storage_index.fqn]
+            chunk = req.storage_index.offset or [0] * len(req.lengths)
+            ranges = [
+                (int(c) + int(o), int(c) + int(o) + int(n), 1)
+                for c, o, n in zip(chunk, req.storage_offsets, req.lengths)
+            ]
+            src = _convert.to_torch(t.read_slice(ranges) if ranges else t.assemble())
             target = planner.resolve_tensor(req).detach()
             if target.size() != src.size():
                 raise ValueError(
@@ -403,11 +368,11 @@ class HurrayStorageReader(StorageReader):
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Union[str, os.PathLike]) -> bool:
-        return _valid_checkpoint_id(checkpoint_id, _location)
+        return _valid_checkpoint_id(checkpoint_id, location)
 
 
 def _valid_checkpoint_id(checkpoint_id: Union[str, os.PathLike], parse) -> bool:
-    """Whether ``parse`` (:func:`_location` or :func:`_writable`) takes it."""
+    """Whether ``parse`` (``location`` or ``writable``) takes it."""
     try:
         parse(checkpoint_id)
     except (TypeError, ValueError):

@@ -42,12 +42,7 @@ pub(crate) fn open(
         let file = crate::url::open_url(py, url, storage_options)?;
         return Ok(PyFile::from_file(file, url.to_owned()));
     }
-    if storage_options.is_some() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "{}: storage_options apply to URLs, and this is a local path",
-            path.display()
-        )));
-    }
+    crate::url::check_options_apply(&path.to_string_lossy(), &storage_options)?;
     let mode = map_mode(read_only.unwrap_or(false));
     // SAFETY: `open_with`'s contract: this extension reads tensor bytes only
     // when Python asks (`tobytes`, `unpacked`, a save that reads a Hurray

@@ -120,12 +120,8 @@ pub(crate) fn verify(
     storage_options: Option<BTreeMap<String, String>>,
 ) -> PyResult<(usize, usize)> {
     let key = KeyArg::extract(public_key)?;
+    crate::url::check_options_apply(&path, &storage_options)?;
     let (url, options) = (is_url(&path), storage_options);
-    if !url && options.is_some() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "{path}: storage_options apply to URLs, and this is a local path"
-        )));
-    }
     py.detach(|| -> hurray_sign::Result<(usize, usize)> {
         let key = key.public()?;
         let options = options_of(&options);

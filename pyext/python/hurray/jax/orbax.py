@@ -246,7 +246,7 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
         """Every saved leaf as a ``jax.ShapeDtypeStruct``, by name."""
         with self._open(directory) as checkpoint:
             return {
-                name: jax.ShapeDtypeStruct(tuple(checkpoint[name].shape), _numpy_dtype(checkpoint[name].dtype))
+                name: jax.ShapeDtypeStruct(tuple(checkpoint[name].shape), _numpy_dtype(checkpoint[name].dtype, name))
                 for name in checkpoint.keys()
             }
 
@@ -268,13 +268,11 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
         pass
 
 
-def _numpy_dtype(hurray_dtype: str) -> np.dtype:
+def _numpy_dtype(hurray_dtype: str, name: str) -> np.dtype:
+    """The NumPy dtype a tensor ``name`` of ``hurray_dtype`` reads as
+    (ml_dtypes' for the types NumPy lacks, as ``hurray.numpy`` gives them)."""
     facts = _convert.BY_NAME[hurray_dtype]
-    if facts.numpy:
-        return np.dtype(facts.numpy)
-    import ml_dtypes
-
-    return np.dtype(getattr(ml_dtypes, facts.ml_dtypes))
+    return np.dtype(facts.numpy or _convert._ml_dtypes(facts, name))
 
 
 def _read(checkpoint, name: str, region: Optional[Sequence[Tuple[int, int]]]) -> np.ndarray:
@@ -293,8 +291,8 @@ def _restore_leaf(checkpoint, name: str, leaf: Any) -> Any:
         raise KeyError(f"leaf {name!r} of the target is not in the checkpoint")
     t = checkpoint[name]
     shape = tuple(getattr(leaf, "shape", ()))
-    dtype = np.dtype(getattr(leaf, "dtype", _numpy_dtype(t.dtype)))
-    saved = _numpy_dtype(t.dtype)
+    saved = _numpy_dtype(t.dtype, name)
+    dtype = np.dtype(getattr(leaf, "dtype", saved))
     if tuple(t.shape) != shape or dtype != saved:
         raise ValueError(
             f"leaf {name!r}: the target is {dtype} {list(shape)}, the checkpoint holds {saved} {list(t.shape)}"

@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_void};
 /// succeeds. Always end it with `hurray_writer_finish` or `hurray_writer_abort`.
 #[derive(Debug)]
 pub struct HurrayWriter {
-    pub(crate) writer: Writer<std::fs::File>,
+    pub(crate) writer: Writer<hurray::OutputFile>,
 }
 
 /// Starts writing a file to `path` (through a temporary file in the same

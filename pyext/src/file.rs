@@ -189,10 +189,9 @@ impl PyFile {
 
     /// Reads the tensors named in `names` (all of them when `None`) in: for
     /// a URL, those not read yet now, in one batch (coalesced range GETs,
-    /// several in flight), kept; for a mapped file, asks the kernel to read
-    /// their pages in the file's order and returns without waiting, so the
-    /// first use of each page waits at most for its own read, already under
-    /// way.
+    /// several in flight), kept; for a mapped file, reads the pages not in
+    /// memory yet in and maps them (several threads, in the file's order)
+    /// and returns when they are in.
     #[pyo3(signature = (names=None))]
     fn read(&self, py: Python<'_>, names: Option<Vec<String>>) -> PyResult<()> {
         match names {

@@ -44,10 +44,16 @@ pages). The first sample of every library and case then checks every byte
 of every tensor against the source's CRC-32 (untimed).
 
 The physical limits, measured in the same run (``limit`` rows): cold, the
-whole file read once in order through a reused 8 MiB buffer (the device);
-warm, mapping Hurray's file (in the page-cache state of the case) and reading
-one byte of every page; save, writing the same bytes to a new file in 1 MiB ``write``
-calls (and an fsync).
+whole file read once by 8 threads of ``pread`` taking 4 MiB chunks in order
+(the device); warm, mapping Hurray's file (in the page-cache state of the
+case) and reading one byte of every page; save, writing the same bytes to a
+new file in 1 MiB ``write`` calls; save+fsync, the device's write rate: the
+same bytes through one aligned 2 MiB buffer with ``O_DIRECT``, then an
+fsync.
+
+Every save and cold sample starts after ``--settle`` seconds (see
+``settle()``): on a virtual machine that hands freed memory back to its
+host, a sample timed right after another measures their order.
 
 Run it with ``cargo xtask bench-peers`` (its own venv, a release build of the
 extension); arguments after ``--`` are passed on::
@@ -281,18 +287,33 @@ def save(lib, tensors, path, fsync):
 
 
 def limit_cold(path):
-    """The whole file read once, in order, through one reused 8 MiB buffer:
-    the device's rate (on this disk faster than parallel ``pread`` into one
-    large buffer, which also pays for that buffer's fresh pages)."""
-    buf = bytearray(8 << 20)
+    """The whole file read once by 8 threads, each taking the next 4 MiB of
+    the file (in order) into a buffer of its own, reused: the device's rate
+    with 32 MiB in flight (one stream through one buffer reached a quarter
+    of it here)."""
+    import threading
+
+    chunk, threads = 4 << 20, 8
     fd = os.open(path, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    next_at = iter(range(0, size, chunk))
+    lock = threading.Lock()
+
+    def read():
+        buf = bytearray(chunk)
+        while True:
+            with lock:
+                at = next(next_at, None)
+            if at is None:
+                return
+            os.preadv(fd, [buf], at)
+
     start = time.perf_counter()
-    at = 0
-    while True:
-        got = os.preadv(fd, [buf], at)
-        if not got:
-            break
-        at += got
+    workers = [threading.Thread(target=read) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
     seconds = time.perf_counter() - start
     os.close(fd)
     return seconds
@@ -314,16 +335,38 @@ def limit_warm(path):
 
 
 def limit_save(tensors, path, fsync):
-    """The same bytes written to a new file in 1 MiB pieces (faster here
-    than one write per tensor, which keeps more dirty pages in flight)."""
+    """Without fsync, the same bytes written to a new file in 1 MiB pieces
+    (faster here than one write per tensor, which keeps more dirty pages in
+    flight). With fsync, the device's rate: the bytes copied into one
+    aligned 2 MiB buffer and written around the page cache (``O_DIRECT``),
+    then an fsync."""
     start = time.perf_counter()
+    if fsync:
+        window = mmap.mmap(-1, 2 << 20)  # page-aligned, as O_DIRECT needs
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_DIRECT, 0o644)
+        at = filled = 0
+        for t in tensors.values():
+            view = memoryview(raw(t).numpy())
+            while view:
+                n = min(len(view), len(window) - filled)
+                window[filled:filled + n] = view[:n]
+                filled, view = filled + n, view[n:]
+                if filled == len(window):
+                    at += os.pwrite(fd, window, at)
+                    filled = 0
+        if filled:
+            padded = -(-filled // PAGE) * PAGE
+            window[filled:padded] = bytes(padded - filled)
+            os.pwrite(fd, memoryview(window)[:padded], at)
+            os.ftruncate(fd, at + filled)
+        os.fsync(fd)
+        os.close(fd)
+        return time.perf_counter() - start
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     for t in tensors.values():
         view = memoryview(raw(t).numpy())
         while view:
             view = view[os.write(fd, view[: 1 << 20]) :]
-    if fsync:
-        os.fsync(fd)
     os.close(fd)
     return time.perf_counter() - start
 
@@ -370,6 +413,20 @@ def drop(path):
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
+
+
+def settle(args):
+    """Waits until the memory the last sample freed has gone back to the
+    hypervisor. On a virtual machine that reports free memory to its host
+    (virtio-balloon free page reporting: 2 MiB blocks, about 2 s after they
+    are freed), a process that runs right after another reuses that
+    process's freshly freed, still-backed memory, and each new page-cache
+    folio made of reported memory faults in from the host: so a save or a
+    cold load timed right after another library's sample measured the order
+    of the samples (a 1 GiB save 0.4 s or 2.5 s by turns), not the library.
+    Every such sample starts from the same state instead."""
+    if args.settle > 0:
+        time.sleep(args.settle)
 
 
 def read_through(path):
@@ -544,7 +601,8 @@ def parent(args):
                 measure(args, rows, "warm-read", libs + ["limit"], limit_paths, kind, size, expected,
                         lambda p: (drop(p), read_through(p)))
             if "cold" in cases:
-                measure(args, rows, "cold", libs + ["limit"], limit_paths, kind, size, expected, drop)
+                measure(args, rows, "cold", libs + ["limit"], limit_paths, kind, size, expected,
+                        lambda p: (drop(p), settle(args)))
             if "s3" in cases:
                 s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
                 if "hurray" in libs:
@@ -558,9 +616,11 @@ def parent(args):
                     continue
                 times = {lib: [] for lib in savers + ["limit"]}
                 for sample in range(args.samples):
-                    for lib in savers + ["limit"]:
+                    libs_ = savers + ["limit"]
+                    for lib in libs_[sample % len(libs_):] + libs_[:sample % len(libs_)]:
                         target = os.path.join(root, f"out-{lib}")
                         os.sync()
+                        settle(args)
                         out = run_child(args, op, lib, target, op, kind, size)
                         times[lib].append(out["seconds"] if out else float("nan"))
                         for leftover in (target, target + ".warm-up"):
@@ -581,6 +641,8 @@ def main():
     p.add_argument("--samples", type=int, default=7)
     p.add_argument("--dir", default=None, help="where the files go (default: the temp dir)")
     p.add_argument("--libs", default=",".join(LOADERS), type=lambda s: s.split(","))
+    p.add_argument("--settle", type=float, default=4.0,
+                   help="seconds to wait before each save and cold sample (see settle())")
     p.add_argument("--cases", default="warm-own,warm-read,cold,s3,save,save+fsync,small",
                    type=lambda s: s.split(","))
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)

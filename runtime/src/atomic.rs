@@ -7,6 +7,8 @@
 //! crash the destination is either the old file or the whole new one.
 //! [`Durability::RenameOnly`] skips the two fsyncs: readers still never see
 //! a partial file, but a power loss may leave one.
+//! A durable file's bytes go around the page cache where the file system
+//! allows it ([`OutputFile`], `atomic/output.rs` says why).
 //! Dropping an uncommitted `AtomicFile` removes the temporary file. The
 //! finished file has the mode any newly created file gets (0666 less the
 //! umask, as `touch` gives), not the 0600 of a private temporary file.
@@ -16,6 +18,10 @@ use crate::sharded::CommitFailed;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+mod output;
+
+pub use output::OutputFile;
 
 /// What [`AtomicFile::commit`] guarantees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +45,8 @@ pub struct AtomicFile {
     temp: tempfile::NamedTempFile,
     dest: PathBuf,
     durability: Durability,
+    /// Where this file's own `Write` puts the bytes.
+    out: OutputFile,
 }
 
 impl AtomicFile {
@@ -63,10 +71,12 @@ impl AtomicFile {
         let temp = builder
             .tempfile_in(&dir)
             .map_err(|e| Error::io("creating a temporary file in", &dir, e))?;
+        let out = output_to(&temp, durability)?;
         Ok(AtomicFile {
             temp,
             dest,
             durability,
+            out,
         })
     }
 
@@ -92,6 +102,13 @@ impl AtomicFile {
             .map_err(|e| Error::io("reopening", self.temp.path(), e))
     }
 
+    /// Another output to the temporary file, written as this file's own
+    /// `Write` writes (around the page cache when durable), for a writer
+    /// that owns its output. Its bytes are in the file once it is flushed.
+    pub fn output(&self) -> Result<OutputFile> {
+        output_to(&self.temp, self.durability)
+    }
+
     /// Makes the file durable (unless [`Durability::RenameOnly`]) and puts
     /// it in place of the destination.
     pub fn commit(self) -> Result<()> {
@@ -106,11 +123,14 @@ impl AtomicFile {
             temp,
             dest,
             durability,
+            mut out,
         } = self;
         let before = |error| CommitFailed {
             error,
             in_place: false,
         };
+        out.flush()
+            .map_err(|e| before(Error::io("writing", &dest, e)))?;
         let synced = durability == Durability::Synced;
         if synced {
             temp.as_file()
@@ -137,16 +157,27 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.temp.as_file_mut().write(buf)
+        self.out.write(buf)
     }
 
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.temp.as_file_mut().write_all(buf)
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.out.write_vectored(bufs)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.temp.as_file_mut().flush()
+        self.out.flush()
     }
+}
+
+/// An output to `temp`'s file, as `durability` writes it.
+fn output_to(temp: &tempfile::NamedTempFile, durability: Durability) -> Result<OutputFile> {
+    let file = temp
+        .reopen()
+        .map_err(|e| Error::io("reopening", temp.path(), e))?;
+    Ok(match durability {
+        Durability::Synced => OutputFile::direct(temp.path(), file),
+        Durability::RenameOnly => OutputFile::buffered(file),
+    })
 }
 
 /// The directory `path` is in: `.` for a bare file name.

@@ -116,7 +116,7 @@ pub use generated::element_type::{ElementClass, ElementType};
 pub use validate::Plan;
 
 // Writing.
-pub use atomic::{AtomicFile, Durability};
+pub use atomic::{AtomicFile, Durability, OutputFile};
 pub use sharded::{ShardedFile, ShardedWriter};
 pub use writer::{TensorWriter, Writer};
 

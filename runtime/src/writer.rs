@@ -7,7 +7,7 @@
 //! and renamed over the destination by [`Writer::finish`], so a failed or
 //! killed writer never leaves a partial destination file.
 
-use crate::atomic::{AtomicFile, Durability};
+use crate::atomic::{AtomicFile, Durability, OutputFile};
 use crate::checksum::ChecksumAlgorithm;
 use crate::descriptor::TensorDescriptor;
 use crate::digest::DigestAlgorithm;
@@ -103,7 +103,7 @@ pub struct Writer<W: Write> {
     shard_index: Option<crate::shard_index::ShardIndex>,
 }
 
-impl Writer<std::fs::File> {
+impl Writer<OutputFile> {
     /// Writes to `path` atomically: nothing appears at `path` until
     /// [`finish`](Writer::finish) succeeds.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
@@ -115,7 +115,7 @@ impl Writer<std::fs::File> {
     /// flushed to the disk.
     pub fn create_with(path: impl AsRef<Path>, durability: Durability) -> Result<Self> {
         let atomic = AtomicFile::create_with(path, durability)?;
-        let file = atomic.reopen()?;
+        let file = atomic.output()?;
         let mut w = Writer::new_inner(Staging::stream(file), Sink::Atomic(atomic))?;
         w.write_prefix()?;
         Ok(w)
@@ -453,7 +453,7 @@ impl<W: Write> Writer<W> {
             Err(e) => return Err(self.sink.error(e)),
         };
         if let Sink::Atomic(atomic) = self.sink {
-            // The reopened handle is flushed; the rename makes it the file.
+            // The output is flushed; the rename makes it the file.
             atomic.commit()?;
         }
         Ok(Finished {

@@ -138,7 +138,7 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
 
 /// Writes converted tensors to a `.hurray` file.
 pub(super) struct Sink {
-    writer: Writer<std::fs::File>,
+    writer: Writer<hurray::OutputFile>,
 }
 
 impl Sink {

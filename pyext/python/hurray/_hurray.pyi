@@ -119,10 +119,9 @@ class File:
         """The file's length in bytes."""
     def read(self, names: Optional[Sequence[str]] = None) -> None:
         """Reads the named tensors (all when None) in: a URL's not read yet
-        now, in one batch of coalesced range GETs; of a mapped file, asks the
-        kernel to read their pages in the file's order and returns without
-        waiting, so the first use of each page waits at most for its own
-        read, already under way."""
+        now, in one batch of coalesced range GETs; of a mapped file, reads
+        the pages not in memory yet in and maps them (several threads, in
+        the file's order) and returns when they are in."""
     def verify_checksums(self) -> bool:
         """Reads every tensor: True when all recorded checksums match, False
         when the file records none; raises ChecksumError on a mismatch."""

@@ -32,9 +32,9 @@ def load_file(
     if verify:
         _verified(f.verify_checksums(), filename)
     else:
-        # Every tensor is wanted: start reading the file in its own order
-        # now, rather than fault it in tensor by tensor in name order (which
-        # is not the file's: `lm_head` sorts first).
+        # Every tensor is wanted: read the file in, in its own order and on
+        # several threads, rather than fault it in tensor by tensor in name
+        # order (which is not the file's: `lm_head` sorts first).
         f.read()
     return {name: convert(t) for name, t in f.items()}
 

@@ -22,7 +22,7 @@ def load(data: bytes) -> Dict[str, "np.ndarray"]:
 
 def load_file(filename: Union[str, os.PathLike], verify: bool = False) -> Dict[str, "np.ndarray"]:
     """The arrays of the file: zero-copy views of a copy-on-write map (writable; the file never changes),
-    the file's pages asked for (in the file's order, without waiting) before they are returned. ``verify``
+    the file's pages not in memory yet read in (several threads, in the file's order) before they are returned. ``verify``
     checks every checksum while reading the file in, as ``hurray.torch.load_file`` does. Given a sharded checkpoint's index, every logical tensor of the
     checkpoint."""
     return _load.load_file(filename, "np", "cpu", verify, _convert.to_numpy)

@@ -303,10 +303,11 @@ impl File {
     /// Reads the tensors named in `names` in: of a file read through a
     /// source, those not read yet are read now in one batch the source
     /// coalesces and runs concurrently, and kept, so using them waits for
-    /// nothing; of a mapped file, the kernel is asked to read their pages in
-    /// the file's order and the call returns without waiting, so the first
-    /// use of each page waits at most for its own read, already under way
-    /// (why not wait: `reader/storage.rs`). Nothing for a file in memory.
+    /// nothing; of a mapped file, the pages not in memory yet are read in
+    /// and mapped by several threads in the file's order, and the call
+    /// returns when they are in (pages already in memory are mapped as they
+    /// are first touched; why: `reader/storage.rs`). Nothing for a file in
+    /// memory.
     pub fn read(&self, names: &[&str]) -> Result<()> {
         let reader = self.reader();
         let places = names

@@ -12,8 +12,19 @@ use std::ops::Range;
 use std::path::Path;
 use std::ptr::NonNull;
 
+mod residency;
+
 /// The page size ranges read in are joined across (the smallest common one).
 const PAGE: usize = 4096;
+
+/// The bytes a reader thread of [`Storage::read_in`] asks the kernel for at
+/// once.
+const CHUNK: usize = 4 << 20;
+
+/// How many threads [`Storage::read_in`] reads with: with [`CHUNK`], 32 MiB
+/// in flight, what a virtual disk needed to reach its rate (measured: see
+/// `read_in`). Threads that wait for the device, not ones that compute.
+const READERS: usize = 8;
 
 /// How [`File::open_with`](super::File::open_with) maps a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,20 +107,23 @@ impl Storage {
         }
     }
 
-    /// Starts reading the pages of `ranges` (byte ranges of the map, sorted
-    /// by start) into memory, in the file's order, and returns without
-    /// waiting (`MADV_WILLNEED`): the first touch of each page then waits at
-    /// most for its own read, already under way. Nothing for bytes in
-    /// memory.
+    /// Reads the pages of `ranges` (byte ranges of the map, sorted by
+    /// start) into memory and maps them, and returns when they are in:
+    /// the chunks of [`CHUNK`] bytes not in the page cache yet are read by
+    /// [`READERS`] threads at once, in the file's order; chunks already in
+    /// memory are left to be mapped as they are first touched. Nothing for
+    /// bytes in memory.
     ///
-    /// Why not wait (`MADV_POPULATE_READ`, which also maps the pages): on a
-    /// virtual machine, the first touch of a page the device just filled
-    /// costs the hypervisor's fault however the guest mapped it, so reading
-    /// everything first and touching afterwards serializes two costs that
-    /// faulting in overlaps. Measured on a cold 1 GiB file in fresh Python
-    /// processes: read in and mapped first, then touched, 2.0-2.2 s; faulted
-    /// in as touched, 0.60-0.65 s; this, 0.58-0.61 s. Warm, a file written in
-    /// whole blocks is mapped 2 MiB per fault, so mapping ahead saves nothing
+    /// Why: a single stream (the kernel's readahead, asked for with
+    /// `MADV_WILLNEED`, then faulting pages in as they are touched) keeps
+    /// too little in flight for a virtual disk, and each page-cache folio
+    /// it fills is allocated on one CPU. Measured on a cold 1 GiB file in
+    /// fresh processes, on this project's 2-core machines: that single
+    /// stream took 0.95-2.8 s; 8 threads each populating 4 MiB chunks in
+    /// order, 0.61-0.69 s; 2 threads, 0.71-0.86 s; 2 MiB chunks, 3.0 s. On
+    /// a warm file populating costs more than it saves (a file written in
+    /// whole blocks is mapped 2 MiB per fault as it is touched: 5 ms, where
+    /// populating it took 8 ms), hence the look at what is in memory first
     /// (docs/performance.md, "Head to head").
     pub(super) fn read_in(&self, ranges: &[Range<usize>]) -> Result<()> {
         let pread = match self {
@@ -127,25 +141,74 @@ impl Storage {
                 _ => joined.push(r.clone()),
             }
         }
-        joined
-            .into_iter()
-            .try_for_each(|r| self.advise_will_need(r))
+        let bytes = self.bytes();
+        let mut missing = Vec::new();
+        for r in joined {
+            let mut at = r.start - r.start % PAGE;
+            while at < r.end {
+                let end = (at + CHUNK).min(r.end);
+                if !residency::in_memory(bytes, at..end) {
+                    missing.push(at..end);
+                }
+                at = end;
+            }
+        }
+        self.populate(missing)
             .map_err(|e| Error::io("reading in", Path::new(pread.location()), e))
     }
 
-    #[cfg(unix)]
-    fn advise_will_need(&self, range: Range<usize>) -> std::io::Result<()> {
-        use memmap2::Advice::WillNeed;
-        match self {
-            Storage::Mmap(m, _) => m.advise_range(WillNeed, range.start, range.len()),
-            Storage::CopyOnWrite(c, _) => c.map.advise_range(WillNeed, range.start, range.len()),
-            Storage::Owned(_) => Ok(()),
+    /// Reads and maps `chunks` (in the file's order) on [`READERS`]
+    /// threads, each taking the next chunk when it is done with one.
+    #[cfg(target_os = "linux")]
+    fn populate(&self, chunks: Vec<Range<usize>>) -> std::io::Result<()> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let read = || -> std::io::Result<()> {
+            while let Some(c) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                match self.advise(memmap2::Advice::PopulateRead, c.clone()) {
+                    // A kernel before 5.14 cannot populate: read ahead
+                    // instead, and let the touches wait.
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                        return chunks
+                            .iter()
+                            .try_for_each(|c| self.advise(memmap2::Advice::WillNeed, c.clone()));
+                    }
+                    other => other?,
+                }
+            }
+            Ok(())
+        };
+        let threads = READERS.min(chunks.len());
+        if threads <= 1 {
+            return read();
         }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(read)).collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })
+    }
+
+    #[cfg(all(unix, not(target_os = "linux")))]
+    fn populate(&self, chunks: Vec<Range<usize>>) -> std::io::Result<()> {
+        chunks
+            .into_iter()
+            .try_for_each(|c| self.advise(memmap2::Advice::WillNeed, c))
     }
 
     #[cfg(not(unix))]
-    fn advise_will_need(&self, _range: Range<usize>) -> std::io::Result<()> {
+    fn populate(&self, _chunks: Vec<Range<usize>>) -> std::io::Result<()> {
         Ok(())
+    }
+
+    #[cfg(unix)]
+    fn advise(&self, advice: memmap2::Advice, range: Range<usize>) -> std::io::Result<()> {
+        match self {
+            Storage::Mmap(m, _) => m.advise_range(advice, range.start, range.len()),
+            Storage::CopyOnWrite(c, _) => c.map.advise_range(advice, range.start, range.len()),
+            Storage::Owned(_) => Ok(()),
+        }
     }
 
     /// The open file behind a map; None for bytes in memory.

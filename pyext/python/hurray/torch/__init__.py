@@ -26,10 +26,10 @@ def load_file(
 ) -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
-    never reaches the file. Before the tensors are returned, the kernel is
-    asked to read the file in its own order (without waiting), so using them
-    in any order waits only for reads already under way. With ``verify``,
-    every buffer is checked against its recorded checksum (CRC-32C) while
+    never reaches the file. Before the tensors are returned, the pages of
+    the file not in memory yet are read in (several threads, in the file's
+    order), so using them in any order waits for nothing. With ``verify``,
+    every buffer is checked against its recorded checksum (CRC-32C) once
     the file is read in, on several threads in the file's order; a mismatch
     raises ``ChecksumError`` naming the tensor, and a file without checksums
     raises ``ValueError``. Given a sharded checkpoint's index, every logical

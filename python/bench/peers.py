@@ -44,8 +44,8 @@ pages). The first sample of every library and case then checks every byte
 of every tensor against the source's CRC-32 (untimed).
 
 The physical limits, measured in the same run (``limit`` rows): cold, the
-whole file read once by 8 threads of ``pread`` taking 4 MiB chunks in order
-(the device); warm, mapping Hurray's file (in the page-cache state of the
+whole file read once around the page cache (``O_DIRECT``) by 8 threads of
+``pread`` taking 4 MiB chunks in order (the device); warm, mapping Hurray's file (in the page-cache state of the
 case) and reading one byte of every page; save, writing the same bytes to a
 new file in 1 MiB ``write`` calls; save+fsync, the device's write rate: the
 same bytes through one aligned 2 MiB buffer with ``O_DIRECT``, then an
@@ -287,20 +287,22 @@ def save(lib, tensors, path, fsync):
 
 
 def limit_cold(path):
-    """The whole file read once by 8 threads, each taking the next 4 MiB of
-    the file (in order) into a buffer of its own, reused: the device's rate
-    with 32 MiB in flight (one stream through one buffer reached a quarter
-    of it here)."""
+    """The device's read rate: the whole file read once around the page cache
+    (``O_DIRECT``) by 8 threads, each taking the next 4 MiB of the file (in
+    order) into an aligned buffer of its own, reused (32 MiB in flight).
+    Buffered reads pay for filling the page cache as well: one stream
+    through one buffer reached a quarter of this here, and 8 threads of
+    buffered ``pread`` half."""
     import threading
 
     chunk, threads = 4 << 20, 8
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     size = os.fstat(fd).st_size
     next_at = iter(range(0, size, chunk))
     lock = threading.Lock()
 
     def read():
-        buf = bytearray(chunk)
+        buf = mmap.mmap(-1, chunk)  # page-aligned, as O_DIRECT needs
         while True:
             with lock:
                 at = next(next_at, None)
@@ -476,7 +478,10 @@ def measure(args, rows, case, libs, paths, kind, size, expected, prepare, env=No
 
 
 def medians(times):
-    """Each library's median; NaN for one that failed (said on stderr)."""
+    """Each library's median; NaN for one that failed (said on stderr). Every
+    sample goes to stderr too, to judge the spread."""
+    for lib, t in times.items():
+        print(f"  samples {lib}: {' '.join(f'{x:.4f}' for x in t)}", file=sys.stderr)
     return {lib: statistics.median(t) if all(x == x for x in t) else float("nan") for lib, t in times.items()}
 
 

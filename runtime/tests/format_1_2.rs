@@ -393,3 +393,80 @@ fn verify_checksums_of_a_map_names_any_flipped_tensor() {
         }
     }
 }
+
+/// Drops `path`'s pages from the page cache, so reading it in goes to the disk.
+fn drop_cached(path: &std::path::Path) {
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: posix_fadvise only advises about the open descriptor.
+    let rc = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            0,
+            0,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    assert_eq!(rc, 0);
+}
+
+/// A mapped file is verified while it is read in, a piece at a time on
+/// several threads: tensors larger than a piece (cut into several), small
+/// ones grouped into one, an empty one. It passes cold and warm, and a
+/// flipped byte anywhere is the mismatch of the tensor it is in, whichever
+/// piece holds it.
+#[test]
+fn a_mapped_file_is_verified_while_it_is_read_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.hurray");
+    let mut w = Writer::create(&path).unwrap();
+    let mut ranges = Vec::new();
+    let big = |i: usize| (9 << 20) + 4096 * i + 3;
+    for i in 0..3 {
+        let bytes: Vec<u8> = (0..big(i)).map(|k| (k * 7 + i) as u8).collect();
+        let d = TensorDescriptor::new(
+            format!("big.{i}"),
+            ElementType::UInt8,
+            hurray::shape(&[bytes.len() as u64]),
+        );
+        w.add_tensor(&d, &[&bytes]).unwrap();
+    }
+    for i in 0..50 {
+        let d = TensorDescriptor::new(
+            format!("small.{i:02}"),
+            ElementType::UInt8,
+            hurray::shape(&[100 + i]),
+        );
+        w.add_tensor(&d, &[&vec![i as u8; 100 + i as usize]])
+            .unwrap();
+    }
+    let d = TensorDescriptor::new("empty", ElementType::Float32, hurray::shape(&[0]));
+    w.add_tensor(&d, &[&[]]).unwrap();
+    w.finish().unwrap();
+    let good = std::fs::read(&path).unwrap();
+    {
+        let file = File::open(&path).unwrap();
+        for name in ["big.1", "small.07", "big.2"] {
+            let (at, len) = file
+                .tensor(name)
+                .unwrap()
+                .buffer_range(BufferRole::Values)
+                .unwrap();
+            // The middle of a big tensor lies in a later piece than its start.
+            ranges.push((name, (at + len / 2) as usize));
+        }
+        drop_cached(&path);
+        assert!(file.verify_checksums().unwrap(), "cold");
+        assert!(file.verify_checksums().unwrap(), "warm");
+    }
+    for (name, at) in ranges {
+        let mut bad = good.clone();
+        bad[at] ^= 0x10;
+        std::fs::write(&path, &bad).unwrap();
+        drop_cached(&path);
+        let file = File::open(&path).unwrap();
+        match file.verify_checksums() {
+            Err(Error::ChecksumMismatch { tensor, .. }) => assert_eq!(tensor, name),
+            other => panic!("{name}: expected ChecksumMismatch, got {other:?}"),
+        }
+    }
+}

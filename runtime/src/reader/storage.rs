@@ -11,6 +11,7 @@ use crate::source::{Ends, PreadSource, ReadRequest, Source};
 use std::ops::Range;
 use std::path::Path;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 mod residency;
 
@@ -18,8 +19,8 @@ mod residency;
 const PAGE: usize = 4096;
 
 /// The bytes a reader thread of [`Storage::read_in`] asks the kernel for at
-/// once.
-const CHUNK: usize = 4 << 20;
+/// once (and the most a piece of [`Storage::read_in_each`] may hold).
+pub(crate) const CHUNK: usize = 4 << 20;
 
 /// How many threads [`Storage::read_in`] reads with: with [`CHUNK`], 32 MiB
 /// in flight, what a virtual disk needed to reach its rate (measured: see
@@ -126,10 +127,9 @@ impl Storage {
     /// populating it took 8 ms), hence the look at what is in memory first
     /// (docs/performance.md, "Head to head").
     pub(super) fn read_in(&self, ranges: &[Range<usize>]) -> Result<()> {
-        let pread = match self {
-            Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f,
-            Storage::Owned(_) => return Ok(()),
-        };
+        if matches!(self, Storage::Owned(_)) {
+            return Ok(());
+        }
         // Neighbours within a page of each other (a tensor's buffers, small
         // tensors side by side) are one range: one call, not one each.
         let mut joined: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
@@ -141,64 +141,99 @@ impl Storage {
                 _ => joined.push(r.clone()),
             }
         }
-        let bytes = self.bytes();
-        let mut missing = Vec::new();
+        let mut pieces = Vec::new();
         for r in joined {
-            let mut at = r.start - r.start % PAGE;
+            let mut at = r.start;
             while at < r.end {
                 let end = (at + CHUNK).min(r.end);
-                if !residency::in_memory(bytes, at..end) {
-                    missing.push(at..end);
-                }
+                pieces.push(at..end);
                 at = end;
             }
         }
-        self.populate(missing)
-            .map_err(|e| Error::io("reading in", Path::new(pread.location()), e))
+        self.read_in_each(&pieces, None)
     }
 
-    /// Reads and maps `chunks` (in the file's order) on [`READERS`]
-    /// threads, each taking the next chunk when it is done with one.
-    #[cfg(target_os = "linux")]
-    fn populate(&self, chunks: Vec<Range<usize>>) -> std::io::Result<()> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
+    /// Reads in `pieces` (ranges of the map of at most [`CHUNK`] bytes, in
+    /// the file's order) as [`read_in`](Self::read_in) does, and runs
+    /// `then(i)` once piece `i` is in memory, on the thread that read it
+    /// in: work on the bytes (checksums) overlaps the reads of the pieces
+    /// after it. Of bytes in memory, runs `then` on each piece.
+    pub(super) fn read_in_each(
+        &self,
+        pieces: &[Range<usize>],
+        then: Option<&(dyn Fn(usize) -> Result<()> + Sync)>,
+    ) -> Result<()> {
+        let bytes = self.bytes();
+        let missing: Vec<bool> = match self {
+            Storage::Owned(_) => vec![false; pieces.len()],
+            _ => pieces
+                .iter()
+                .map(|p| !residency::in_memory(bytes, p.clone()))
+                .collect(),
+        };
+        let any_missing = missing.iter().any(|&m| m);
+        let threads = match (any_missing, then) {
+            (false, None) => return Ok(()),
+            // Waiting for the device: many reads in flight.
+            (true, _) => READERS,
+            // Only computing: one thread per core.
+            (false, Some(_)) => crate::source::default_threads(),
+        }
+        .min(pieces.len());
+        let location = || Path::new(self.location()).to_owned();
         let next = AtomicUsize::new(0);
-        let read = || -> std::io::Result<()> {
-            while let Some(c) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
-                match self.advise(memmap2::Advice::PopulateRead, c.clone()) {
-                    // A kernel before 5.14 cannot populate: read ahead
-                    // instead, and let the touches wait.
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                        return chunks
-                            .iter()
-                            .try_for_each(|c| self.advise(memmap2::Advice::WillNeed, c.clone()));
-                    }
-                    other => other?,
+        let failed = AtomicBool::new(false);
+        let work = || -> Result<()> {
+            while !failed.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(piece) = pieces.get(i) else {
+                    return Ok(());
+                };
+                let done = if missing[i] {
+                    self.populate(piece.clone())
+                        .map_err(|e| Error::io("reading in", location(), e))
+                } else {
+                    Ok(())
+                };
+                if let Err(e) = done.and_then(|()| then.map_or(Ok(()), |f| f(i))) {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
                 }
             }
             Ok(())
         };
-        let threads = READERS.min(chunks.len());
         if threads <= 1 {
-            return read();
+            return work();
         }
         std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(read)).collect();
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
             handles
                 .into_iter()
                 .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })
     }
 
+    /// Reads `piece` of the map into memory and maps it, returning when it
+    /// is in.
+    #[cfg(target_os = "linux")]
+    fn populate(&self, piece: Range<usize>) -> std::io::Result<()> {
+        match self.advise(memmap2::Advice::PopulateRead, piece.clone()) {
+            // A kernel before 5.14 cannot populate: read ahead instead, and
+            // let the first touches wait.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                self.advise(memmap2::Advice::WillNeed, piece)
+            }
+            other => other,
+        }
+    }
+
     #[cfg(all(unix, not(target_os = "linux")))]
-    fn populate(&self, chunks: Vec<Range<usize>>) -> std::io::Result<()> {
-        chunks
-            .into_iter()
-            .try_for_each(|c| self.advise(memmap2::Advice::WillNeed, c))
+    fn populate(&self, piece: Range<usize>) -> std::io::Result<()> {
+        self.advise(memmap2::Advice::WillNeed, piece)
     }
 
     #[cfg(not(unix))]
-    fn populate(&self, _chunks: Vec<Range<usize>>) -> std::io::Result<()> {
+    fn populate(&self, _piece: Range<usize>) -> std::io::Result<()> {
         Ok(())
     }
 

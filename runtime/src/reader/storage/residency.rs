@@ -7,8 +7,8 @@ use std::ops::Range;
 /// system with larger pages the answer covers the larger page).
 const PAGE: usize = 4096;
 
-/// Whether the bytes `range` of `map` (a file mapping; `range.start` a
-/// multiple of [`PAGE`], `range` within it and not empty) look to be in
+/// Whether the bytes `range` of `map` (a file mapping, page-aligned;
+/// `range` within it and not empty) look to be in
 /// the page cache: their first and last pages are. A chunk judged wrongly
 /// costs time, never correctness: one judged in memory is faulted in as
 /// it is touched, one judged out is read again from the cache.
@@ -17,10 +17,8 @@ pub(super) fn in_memory(map: &[u8], range: Range<usize>) -> bool {
     if range.is_empty() || range.end > map.len() {
         return false;
     }
-    let last = (range.end - 1) / PAGE * PAGE;
-    [range.start, last]
-        .into_iter()
-        .all(|at| page_in_memory(map, at))
+    let (first, last) = (range.start / PAGE * PAGE, (range.end - 1) / PAGE * PAGE);
+    [first, last].into_iter().all(|at| page_in_memory(map, at))
 }
 
 #[cfg(target_os = "linux")]

@@ -23,8 +23,10 @@ use std::path::Path;
 /// place ([`with_source`]): an object with `__dlpack__` or a tuple
 /// `(dtype, shape, buffer)`. Bools
 /// and sub-byte types are packed by the runtime as they stream out. Nothing
-/// is written at `path` unless every tensor is. `durable=False` skips the
-/// fsyncs: still atomic for every reader, not flushed to the disk.
+/// is written at `path` unless every tensor is. A durable file's bytes go
+/// around the page cache (`OutputFile`) and are synced; `durable=False`
+/// skips the fsyncs and writes through the page cache: still atomic for
+/// every reader, not flushed to the disk.
 /// `checksums=False` records no per-buffer checksums (CRC-32C by default);
 /// `digests=True` records a BLAKE3 digest of each buffer (format 1.4), so
 /// the file can be signed.

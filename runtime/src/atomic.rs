@@ -28,7 +28,8 @@ pub use output::OutputFile;
 pub enum Durability {
     /// fsync the file before the rename and the directory after it: after
     /// any crash, power loss included, the destination is the old file or
-    /// the whole new one.
+    /// the whole new one. The bytes go around the page cache where the file
+    /// system allows it ([`OutputFile`]): the file is not in memory after.
     #[default]
     Synced,
     /// Rename only: every reader sees the old file or the whole new one,

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use hurray::source::{Ends, ReadRequest, Source, coalesce};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, GetResult, ObjectMeta, ObjectStore, ObjectStoreExt};
 use std::io;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -77,6 +77,14 @@ impl ObjectSource {
     /// One range GET: the object's metadata and the bytes. After opening,
     /// it asks for the opened version and checks the size it reports.
     async fn get(&self, range: GetRange) -> io::Result<(ObjectMeta, Bytes)> {
+        let result = self.get_result(range).await?;
+        let meta = result.meta.clone();
+        Ok((meta, result.bytes().await.map_err(to_io)?))
+    }
+
+    /// A GET of `range` of the object as it was when opened (its ETag, its
+    /// size), its body still to be read.
+    async fn get_result(&self, range: GetRange) -> io::Result<GetResult> {
         let opened = self.opened();
         let options = GetOptions {
             range: Some(range),
@@ -88,7 +96,7 @@ impl ObjectSource {
             .get_opts(&self.path, options)
             .await
             .map_err(to_io)?;
-        let meta = result.meta.clone();
+        let meta = &result.meta;
         if let Some(v) = opened
             && v.size != meta.size
         {
@@ -97,7 +105,7 @@ impl ObjectSource {
                 v.size, meta.size
             )));
         }
-        Ok((meta, result.bytes().await.map_err(to_io)?))
+        Ok(result)
     }
 }
 
@@ -187,8 +195,17 @@ impl Source for ObjectSource {
             futures::stream::iter(plan)
                 .map(|mut request| async move {
                     let range: Range<u64> = request.range.clone();
-                    let (_, bytes) = self.get(GetRange::Bounded(range)).await?;
-                    request.fill(&bytes)
+                    let result = self.get_result(GetRange::Bounded(range)).await?;
+                    // Each chunk of the body straight to where it goes: no
+                    // buffer of the whole range (fresh memory every
+                    // request) and no second copy.
+                    let mut body = result.into_stream();
+                    let mut at = 0u64;
+                    while let Some(chunk) = body.try_next().await.map_err(to_io)? {
+                        request.fill_piece(at, &chunk)?;
+                        at += chunk.len() as u64;
+                    }
+                    request.filled(at)
                 })
                 .buffer_unordered(self.in_flight)
                 .try_collect::<()>()

@@ -25,8 +25,11 @@ def save_file(
     """Writes ``tensors`` to ``filename``, each streamed from its own memory.
 
     The file appears whole or not at all. ``durable=True`` (the default)
-    also flushes it to the disk first (fsync), so a power loss cannot leave
-    a partial file; ``durable=False`` skips that, as safetensors does.
+    also puts it on the disk first, so a power loss cannot leave a partial
+    file: its bytes go around the page cache (``O_DIRECT`` on Linux, where
+    the file system allows it) and are then synced, so a load right after
+    reads from the disk. ``durable=False`` skips that, as safetensors does:
+    the file is written through the page cache and stays there.
     ``digests=True`` records a BLAKE3 digest of every buffer (format 1.4):
     the header then commits to every byte, and :func:`hurray.sign` can sign
     the file."""

@@ -15,21 +15,51 @@ impl Coalesced<'_> {
     /// Copies the bytes fetched for [`range`](Self::range) into every part;
     /// fewer bytes than the range is [`std::io::ErrorKind::UnexpectedEof`].
     pub fn fill(&mut self, fetched: &[u8]) -> std::io::Result<()> {
-        if fetched.len() as u64 != self.range.end - self.range.start {
+        self.fill_piece(0, fetched)?;
+        self.filled(fetched.len() as u64)
+    }
+
+    /// Copies `piece`, the fetched bytes from `at` bytes into
+    /// [`range`](Self::range), into the parts it overlaps: how a response
+    /// is copied as it streams in, each chunk straight to where it goes,
+    /// with no buffer of the whole range in between. More bytes than the
+    /// range is an error.
+    pub fn fill_piece(&mut self, at: u64, piece: &[u8]) -> std::io::Result<()> {
+        let len = self.range.end - self.range.start;
+        let end = at.saturating_add(piece.len() as u64);
+        if end > len {
             return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
+                std::io::ErrorKind::InvalidData,
                 format!(
-                    "asked for bytes {}..{}, got {} bytes",
-                    self.range.start,
-                    self.range.end,
-                    fetched.len()
+                    "asked for bytes {}..{}, got more than {len} bytes",
+                    self.range.start, self.range.end
                 ),
             ));
         }
         for part in &mut self.parts {
             // Every part lies inside the range (built so by `coalesce`).
-            let at = (part.offset - self.range.start) as usize;
-            part.buf.copy_from_slice(&fetched[at..at + part.buf.len()]);
+            let start = part.offset - self.range.start;
+            let (from, to) = (start.max(at), (start + part.buf.len() as u64).min(end));
+            if from < to {
+                let (from, to) = ((from - start) as usize, (to - start) as usize);
+                let src = (start + from as u64 - at) as usize;
+                part.buf[from..to].copy_from_slice(&piece[src..src + (to - from)]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that `got` bytes, all fetched for [`range`](Self::range), are
+    /// all of it: fewer is [`std::io::ErrorKind::UnexpectedEof`].
+    pub fn filled(&self, got: u64) -> std::io::Result<()> {
+        if got != self.range.end - self.range.start {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "asked for bytes {}..{}, got {got} bytes",
+                    self.range.start, self.range.end
+                ),
+            ));
         }
         Ok(())
     }
@@ -120,6 +150,45 @@ mod tests {
         assert_eq!(b, (12..18).collect::<Vec<u8>>());
         assert_eq!(c, (100..125).collect::<Vec<u8>>());
         assert_eq!(d, (14..18).collect::<Vec<u8>>());
+    }
+
+    /// A response copied chunk by chunk, at any cut, fills the parts as the
+    /// whole response does; a chunk past the range's end is an error.
+    #[test]
+    fn a_response_streams_into_the_parts_at_any_cut() {
+        let object: Vec<u8> = (0..=255).collect();
+        for cut in [1, 2, 3, 5, 7, 16, 40] {
+            let (mut a, mut b, mut c) = (vec![0u8; 10], vec![0u8; 6], vec![0u8; 3]);
+            let mut requests = [
+                ReadRequest {
+                    offset: 3,
+                    buf: &mut a,
+                },
+                ReadRequest {
+                    offset: 15,
+                    buf: &mut b,
+                },
+                ReadRequest {
+                    offset: 22,
+                    buf: &mut c,
+                },
+            ];
+            let mut plan = coalesce(&mut requests, 8, 64);
+            assert_eq!(plan.len(), 1);
+            let whole = &object[3..25];
+            let mut at = 0;
+            for chunk in whole.chunks(cut) {
+                plan[0].fill_piece(at, chunk).unwrap();
+                at += chunk.len() as u64;
+            }
+            plan[0].filled(at).unwrap();
+            assert!(plan[0].filled(at - 1).is_err());
+            assert!(plan[0].fill_piece(at, &[0]).is_err(), "past the end");
+            drop(plan);
+            assert_eq!(a, &object[3..13], "cut {cut}");
+            assert_eq!(b, &object[15..21], "cut {cut}");
+            assert_eq!(c, &object[22..25], "cut {cut}");
+        }
     }
 
     #[test]

@@ -216,6 +216,27 @@ fn hostile_ends_are_errors_before_any_read_of_data() {
     }
 }
 
+/// Reading in a mapped file that shrank since it was opened is an error
+/// of the read-in (the kernel refuses to populate pages past the end),
+/// not a fault, whether the pages were in memory or not.
+#[test]
+#[cfg(target_os = "linux")]
+fn reading_in_a_map_that_shrank_is_an_error_not_a_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.hurray");
+    std::fs::write(&path, sample(3, 1 << 20)).unwrap();
+    let file = File::open(&path).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    let e = file.read_all().unwrap_err();
+    assert_eq!(e.kind(), "Io", "{e}");
+    assert!(e.to_string().contains("reading in"), "{e}");
+}
+
 #[test]
 fn an_object_that_shrank_since_opening_is_an_error_naming_the_tensor() {
     let dir = tempfile::tempdir().unwrap();

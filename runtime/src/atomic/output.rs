@@ -7,8 +7,7 @@
 //! as much memory as the file is large. Written around it (`O_DIRECT`, on
 //! Linux), the bytes go from one reused, aligned window straight to the
 //! device. On this project's machines a durable save of 1 GiB took 0.9 s
-//! this way and 3.6-4.5 s through the page cache (docs/performance.md,
-//! "Saves and the page cache").
+//! this way and 3.6-4.5 s through the page cache (docs/head-to-head.md).
 //!
 //! What it defers: the file is not in the page cache afterwards, so the
 //! next load of it reads from the device (a cold load). A file written

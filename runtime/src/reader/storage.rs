@@ -125,7 +125,7 @@ impl Storage {
     /// a warm file populating costs more than it saves (a file written in
     /// whole blocks is mapped 2 MiB per fault as it is touched: 5 ms, where
     /// populating it took 8 ms), hence the look at what is in memory first
-    /// (docs/performance.md, "Head to head").
+    /// (docs/head-to-head.md).
     pub(super) fn read_in(&self, ranges: &[Range<usize>]) -> Result<()> {
         if matches!(self, Storage::Owned(_)) {
             return Ok(());

@@ -15,7 +15,7 @@
 //! huge-page mapping where the kernel offers one); written in pieces at
 //! arbitrary offsets, 4 KiB to 64 KiB per fault. On a 1 GiB file that is
 //! 512 faults instead of 16,384, and a warm load about 5x faster
-//! (docs/performance.md, "Head to head").
+//! (docs/head-to-head.md).
 //!
 //! Either way, a producer that computes its bytes (the packer of sub-byte
 //! codes) appends them to [`Staging::appender`], the vector they will stay in

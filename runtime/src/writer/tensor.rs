@@ -110,8 +110,7 @@ impl<W: Write> TensorWriter<'_, W> {
                     // Many bytes of one buffer at hand: the checksum runs on
                     // a second thread while this one writes them, so the
                     // save takes as long as the writes, not writes plus
-                    // checksum (measured: docs/performance.md, "Head to
-                    // head").
+                    // checksum (measured: docs/head-to-head.md).
                     let writer = &mut *self.writer;
                     let now = &bytes[..n];
                     let (written, running) = std::thread::scope(|scope| {

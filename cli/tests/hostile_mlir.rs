@@ -109,11 +109,7 @@ fn arguments_after_a_double_dash_are_paths() {
     assert!(dir.path().join("out.hurray").exists());
 }
 
-fn file_with(
-    dir: &Path,
-    name: &str,
-    build: impl FnOnce(&mut Writer<hurray::OutputFile>),
-) -> PathBuf {
+fn file_with(dir: &Path, name: &str, build: impl FnOnce(&mut Writer<std::fs::File>)) -> PathBuf {
     let path = dir.join(name);
     let mut w = Writer::new(std::fs::File::create(&path).unwrap()).unwrap();
     build(&mut w);

@@ -105,9 +105,16 @@ impl AtomicFile {
 
     /// Another output to the temporary file, written as this file's own
     /// `Write` writes (around the page cache when durable), for a writer
-    /// that owns its output. Its bytes are in the file once it is flushed.
-    pub fn output(&self) -> Result<OutputFile> {
+    /// that owns its output. Its bytes are in the file once it is flushed,
+    /// which [`commit`](Self::commit) does not do for it: hence not public.
+    pub(crate) fn output(&self) -> Result<OutputFile> {
         output_to(&self.temp, self.durability)
+    }
+
+    /// Whether this file's bytes go around the page cache (for tests).
+    #[doc(hidden)]
+    pub fn is_direct(&self) -> bool {
+        self.out.is_direct()
     }
 
     /// Makes the file durable (unless [`Durability::RenameOnly`]) and puts

@@ -128,7 +128,7 @@ fn a_durable_file_is_written_around_the_page_cache() {
     for durability in [Durability::Synced, Durability::RenameOnly] {
         let dest = dir.path().join(format!("{durability:?}.bin"));
         let mut f = AtomicFile::create_with(&dest, durability).unwrap();
-        let direct = f.output().unwrap().is_direct();
+        let direct = f.is_direct();
         if durability == Durability::Synced {
             assert_eq!(
                 direct,

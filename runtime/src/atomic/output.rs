@@ -91,9 +91,8 @@ impl OutputFile {
         }
     }
 
-    /// Whether the bytes go around the page cache (for tests and benches).
-    #[doc(hidden)]
-    pub fn is_direct(&self) -> bool {
+    /// Whether the bytes go around the page cache.
+    pub(crate) fn is_direct(&self) -> bool {
         matches!(self.out, Out::Direct(_))
     }
 

@@ -216,9 +216,15 @@ fn hostile_ends_are_errors_before_any_read_of_data() {
     }
 }
 
+/// Cuts the file at `path` to `len` bytes, as another process might.
+fn shrink(path: &Path, len: u64) {
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_len(len).unwrap();
+}
+
 /// Reading in a mapped file that shrank since it was opened is an error
 /// of the read-in (the kernel refuses to populate pages past the end),
-/// not a fault, whether the pages were in memory or not.
+/// not a fault.
 #[test]
 #[cfg(target_os = "linux")]
 fn reading_in_a_map_that_shrank_is_an_error_not_a_fault() {
@@ -226,12 +232,7 @@ fn reading_in_a_map_that_shrank_is_an_error_not_a_fault() {
     let path = dir.path().join("a.hurray");
     std::fs::write(&path, sample(3, 1 << 20)).unwrap();
     let file = File::open(&path).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_len(1000)
-        .unwrap();
+    shrink(&path, 1000);
     let e = file.read_all().unwrap_err();
     assert_eq!(e.kind(), "Io", "{e}");
     assert!(e.to_string().contains("reading in"), "{e}");
@@ -243,12 +244,7 @@ fn an_object_that_shrank_since_opening_is_an_error_naming_the_tensor() {
     let path = dir.path().join("a.hurray");
     std::fs::write(&path, sample(3, 1 << 16)).unwrap();
     for file in [open_pread(&path).unwrap(), File::open(&path).unwrap()] {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_len(1000)
-            .unwrap();
+        shrink(&path, 1000);
         // Owned reads go through the file, not a map: an error, not SIGBUS.
         match file.fetch_all().unwrap_err() {
             hurray::Error::Truncated {

@@ -409,13 +409,12 @@ fn drop_cached(path: &std::path::Path) {
     assert_eq!(rc, 0);
 }
 
-/// A mapped file is verified while it is read in, a piece at a time on
-/// several threads: tensors larger than a piece (cut into several), small
-/// ones grouped into one, an empty one. It passes cold and warm, and a
-/// flipped byte anywhere is the mismatch of the tensor it is in, whichever
-/// piece holds it.
+/// A mapped file is read in (several threads, 4 MiB at a time), then
+/// checked on several threads: tensors larger than a chunk, small ones side
+/// by side, an empty one. It passes cold and warm, and a flipped byte
+/// anywhere is the mismatch of the tensor it is in, cold.
 #[test]
-fn a_mapped_file_is_verified_while_it_is_read_in() {
+fn a_mapped_file_is_read_in_then_verified() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.hurray");
     let mut w = Writer::create(&path).unwrap();

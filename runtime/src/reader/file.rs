@@ -332,22 +332,6 @@ impl File {
         }
     }
 
-    /// Reads in `pieces` (ranges of the file of at most
-    /// [`READ_IN_CHUNK`](super::READ_IN_CHUNK) bytes, in the file's order)
-    /// on several threads and runs `then(i)` once piece `i` is in memory, on
-    /// the thread that read it. `None` for a file read through a source,
-    /// whose bytes are not in place.
-    pub(crate) fn read_in_each(
-        &self,
-        pieces: &[std::ops::Range<usize>],
-        then: &(dyn Fn(usize) -> Result<()> + Sync),
-    ) -> Option<Result<()>> {
-        match &self.data {
-            Data::Resident(storage) => Some(storage.read_in_each(pieces, Some(then))),
-            Data::Read { .. } => None,
-        }
-    }
-
     /// Reads the tensors at `places` (in the file's order) not read yet, in
     /// one batch, and keeps them; of a map, starts reading their buffers' pages in.
     fn read_places(&self, places: &[usize]) -> Result<()> {

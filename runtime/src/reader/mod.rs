@@ -30,7 +30,6 @@ mod tensor;
 
 pub use fetch::Fetched;
 pub use file::File;
-pub(crate) use storage::CHUNK as READ_IN_CHUNK;
 pub use storage::MapMode;
 
 pub use iter::Tensors;

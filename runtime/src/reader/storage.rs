@@ -19,8 +19,8 @@ mod residency;
 const PAGE: usize = 4096;
 
 /// The bytes a reader thread of [`Storage::read_in`] asks the kernel for at
-/// once (and the most a piece of [`Storage::read_in_each`] may hold).
-pub(crate) const CHUNK: usize = 4 << 20;
+/// once.
+const CHUNK: usize = 4 << 20;
 
 /// How many threads [`Storage::read_in`] reads with: with [`CHUNK`], 32 MiB
 /// in flight, what a virtual disk needed to reach its rate (measured: see
@@ -141,68 +141,38 @@ impl Storage {
                 _ => joined.push(r.clone()),
             }
         }
-        let mut pieces = Vec::new();
+        let bytes = self.bytes();
+        // The chunks not in memory yet, in the file's order.
+        let mut missing = Vec::new();
         for r in joined {
             let mut at = r.start;
             while at < r.end {
                 let end = (at + CHUNK).min(r.end);
-                pieces.push(at..end);
+                if !residency::in_memory(bytes, at..end) {
+                    missing.push(at..end);
+                }
                 at = end;
             }
         }
-        self.read_in_each(&pieces, None)
-    }
-
-    /// Reads in `pieces` (ranges of the map of at most [`CHUNK`] bytes, in
-    /// the file's order) as [`read_in`](Self::read_in) does, and runs
-    /// `then(i)` once piece `i` is in memory, on the thread that read it
-    /// in: work on the bytes (checksums) overlaps the reads of the pieces
-    /// after it. Of bytes in memory, runs `then` on each piece.
-    pub(super) fn read_in_each(
-        &self,
-        pieces: &[Range<usize>],
-        then: Option<&(dyn Fn(usize) -> Result<()> + Sync)>,
-    ) -> Result<()> {
-        let bytes = self.bytes();
-        let missing: Vec<bool> = match self {
-            Storage::Owned(_) => vec![false; pieces.len()],
-            _ => pieces
-                .iter()
-                .map(|p| !residency::in_memory(bytes, p.clone()))
-                .collect(),
-        };
-        let any_missing = missing.iter().any(|&m| m);
-        let threads = match (any_missing, then) {
-            (false, None) => return Ok(()),
-            // Waiting for the device: many reads in flight.
-            (true, _) => READERS,
-            // Only computing: one thread per core.
-            (false, Some(_)) => crate::source::default_threads(),
+        let threads = READERS.min(missing.len());
+        if threads == 0 {
+            return Ok(());
         }
-        .min(pieces.len());
-        let location = || Path::new(self.location()).to_owned();
         let next = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
         let work = || -> Result<()> {
             while !failed.load(Ordering::Relaxed) {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(piece) = pieces.get(i) else {
+                let Some(chunk) = missing.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     return Ok(());
                 };
-                let done = if missing[i] {
-                    self.populate(piece.clone())
-                        .map_err(|e| Error::io("reading in", location(), e))
-                } else {
-                    Ok(())
-                };
-                if let Err(e) = done.and_then(|()| then.map_or(Ok(()), |f| f(i))) {
+                if let Err(e) = self.populate(chunk.clone()) {
                     failed.store(true, Ordering::Relaxed);
-                    return Err(e);
+                    return Err(Error::io("reading in", Path::new(self.location()), e));
                 }
             }
             Ok(())
         };
-        if threads <= 1 {
+        if threads == 1 {
             return work();
         }
         std::thread::scope(|scope| {

@@ -17,6 +17,7 @@ mod plan;
 mod pread;
 
 pub use plan::{Coalesced, coalesce};
+pub(crate) use pread::in_runs;
 pub use pread::{PIECE, PreadSource, default_threads};
 
 /// How many bytes from the end opening a file through a [`Source`] reads

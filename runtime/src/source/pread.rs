@@ -119,7 +119,7 @@ fn on_threads<E: Send>(
 /// Runs `work` on every item of `items` (in order), split into `threads`
 /// contiguous runs of about equal `size`, one thread each (none spawned for
 /// one run). The first error wins.
-fn in_runs<T: Send, E: Send>(
+pub(crate) fn in_runs<T: Send, E: Send>(
     items: Vec<T>,
     size: impl Fn(&T) -> usize,
     threads: usize,

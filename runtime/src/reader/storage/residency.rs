@@ -1,11 +1,8 @@
 //! Whether a map's pages are in memory already (`mincore`), so reading in
 //! skips what a warm file holds.
 
+use super::PAGE;
 use std::ops::Range;
-
-/// The page size `mincore` is asked about (the smallest common one; on a
-/// system with larger pages the answer covers the larger page).
-const PAGE: usize = 4096;
 
 /// Whether the bytes `range` of `map` (a file mapping, page-aligned;
 /// `range` within it and not empty) look to be in

@@ -104,3 +104,74 @@ fn a_layer_no_config_group_fits_is_refused_by_name() {
     let file = File::open(&out).unwrap();
     assert!(file.tensor("layers.sym8_ch.weight_packed").is_ok());
 }
+
+/// The fixture's directory with its config's `group_0` (the 128-column
+/// int4 layer, 4 scales a row) given `group_size`.
+fn with_group_size(dir: &Path, group_size: u64) -> PathBuf {
+    let input = dir.join("model.safetensors");
+    std::fs::copy(fixtures().join("model.safetensors"), &input).unwrap();
+    let config = std::fs::read_to_string(fixtures().join("config.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&config).unwrap();
+    json["quantization_config"]["config_groups"]["group_0"]["weights"]["group_size"] =
+        group_size.into();
+    std::fs::write(dir.join("config.json"), json.to_string()).unwrap();
+    input
+}
+
+#[test]
+fn the_group_size_is_the_configs_never_one_guessed_from_the_scales() {
+    let dir = tempfile::tempdir().unwrap();
+    // 128 columns in groups of 40 have 4 scales a row, as groups of 32
+    // would: the config decides, and the layer is grouped by 40.
+    let input = with_group_size(dir.path(), 40);
+    let out = dir.path().join("out.hurray");
+    convert(&input, &out);
+    let file = File::open(&out).unwrap();
+    let q = file
+        .tensor("layers.sym4_g32.weight")
+        .unwrap()
+        .quantization()
+        .unwrap();
+    assert_eq!(
+        q.scheme,
+        QuantizationScheme::PerBlock {
+            axis: 1,
+            block_size: 40
+        }
+    );
+    // Groups of 64 would make 2 scales a row, and the layer has 4: refused.
+    let input = with_group_size(dir.path(), 64);
+    std::fs::remove_file(&out).unwrap();
+    let err = convert_err(&input, &out);
+    assert!(
+        err.contains("layers.sym4_g32") && err.contains("4 scales a row for 128 columns"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_edited_zero_point_record_is_refused_on_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model.hurray");
+    convert(&fixtures().join("model.safetensors"), &out);
+    // The record of whether a layer stored zero points is what unfolds it
+    // byte for byte; one no writer makes (same length, so the header stays
+    // well-formed) is refused by name, and nothing is written.
+    let bytes = std::fs::read(&out).unwrap();
+    let at = bytes
+        .windows(4)
+        .position(|w| w == b"none")
+        .expect("a symmetric layer's record");
+    let mut edited = bytes.clone();
+    edited[at..at + 4].copy_from_slice(b"nope");
+    let edited_path = dir.path().join("edited.hurray");
+    std::fs::write(&edited_path, edited).unwrap();
+    let back = dir.path().join("back.safetensors");
+    let err = convert_err(&edited_path, &back);
+    assert!(
+        err.contains("compressed_tensors.zero_point") && err.contains("\"nope\""),
+        "{err}"
+    );
+    assert!(!back.exists());
+}

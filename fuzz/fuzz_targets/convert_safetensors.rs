@@ -3,7 +3,8 @@
 //! pairs and bitsandbytes 4-bit weights folded). It must never panic, and
 //! what it accepts streams exactly its declared length. The same bytes are
 //! also folded as compressed-tensors layers under a config of 4- and 8-bit
-//! groups targeting every layer.
+//! groups targeting every layer, and, split at their first NUL byte, as a
+//! `config.json` and the weights beside it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,4 +17,5 @@ const CONFIG: &str = r#"{"quantization_config": {"quant_method": "compressed-ten
 fuzz_target!(|data: &[u8]| {
     let _ = hurray_cli::convert::read_all("safetensors", data);
     let _ = hurray_cli::convert::fold_compressed_tensors(CONFIG, data);
+    let _ = hurray_cli::convert::fold_compressed_tensors_split(data);
 });

@@ -468,8 +468,10 @@ def CscEnd(builder):
 # v = code_table[stored] with a code table, else stored - zero_point;
 # s = the scale, first dequantized by `scale_quantization` when present;
 # o = the offset, likewise by `offset_quantization` (0 without offsets);
-# expressed = f32(f32(v * s * tensor_scale) + o) + tensor_offset, the
-# product exact in f64 and rounded once, each sum rounded to f32.
+# x = f32(v * s * tensor_scale + o), evaluated in f64 and rounded once;
+# expressed = f32(x + tensor_offset) when tensor_offset is not 0, else x.
+# (The comment frozen in released/hurray-1.4.fbs rounds the product before
+# adding o; that was an erratum, never the rule of any reader.)
 class Quantization(object):
     __slots__ = ['_tab']
 

@@ -14,8 +14,8 @@ import json
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-bnb = pytest.importorskip("bitsandbytes")
+import torch
+import bitsandbytes as bnb
 from safetensors.torch import save_file  # noqa: E402
 
 import hurray_reader  # noqa: E402
@@ -91,3 +91,61 @@ def test_a_quant_state_that_does_not_fit_its_weight_is_refused_by_name(hurray, t
     assert r.returncode != 0
     assert '"1.weight"' in r.stderr and "absmax" in r.stderr, r.stderr
     assert not (tmp_path / "bad.hurray").exists()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("blocksize", [64, 128, 256])
+def test_every_weight_dtype_and_block_size_dequantizes_exactly(hurray, tmp_path, dtype, blocksize):
+    """Weights quantized by `bitsandbytes.functional.quantize_4bit` itself,
+    in the dtypes checkpoints ship (bf16, f16) and f32, at block sizes 64 to
+    256, NF4 with double quantization and FP4 without; the state dict as
+    `Linear4bit` saves it (the packed codes, then `quant_state.as_dict(packed=True)`)."""
+    torch.manual_seed(blocksize)
+    sd = {}
+    states = {}
+    for name, (shape, quant_type, nested) in {
+        "a.weight": ((40, 96), "nf4", True),
+        "b.weight": ((33, 70), "fp4", False),  # rows not whole blocks
+    }.items():
+        w = (torch.randn(shape) * 2.5).to(dtype)
+        q, state = bnb.functional.quantize_4bit(
+            w, blocksize=blocksize, compress_statistics=nested, quant_type=quant_type, quant_storage=torch.uint8)
+        sd[name] = q
+        for k, v in state.as_dict(packed=True).items():
+            sd[f"{name}.{k}"] = v
+        states[name] = (q, state)
+    src = tmp_path / "model.safetensors"
+    save_file(sd, str(src), metadata={"format": "pt"})
+    out = tmp_path / "model.hurray"
+    r = cli("convert", src, out)
+    assert r.returncode == 0, r.stderr
+    with hurray.safe_open(str(out), framework="pt") as f:
+        assert sorted(f.keys()) == sorted(states)
+        for name, (q, state) in states.items():
+            want = bnb.functional.dequantize_4bit(q, state)
+            assert want.dtype == dtype
+            got = f.get_dequantized(name)
+            assert same_bits(got.to(dtype), want), (name, (got.to(dtype) - want).abs().max())
+    back = tmp_path / "back.safetensors"
+    r = cli("convert", out, back)
+    assert r.returncode == 0, r.stderr
+    assert back.read_bytes() == src.read_bytes()
+
+
+def test_an_edited_quant_state_is_refused_on_the_way_out(hurray, tmp_path):
+    """A folded weight's quant state (kept verbatim in tensor metadata, so it
+    unfolds byte for byte) that no longer describes the typed tensor is
+    refused by name when converting back, never written as another weight."""
+    src = tmp_path / "model.safetensors"
+    save_file(model().state_dict(), str(src), metadata={"format": "pt"})
+    out = tmp_path / "model.hurray"
+    assert cli("convert", src, out).returncode == 0
+    data = out.read_bytes()
+    # The same length, so the header stays well-formed: the state now claims
+    # blocks of 32 where the tensor's quantization says 64.
+    assert data.count(b'"blocksize": 64') >= 1, data[:0]
+    (tmp_path / "edited.hurray").write_bytes(data.replace(b'"blocksize": 64', b'"blocksize": 32', 1))
+    r = cli("convert", tmp_path / "edited.hurray", tmp_path / "back.safetensors")
+    assert r.returncode != 0
+    assert "bitsandbytes.quant_state" in r.stderr and "no longer describes" in r.stderr, r.stderr
+    assert not (tmp_path / "back.safetensors").exists()

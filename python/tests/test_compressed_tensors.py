@@ -17,8 +17,8 @@ import json
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("compressed_tensors")
+import torch
+import compressed_tensors  # noqa: F401  (the library the fixture came from)
 from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-gguf = pytest.importorskip("gguf")
+import gguf
 from gguf import GGMLQuantizationType as T  # noqa: E402
 from gguf.constants import GGML_QUANT_SIZES  # noqa: E402
 
@@ -64,10 +64,9 @@ def reference(qtype, raw: np.ndarray, shape) -> np.ndarray:
 
 
 def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
-    """Equal float32 bits, a NaN matching any NaN (its payload may differ)."""
+    """Equal float32 bits, NaN payloads and signs included."""
     g, w = got.astype(np.float32), want.astype(np.float32)
-    nan = np.isnan(g) & np.isnan(w)
-    return bool(np.all((g.view(np.uint32) == w.view(np.uint32)) | nan))
+    return bool(np.array_equal(g.view(np.uint32), w.view(np.uint32)))
 
 
 def c_dequantize(path, name: str, count: int) -> np.ndarray:

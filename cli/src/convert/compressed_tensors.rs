@@ -36,6 +36,9 @@ const PACKED: &str = ".weight_packed";
 #[derive(Debug)]
 pub(super) struct Group {
     bits: u32,
+    /// The columns one scale covers (`strategy: "group"`); `None` for one
+    /// scale a row (`strategy: "channel"`).
+    group_size: Option<u64>,
     targets: Vec<regex::Regex>,
     /// Targets that are class names (`Linear`): they match any layer.
     by_class: bool,
@@ -73,6 +76,17 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
             .filter(|b| (1..=8).contains(b))
             .with_context(|| format!("{}: group {name}: num_bits", path.display()))?
             as u32;
+        // Any other strategy (tensor, block) is refused where its layer
+        // folds: its scales are not [out, groups].
+        let group_size = match w["strategy"].as_str() {
+            Some("group") => Some(
+                w["group_size"]
+                    .as_u64()
+                    .filter(|&g| g > 0)
+                    .with_context(|| format!("{}: group {name}: group_size", path.display()))?,
+            ),
+            _ => None,
+        };
         let mut targets = Vec::new();
         let mut by_class = false;
         for t in g["targets"]
@@ -92,6 +106,7 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
         }
         groups.push(Group {
             bits,
+            group_size,
             targets,
             by_class,
         });
@@ -158,34 +173,43 @@ fn slice<'a>(e: &Entry<'a>) -> Result<&'a [u8]> {
     }
 }
 
-/// The bits of `layer`: the config group that targets it; among several,
-/// the one whose width fills the packed rows exactly.
-fn bits_of(layer: &str, groups: &[Group], cols: u64, words: u64) -> Result<u32> {
-    let named: Vec<u32> = groups
+/// The config group of `layer`: the one that targets it by name, else by
+/// class; among several, the one whose width fills the packed rows exactly
+/// and whose group size makes as many groups as the layer has scales.
+fn group_of<'g>(
+    layer: &str,
+    groups: &'g [Group],
+    cols: u64,
+    words: u64,
+    n_groups: u64,
+) -> Result<&'g Group> {
+    let named: Vec<&Group> = groups
         .iter()
         .filter(|g| g.targets.iter().any(|t| t.is_match(layer)))
-        .map(|g| g.bits)
         .collect();
-    let candidates: Vec<u32> = if named.is_empty() {
-        groups
-            .iter()
-            .filter(|g| g.by_class)
-            .map(|g| g.bits)
-            .collect()
+    let candidates = if named.is_empty() {
+        groups.iter().filter(|g| g.by_class).collect()
     } else {
         named
     };
-    let mut fits: Vec<u32> = candidates
+    let mut fits: Vec<&Group> = candidates
         .into_iter()
-        .filter(|&b| (cols * u64::from(b)).div_ceil(32) == words)
+        .filter(|g| {
+            (cols * u64::from(g.bits)).div_ceil(32) == words
+                && g.group_size.map_or(1, |size| cols.div_ceil(size)) == n_groups
+        })
         .collect();
-    fits.dedup();
+    fits.dedup_by_key(|g| (g.bits, g.group_size));
     match fits[..] {
-        [b] => Ok(b),
+        [g] => Ok(g),
         [] => bail!(
-            "layer {layer:?}: no pack-quantized config group fits its {words} words for {cols} columns"
+            "layer {layer:?}: no pack-quantized config group fits its {words} words and \
+             {n_groups} scales a row for {cols} columns"
         ),
-        _ => bail!("layer {layer:?}: config groups of {fits:?} bits all fit; which is ambiguous"),
+        _ => bail!(
+            "layer {layer:?}: config groups of {:?} bits all fit; which is ambiguous",
+            fits.iter().map(|g| g.bits).collect::<Vec<_>>()
+        ),
     }
 }
 
@@ -216,12 +240,6 @@ fn fold_layer<'a>(
             packed.shape
         );
     }
-    let bits = bits_of(layer, groups, cols, words)?;
-    // The schema's unsigned integer type of that width (there is no 1-bit one).
-    let code_type = ElementType::ALL
-        .into_iter()
-        .find(|t| t.class() == hurray::ElementClass::UnsignedInt && t.bits() == bits)
-        .with_context(|| format!("layer {layer:?}: no unsigned {bits}-bit element type"))?;
     let n_groups = *scale.shape.get(1).unwrap_or(&0);
     if scale.shape.len() != 2
         || scale.shape[0] != rows
@@ -237,16 +255,21 @@ fn fold_layer<'a>(
             scale.shape
         );
     }
-    let group = cols.div_ceil(n_groups);
-    let scheme = if n_groups == 1 {
-        QuantizationScheme::PerAxis { axis: 0 }
-    } else if group * n_groups == cols || cols.div_ceil(group) == n_groups {
-        QuantizationScheme::PerBlock {
+    let group = group_of(layer, groups, cols, words, n_groups)?;
+    let bits = group.bits;
+    // The schema's unsigned integer type of that width (there is no 1-bit one).
+    let code_type = ElementType::ALL
+        .into_iter()
+        .find(|t| t.class() == hurray::ElementClass::UnsignedInt && t.bits() == bits)
+        .with_context(|| format!("layer {layer:?}: no unsigned {bits}-bit element type"))?;
+    // The config's group size, never one guessed from the scales' shape: 100
+    // columns in groups of 32 have 4 scales a row, as groups of 25 would.
+    let scheme = match group.group_size {
+        None => QuantizationScheme::PerAxis { axis: 0 },
+        Some(block_size) => QuantizationScheme::PerBlock {
             axis: 1,
-            block_size: group,
-        }
-    } else {
-        bail!("layer {layer:?}: {n_groups} groups do not divide {cols} columns");
+            block_size,
+        },
     };
     let mut q = Quantization::new(scheme, scale.dtype, scale.dtype);
     q.zero_point_type = Some(code_type);

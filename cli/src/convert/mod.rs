@@ -33,7 +33,10 @@ mod safetensors_format;
 pub(crate) mod sharded;
 
 #[doc(hidden)]
-pub use probe::{fold_compressed_tensors, gguf_blocks_round_trip, read_all};
+pub use probe::{
+    fold_compressed_tensors, fold_compressed_tensors_split, gguf_blocks_round_trip, read_all,
+    write_all_from_hurray,
+};
 
 use format::Format;
 

@@ -45,6 +45,7 @@ pub(crate) mod field {
         pub(crate) const BLOCK_SIZE: usize = 5;
         pub(crate) const SCALES: usize = 6;
         pub(crate) const CODE_TABLE_TYPE: usize = 13;
+        pub(crate) const CODE_TABLE: usize = 14;
         pub(crate) const SCALE_QUANTIZATION: usize = 15;
         pub(crate) const GROUP_INDEX: usize = 19;
         pub(crate) const BLOCK_FORMAT: usize = 20;

@@ -42,7 +42,7 @@ use ggml_type::GGML_TYPES;
 pub(super) use ggml_type::GgmlType;
 pub(super) use source::{Blocks, Part, source};
 pub(super) use value::{GgufArray, GgufValue};
-pub(super) use write::from_hurray;
+pub(super) use write::{from_hurray, write};
 
 /// Every tensor of `bytes` held as codes and scales, split and joined: the
 /// fuzz target's round-trip property. Panics if a block changes.

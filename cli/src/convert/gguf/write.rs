@@ -42,8 +42,16 @@ struct Planned<'a> {
     bytes: Cow<'a, [u8]>,
 }
 
-/// Writes `file` to `output` as GGUF.
+/// Writes `file` to `output` as GGUF, atomically.
 pub(in crate::convert) fn from_hurray(file: &File, output: &Path) -> Result<()> {
+    let (out_file, mut out) = crate::convert::atomic_output(output)?;
+    write(file, &mut out)?;
+    crate::convert::commit(out_file, out)
+}
+
+/// Writes `file` as GGUF to `out`; nothing is written when a tensor or key
+/// cannot be.
+pub(in crate::convert) fn write(file: &File, out: &mut impl Write) -> Result<()> {
     let meta = file.reader().metadata().to_map();
     let recorded: Option<Recorded> = meta
         .get(LAYOUT_KEY)
@@ -123,23 +131,37 @@ pub(in crate::convert) fn from_hurray(file: &File, output: &Path) -> Result<()> 
         head.extend_from_slice(&offset.to_le_bytes());
         offset = pad(offset + p.bytes.len() as u64, alignment);
     }
-    let (out_file, mut out) = crate::convert::atomic_output(output)?;
+    // The alignment is a key's value: padding past the expansion limit
+    // would be bytes the input only claims.
+    let bytes: u64 = head.len() as u64 + planned.iter().map(|p| p.bytes.len() as u64).sum::<u64>();
+    hurray::limits::check_expansion(
+        &format!("(every tensor, padded to general.alignment {alignment})"),
+        bytes,
+        pad(head.len() as u64, alignment).saturating_add(offset),
+    )?;
     out.write_all(&head)?;
-    write_padding(&mut out, head.len() as u64, alignment)?;
+    write_padding(out, head.len() as u64, alignment)?;
     for p in &planned {
         out.write_all(&p.bytes)?;
-        write_padding(&mut out, p.bytes.len() as u64, alignment)?;
+        write_padding(out, p.bytes.len() as u64, alignment)?;
     }
-    crate::convert::commit(out_file, out)
+    Ok(())
 }
 
 fn pad(x: u64, align: u64) -> u64 {
     x.div_ceil(align) * align
 }
 
+/// Zeros from `len` to the next multiple of `align`, from a fixed buffer:
+/// the alignment is a key's value (up to 2^31), never an allocation's size.
 fn write_padding(out: &mut impl Write, len: u64, align: u64) -> Result<()> {
-    let n = pad(len, align) - len;
-    out.write_all(&vec![0u8; n as usize])?;
+    const ZEROS: [u8; 4096] = [0; 4096];
+    let mut n = pad(len, align) - len;
+    while n > 0 {
+        let k = n.min(ZEROS.len() as u64);
+        out.write_all(&ZEROS[..k as usize])?;
+        n -= k;
+    }
     Ok(())
 }
 

@@ -99,6 +99,19 @@ fn quantization_1_4(bases: &Bases<'_>, out: &mut Vec<Vector>) -> Result<()> {
         },
     )?);
     out.push(invalid(
+        "quant_code_table_length_wrong",
+        "the code table of iq4_nl (16 i8 levels for u4 codes) given length 15: a code could index past it",
+        tables,
+        err("BufferLength", "iq4_nl", "code_table"),
+        |b| {
+            patch(
+                b,
+                |n| Ok(n.quant_field(0, field::quant::CODE_TABLE)? + 8),
+                15u64,
+            )
+        },
+    )?);
+    out.push(invalid(
         "quant_second_level_axis_out_of_range",
         "the scales' own quantization of q4_k: axis 1 of its rank-2 scale array changed to 2",
         two_level,
@@ -121,6 +134,13 @@ fn quantization_1_4(bases: &Bases<'_>, out: &mut Vec<Vector>) -> Result<()> {
                 28u64,
             )
         },
+    )?);
+    out.push(invalid(
+        "quant_block_format_values_length_wrong",
+        "the values of ggml_iq1_m (two 56-byte IQ1_M blocks, 112 bytes) given length 111: not whole blocks",
+        blocks,
+        err("BufferLength", "ggml_iq1_m", "values"),
+        |b| patch(b, |n| n.buffer_length(0, 0), 111u64),
     )?);
     out.push(invalid(
         "quant_block_format_unknown",

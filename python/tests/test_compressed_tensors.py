@@ -86,7 +86,7 @@ def test_a_group_index_naming_no_group_is_refused(hurray, tmp_path):
     save_file(state, str(tmp_path / "m.safetensors"))
     (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
         "quant_method": "compressed-tensors", "format": "pack-quantized",
-        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int"}}}}}))
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "group_size": 16}}}}}))
     r = cli("convert", tmp_path / "m.safetensors", tmp_path / "m.hurray")
     assert r.returncode != 0 and '"l"' in r.stderr and "weight_g_idx[0] = 2" in r.stderr, r.stderr
     assert not (tmp_path / "m.hurray").exists()

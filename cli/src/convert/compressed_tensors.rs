@@ -76,10 +76,18 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
             .filter(|b| (1..=8).contains(b))
             .with_context(|| format!("{}: group {name}: num_bits", path.display()))?
             as u32;
-        // Any other strategy (tensor, block) is refused where its layer
-        // folds: its scales are not [out, groups].
-        let group_size = match w["strategy"].as_str() {
-            Some("group") => Some(
+        // The strategy as compressed-tensors infers it when absent: a
+        // positive group size means groups, -1 one scale a row. Any other
+        // (tensor, block) is refused where its layer folds: its scales are
+        // not [out, groups].
+        let strategy = match (w["strategy"].as_str(), w["group_size"].as_i64()) {
+            (Some(s), _) => s,
+            (None, Some(g)) if g > 0 => "group",
+            (None, Some(-1)) => "channel",
+            (None, _) => "tensor",
+        };
+        let group_size = match strategy {
+            "group" => Some(
                 w["group_size"]
                     .as_u64()
                     .filter(|&g| g > 0)

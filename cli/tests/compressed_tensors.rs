@@ -6,7 +6,10 @@
 //! `weight_shape` / `weight_zero_point` become one typed tensor whose values,
 //! rounded to the layer's bf16 as the library rounds them, equal the
 //! library's own decompression bit for bit; converting back writes the same
-//! file.
+//! file. The same for the unpacked formats (`fixtures/compressed_tensors/
+//! unpacked/make_fixture.py`: int-quantized W8A8 per channel,
+//! naive-quantized asymmetric int8 per group of 32, float-quantized FP8 per
+//! channel and per tensor).
 
 mod common;
 
@@ -55,19 +58,8 @@ fn layers_fold_dequantize_as_the_library_does_and_unfold_byte_for_byte() {
             (q.expressed_type, q.zero_point_type),
             (ElementType::BFloat16, Some(codes))
         );
-        let got = t.quantized().unwrap().dequantize();
-        let want = expected.tensor(&name).unwrap();
-        let want: Vec<f32> = want
-            .data()
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(got.len(), want.len(), "{name}");
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            // The library multiplies in bf16: one rounding of the exact product.
-            let g = half::bf16::from_f32(*g).to_f32();
-            assert_eq!(g.to_bits(), w.to_bits(), "{name}[{i}]: {g} != {w}");
-        }
+        // The library multiplies in bf16: one rounding of the exact product.
+        assert_library_values(&file, &expected, &name);
     }
     let back = dir.path().join("back.safetensors");
     convert(&out, &back);
@@ -174,4 +166,90 @@ fn an_edited_zero_point_record_is_refused_on_the_way_out() {
         "{err}"
     );
     assert!(!back.exists());
+}
+
+/// Every value of `file`'s tensor `name`, dequantized and rounded to bf16,
+/// against the library's decompression in `expected`.
+fn assert_library_values(file: &File, expected: &SafeTensors<'_>, name: &str) {
+    let got = file.tensor(name).unwrap().quantized().unwrap().dequantize();
+    let want: Vec<f32> = expected
+        .tensor(name)
+        .unwrap()
+        .data()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got.len(), want.len(), "{name}");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let g = half::bf16::from_f32(*g).to_f32();
+        assert_eq!(g.to_bits(), w.to_bits(), "{name}[{i}]: {g} != {w}");
+    }
+}
+
+#[test]
+fn unpacked_int8_and_fp8_layers_fold_dequantize_as_the_library_does_and_unfold() {
+    let fixtures = fixtures().join("unpacked");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model.hurray");
+    convert(&fixtures.join("model.safetensors"), &out);
+    let file = File::open(&out).unwrap();
+    let expected = std::fs::read(fixtures.join("expected.safetensors")).unwrap();
+    let expected = SafeTensors::deserialize(&expected).unwrap();
+    let layers = [
+        (
+            "int8_ch",
+            ElementType::Int8,
+            QuantizationScheme::PerAxis { axis: 0 },
+            false,
+        ),
+        (
+            "int8_g32",
+            ElementType::Int8,
+            QuantizationScheme::PerBlock {
+                axis: 1,
+                block_size: 32,
+            },
+            true,
+        ),
+        (
+            "fp8_ch",
+            ElementType::Float8E4M3FN,
+            QuantizationScheme::PerAxis { axis: 0 },
+            false,
+        ),
+        (
+            "fp8_tensor",
+            ElementType::Float8E4M3FN,
+            QuantizationScheme::PerTensor,
+            false,
+        ),
+    ];
+    assert_eq!(file.len(), layers.len(), "one tensor a layer");
+    for (layer, codes, scheme, zero_points) in layers {
+        let name = format!("layers.{layer}.weight");
+        let t = file.tensor(&name).unwrap();
+        let q = t.quantization().unwrap();
+        assert_eq!(
+            (
+                t.element_type(),
+                q.scheme,
+                q.expressed_type,
+                q.zero_point_type
+            ),
+            (
+                codes,
+                scheme,
+                ElementType::BFloat16,
+                zero_points.then_some(ElementType::Int8)
+            ),
+            "{name}"
+        );
+        assert_library_values(&file, &expected, &name);
+    }
+    let back = dir.path().join("back.safetensors");
+    convert(&out, &back);
+    assert_eq!(
+        std::fs::read(back).unwrap(),
+        std::fs::read(fixtures.join("model.safetensors")).unwrap()
+    );
 }

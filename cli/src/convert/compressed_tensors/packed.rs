@@ -1,5 +1,5 @@
-//! compressed-tensors' "pack-quantized" checkpoints (llm-compressor and
-//! vLLM's integer weight formats) and Hurray's one-tensor form of them.
+//! The "pack-quantized" format: integer codes of 1 to 8 bits packed into
+//! `int32` words.
 //!
 //! A quantized linear layer `L` is saved as `L.weight_packed` (`I32 [out,
 //! ceil(in * bits / 32)]`: each row a little-endian bit stream, element `c`
@@ -22,211 +22,33 @@
 //! again, and writes `weight_shape` and (when the original had one) the
 //! packed zero points back, byte for byte.
 
-use super::{Data, Entry, Quantized};
+use super::{Group, Strategy, group_of, slice};
+use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
 use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
-use std::collections::BTreeMap;
-use std::path::Path;
 
 /// The tensor metadata key saying whether the layer stored zero points.
 pub(super) const ZERO_POINT_KEY: &str = "compressed_tensors.zero_point";
-const PACKED: &str = ".weight_packed";
+/// The suffix of a packed layer's codes.
+pub(super) const PACKED: &str = ".weight_packed";
 
-/// One config group's weight arguments and the layers it targets.
-#[derive(Debug)]
-pub(super) struct Group {
-    bits: u32,
-    /// The columns one scale covers (`strategy: "group"`); `None` for one
-    /// scale a row (`strategy: "channel"`).
-    group_size: Option<u64>,
-    targets: Vec<regex::Regex>,
-    /// Targets that are class names (`Linear`): they match any layer.
-    by_class: bool,
-}
+/// The names of a packed layer's entries after `LAYER.`, in the order
+/// [`fold_layer`] takes their indices.
+pub(super) const PARTS: [&str; 5] = [
+    "weight_packed",
+    "weight_shape",
+    "weight_scale",
+    "weight_zero_point",
+    "weight_g_idx",
+];
 
-/// The pack-quantized groups of a `config.json` beside `input`, if it says
-/// compressed-tensors; `None` when there is no such config.
-pub(super) fn config_beside(input: &Path) -> Result<Option<Vec<Group>>> {
-    let Some(path) = input.parent().map(|d| d.join("config.json")) else {
-        return Ok(None);
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(None);
-    };
-    config(&text, &path)
-}
-
-/// The pack-quantized groups of the `config.json` text found at `path`.
-pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
-    let json: serde_json::Value =
-        serde_json::from_str(text).with_context(|| format!("{}: not JSON", path.display()))?;
-    let q = &json["quantization_config"];
-    if q["quant_method"] != "compressed-tensors" {
-        return Ok(None);
-    }
-    let mut groups = Vec::new();
-    for (name, g) in q["config_groups"].as_object().into_iter().flatten() {
-        let format = g["format"].as_str().or(q["format"].as_str()).unwrap_or("");
-        let w = &g["weights"];
-        if format != "pack-quantized" || w["type"] != "int" {
-            continue;
-        }
-        let bits = w["num_bits"]
-            .as_u64()
-            .filter(|b| (1..=8).contains(b))
-            .with_context(|| format!("{}: group {name}: num_bits", path.display()))?
-            as u32;
-        // The strategy as compressed-tensors infers it when absent: a
-        // positive group size means groups, -1 one scale a row. Any other
-        // (tensor, block) is refused where its layer folds: its scales are
-        // not [out, groups].
-        let strategy = match (w["strategy"].as_str(), w["group_size"].as_i64()) {
-            (Some(s), _) => s,
-            (None, Some(g)) if g > 0 => "group",
-            (None, Some(-1)) => "channel",
-            (None, _) => "tensor",
-        };
-        let group_size = match strategy {
-            "group" => Some(
-                w["group_size"]
-                    .as_u64()
-                    .filter(|&g| g > 0)
-                    .with_context(|| format!("{}: group {name}: group_size", path.display()))?,
-            ),
-            _ => None,
-        };
-        let mut targets = Vec::new();
-        let mut by_class = false;
-        for t in g["targets"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t.as_str())
-        {
-            match t.strip_prefix("re:") {
-                Some(re) => {
-                    targets.push(regex::Regex::new(re).with_context(|| {
-                        format!("{}: group {name}: target {t:?}", path.display())
-                    })?)
-                }
-                None => by_class = true,
-            }
-        }
-        groups.push(Group {
-            bits,
-            group_size,
-            targets,
-            by_class,
-        });
-    }
-    Ok(Some(groups))
-}
-
-/// Folds every pack-quantized layer of `entries` into one tensor `L.weight`.
-pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<Entry<'a>>> {
-    let index: BTreeMap<String, usize> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.name.clone(), i))
-        .collect();
-    let mut layers = BTreeMap::new();
-    for e in &entries {
-        let Some(layer) = e.name.strip_suffix(PACKED) else {
-            continue;
-        };
-        let part = |s: &str| index.get(&format!("{layer}.{s}")).copied();
-        let packed = part("weight_packed").context("indexed")?;
-        let shape =
-            part("weight_shape").with_context(|| format!("layer {layer:?}: no weight_shape"))?;
-        let scale =
-            part("weight_scale").with_context(|| format!("layer {layer:?}: no weight_scale"))?;
-        if index.contains_key(&format!("{layer}.weight")) {
-            bail!("layer {layer:?}: both weight_packed and weight");
-        }
-        let parts = [
-            Some(packed),
-            Some(shape),
-            Some(scale),
-            part("weight_zero_point"),
-            part("weight_g_idx"),
-        ];
-        layers.insert(packed, (layer.to_owned(), parts));
-    }
-    if layers.is_empty() {
-        return Ok(entries);
-    }
-    let taken: std::collections::BTreeSet<usize> = layers
-        .values()
-        .flat_map(|(_, p)| p.iter().flatten().copied())
-        .collect();
-    let mut out = Vec::with_capacity(entries.len());
-    let mut folded = BTreeMap::new();
-    for (&at, (layer, parts)) in &layers {
-        folded.insert(at, fold_layer(&entries, layer, parts, groups)?);
-    }
-    for (i, e) in entries.into_iter().enumerate() {
-        if let Some(f) = folded.remove(&i) {
-            out.push(f);
-        } else if !taken.contains(&i) {
-            out.push(e);
-        }
-    }
-    Ok(out)
-}
-
-fn slice<'a>(e: &Entry<'a>) -> Result<&'a [u8]> {
-    match e.data {
-        Data::Slice(s) if e.strides.is_none() && !e.big_endian => Ok(s),
-        _ => bail!("tensor {:?}: not a plain stored tensor", e.name),
-    }
-}
-
-/// The config group of `layer`: the one that targets it by name, else by
-/// class; among several, the one whose width fills the packed rows exactly
-/// and whose group size makes as many groups as the layer has scales.
-fn group_of<'g>(
-    layer: &str,
-    groups: &'g [Group],
-    cols: u64,
-    words: u64,
-    n_groups: u64,
-) -> Result<&'g Group> {
-    let named: Vec<&Group> = groups
-        .iter()
-        .filter(|g| g.targets.iter().any(|t| t.is_match(layer)))
-        .collect();
-    let candidates = if named.is_empty() {
-        groups.iter().filter(|g| g.by_class).collect()
-    } else {
-        named
-    };
-    let mut fits: Vec<&Group> = candidates
-        .into_iter()
-        .filter(|g| {
-            (cols * u64::from(g.bits)).div_ceil(32) == words
-                && g.group_size.map_or(1, |size| cols.div_ceil(size)) == n_groups
-        })
-        .collect();
-    fits.dedup_by_key(|g| (g.bits, g.group_size));
-    match fits[..] {
-        [g] => Ok(g),
-        [] => bail!(
-            "layer {layer:?}: no pack-quantized config group fits its {words} words and \
-             {n_groups} scales a row for {cols} columns"
-        ),
-        _ => bail!(
-            "layer {layer:?}: config groups of {:?} bits all fit; which is ambiguous",
-            fits.iter().map(|g| g.bits).collect::<Vec<_>>()
-        ),
-    }
-}
-
-fn fold_layer<'a>(
+pub(super) fn fold_layer<'a>(
     entries: &[Entry<'a>],
     layer: &str,
-    parts: &[Option<usize>; 5],
+    parts: &[Option<usize>],
     groups: &[Group],
 ) -> Result<Entry<'a>> {
+    let parts: [Option<usize>; 5] = parts.try_into().context("a packed layer's parts")?;
     let [packed, shape, scale, zp, g_idx] = parts.map(|p| p.map(|i| &entries[i]));
     let (packed, shape, scale) = (
         packed.context("packed")?,
@@ -263,7 +85,17 @@ fn fold_layer<'a>(
             scale.shape
         );
     }
-    let group = group_of(layer, groups, cols, words, n_groups)?;
+    let group = group_of(layer, groups, |g| {
+        g.format == super::Format::Packed
+            && (cols * u64::from(g.bits)).div_ceil(32) == words
+            && g.strategy.groups(cols) == Some(n_groups)
+    })?
+    .with_context(|| {
+        format!(
+            "layer {layer:?}: no pack-quantized config group fits its {words} words and \
+             {n_groups} scales a row for {cols} columns"
+        )
+    })?;
     let bits = group.bits;
     // The schema's unsigned integer type of that width (there is no 1-bit one).
     let code_type = ElementType::ALL
@@ -272,12 +104,12 @@ fn fold_layer<'a>(
         .with_context(|| format!("layer {layer:?}: no unsigned {bits}-bit element type"))?;
     // The config's group size, never one guessed from the scales' shape: 100
     // columns in groups of 32 have 4 scales a row, as groups of 25 would.
-    let scheme = match group.group_size {
-        None => QuantizationScheme::PerAxis { axis: 0 },
-        Some(block_size) => QuantizationScheme::PerBlock {
+    let scheme = match group.strategy {
+        Strategy::Group(block_size) => QuantizationScheme::PerBlock {
             axis: 1,
             block_size,
         },
+        _ => QuantizationScheme::PerAxis { axis: 0 },
     };
     let mut q = Quantization::new(scheme, scale.dtype, scale.dtype);
     q.zero_point_type = Some(code_type);

@@ -1,0 +1,268 @@
+//! compressed-tensors checkpoints (llm-compressor and vLLM's quantized
+//! weight formats) and Hurray's one-tensor form of each quantized layer.
+//!
+//! The quantization is described only in `config.json`'s
+//! `quantization_config`, beside the weights: config groups, each with the
+//! layers it targets (`re:` patterns or class names), its weights' bits,
+//! type (`int` or `float`), strategy (`tensor`, `channel`, `group` with a
+//! group size) and the format its layers were saved in. Two families of
+//! formats fold:
+//!
+//! - [`packed`]: `pack-quantized`, integer codes of 1-8 bits packed into
+//!   `int32` words, with `weight_shape` and optionally `weight_g_idx`;
+//! - [`unpacked`]: `naive-quantized`, `int-quantized` (W8A8 int8) and
+//!   `float-quantized` (FP8 E4M3), one code per element in the weight's
+//!   own dtype.
+//!
+//! Every other format (`nvfp4-pack-quantized`, `mxfp4-pack-quantized`,
+//! `marlin-24`, the sparse ones) is carried as its saved entries, untyped,
+//! with a warning naming the format.
+
+mod packed;
+mod unpacked;
+
+use super::{Data, Entry};
+use anyhow::{Context, Result, bail};
+use hurray::TensorRef;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// How a config group's layers are saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// `pack-quantized`.
+    Packed,
+    /// `naive-quantized`, `int-quantized`, `float-quantized`.
+    Unpacked,
+}
+
+/// What one scale covers, as the config's `strategy` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strategy {
+    /// One scale for the whole weight.
+    Tensor,
+    /// One scale a row (output channel).
+    Channel,
+    /// One scale per this many columns of a row.
+    Group(u64),
+    /// Anything else (`block`, `tensor_group`): no Hurray form here.
+    Other,
+}
+
+impl Strategy {
+    /// How many scales a row of `cols` columns has, for a strategy with
+    /// scales `[out, groups]`.
+    fn groups(self, cols: u64) -> Option<u64> {
+        match self {
+            Strategy::Channel => Some(1),
+            Strategy::Group(size) => Some(cols.div_ceil(size)),
+            Strategy::Tensor | Strategy::Other => None,
+        }
+    }
+}
+
+/// One config group's weight arguments and the layers it targets.
+#[derive(Debug)]
+pub(super) struct Group {
+    format: Format,
+    /// `type: "float"` (FP8 codes) rather than `"int"`.
+    float: bool,
+    bits: u32,
+    strategy: Strategy,
+    targets: Vec<regex::Regex>,
+    /// Targets that are class names (`Linear`): they match any layer.
+    by_class: bool,
+}
+
+/// The quantized groups of a `config.json` beside `input`, if it says
+/// compressed-tensors; `None` when there is no such config.
+pub(super) fn config_beside(input: &Path) -> Result<Option<Vec<Group>>> {
+    let Some(path) = input.parent().map(|d| d.join("config.json")) else {
+        return Ok(None);
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    config(&text, &path)
+}
+
+/// The quantized groups of the `config.json` text found at `path`.
+pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
+    let json: serde_json::Value =
+        serde_json::from_str(text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let q = &json["quantization_config"];
+    if q["quant_method"] != "compressed-tensors" {
+        return Ok(None);
+    }
+    let mut groups = Vec::new();
+    for (name, g) in q["config_groups"].as_object().into_iter().flatten() {
+        let w = &g["weights"];
+        if w.is_null() {
+            continue; // activations only
+        }
+        let format = g["format"].as_str().or(q["format"].as_str()).unwrap_or("");
+        let float = w["type"] == "float";
+        let format = match format {
+            "pack-quantized" if !float => Format::Packed,
+            "naive-quantized" | "int-quantized" | "float-quantized" => Format::Unpacked,
+            other => {
+                eprintln!(
+                    "hurray: warning: {}: group {name}: format {other:?} is not folded; its layers are carried as their saved entries",
+                    path.display()
+                );
+                continue;
+            }
+        };
+        let bits = w["num_bits"]
+            .as_u64()
+            .filter(|b| (1..=8).contains(b))
+            .with_context(|| format!("{}: group {name}: num_bits", path.display()))?
+            as u32;
+        // The strategy as compressed-tensors infers it when absent: a
+        // positive group size means groups, -1 one scale a row.
+        let strategy = match (w["strategy"].as_str(), w["group_size"].as_i64()) {
+            (Some("tensor"), _) | (None, None) => Strategy::Tensor,
+            (Some("channel"), _) | (None, Some(-1)) => Strategy::Channel,
+            (Some("group"), _) | (None, Some(1..)) => Strategy::Group(
+                w["group_size"]
+                    .as_u64()
+                    .filter(|&g| g > 0)
+                    .with_context(|| format!("{}: group {name}: group_size", path.display()))?,
+            ),
+            _ => Strategy::Other,
+        };
+        let mut targets = Vec::new();
+        let mut by_class = false;
+        for t in g["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.as_str())
+        {
+            match t.strip_prefix("re:") {
+                Some(re) => {
+                    targets.push(regex::Regex::new(re).with_context(|| {
+                        format!("{}: group {name}: target {t:?}", path.display())
+                    })?)
+                }
+                None => by_class = true,
+            }
+        }
+        groups.push(Group {
+            format,
+            float,
+            bits,
+            strategy,
+            targets,
+            by_class,
+        });
+    }
+    Ok(Some(groups))
+}
+
+/// Folds every quantized layer of `entries` into one tensor `L.weight`, in
+/// the place of its first entry.
+pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<Entry<'a>>> {
+    let index: BTreeMap<String, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.name.clone(), i))
+        .collect();
+    let unpacked_groups = groups.iter().any(|g| g.format == Format::Unpacked);
+    // A layer's first part -> (layer, its parts' indices, packed or not).
+    let mut layers = BTreeMap::new();
+    for e in &entries {
+        if let Some(layer) = e.name.strip_suffix(packed::PACKED) {
+            let part = |s: &str| index.get(&format!("{layer}.{s}")).copied();
+            let parts = packed::PARTS.map(part);
+            for (k, required) in [(1, "weight_shape"), (2, "weight_scale")] {
+                if parts[k].is_none() {
+                    bail!("layer {layer:?}: no {required}");
+                }
+            }
+            if index.contains_key(&format!("{layer}.weight")) {
+                bail!("layer {layer:?}: both weight_packed and weight");
+            }
+            let at = parts[0].context("indexed")?;
+            layers.insert(at, (layer.to_owned(), parts.to_vec(), Format::Packed));
+        } else if let Some(layer) = e.name.strip_suffix(unpacked::SCALE)
+            && unpacked_groups
+            && !index.contains_key(&format!("{layer}{}", packed::PACKED))
+            && let Some(&weight) = index.get(&format!("{layer}.weight"))
+        {
+            let part = |s: &str| index.get(&format!("{layer}.{s}")).copied();
+            let parts = unpacked::PARTS.map(part);
+            layers.insert(weight, (layer.to_owned(), parts.to_vec(), Format::Unpacked));
+        }
+    }
+    if layers.is_empty() {
+        return Ok(entries);
+    }
+    let taken: BTreeSet<usize> = layers
+        .values()
+        .flat_map(|(_, p, _)| p.iter().flatten().copied())
+        .collect();
+    let mut folded = BTreeMap::new();
+    for (&at, (layer, parts, format)) in &layers {
+        let entry = match format {
+            Format::Packed => packed::fold_layer(&entries, layer, parts, groups)?,
+            Format::Unpacked => unpacked::fold_layer(&entries, layer, parts, groups)?,
+        };
+        folded.insert(at, entry);
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, e) in entries.into_iter().enumerate() {
+        if let Some(f) = folded.remove(&i) {
+            out.push(f);
+        } else if !taken.contains(&i) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+/// The safetensors entries of a compressed-tensors layer held in Hurray
+/// form, or `None` when `t` is not one.
+pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
+    match packed::unfold(t)? {
+        Some(parts) => Ok(Some(parts)),
+        None => unpacked::unfold(t),
+    }
+}
+
+/// The bytes of a plain stored entry.
+fn slice<'a>(e: &Entry<'a>) -> Result<&'a [u8]> {
+    match e.data {
+        Data::Slice(s) if e.strides.is_none() && !e.big_endian => Ok(s),
+        _ => bail!("tensor {:?}: not a plain stored tensor", e.name),
+    }
+}
+
+/// The config group of `layer` that `fits` it: among the groups that target
+/// it by name, else among those that target it by class. `None` when no
+/// group fits; an error when several different ones do.
+fn group_of<'g>(
+    layer: &str,
+    groups: &'g [Group],
+    fits: impl Fn(&Group) -> bool,
+) -> Result<Option<&'g Group>> {
+    let named: Vec<&Group> = groups
+        .iter()
+        .filter(|g| g.targets.iter().any(|t| t.is_match(layer)))
+        .collect();
+    let candidates = if named.is_empty() {
+        groups.iter().filter(|g| g.by_class).collect()
+    } else {
+        named
+    };
+    let mut fit: Vec<&Group> = candidates.into_iter().filter(|g| fits(g)).collect();
+    fit.dedup_by_key(|g| (g.format, g.float, g.bits, g.strategy));
+    match fit[..] {
+        [g] => Ok(Some(g)),
+        [] => Ok(None),
+        _ => bail!(
+            "layer {layer:?}: config groups of {:?} bits all fit; which is ambiguous",
+            fit.iter().map(|g| g.bits).collect::<Vec<_>>()
+        ),
+    }
+}

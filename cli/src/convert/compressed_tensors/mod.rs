@@ -23,7 +23,7 @@ mod unpacked;
 
 use super::{Data, Entry};
 use anyhow::{Context, Result, bail};
-use hurray::TensorRef;
+use hurray::{Quantization, TensorRef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -228,6 +228,23 @@ pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
         Some(parts) => Ok(Some(parts)),
         None => unpacked::unfold(t),
     }
+}
+
+/// For a tensor `LAYER.weight` that tensor metadata `key` marks as a
+/// folded layer: the key's value, `LAYER` and the tensor's quantization;
+/// `None` when `t` carries no `key`.
+fn marked<'a>(t: &TensorRef<'a>, key: &str) -> Result<Option<(&'a str, &'a str, Quantization)>> {
+    let Some(value) = t.metadata().find(|(k, _)| *k == key).map(|(_, v)| v) else {
+        return Ok(None);
+    };
+    let name = t.name();
+    let layer = name
+        .strip_suffix(".weight")
+        .with_context(|| format!("tensor {name:?}: {key} on a tensor not named LAYER.weight"))?;
+    let q = t
+        .quantization()
+        .with_context(|| format!("tensor {name:?}: {key} on a tensor that is not quantized"))?;
+    Ok(Some((value, layer, q)))
 }
 
 /// The bytes of a plain stored entry.

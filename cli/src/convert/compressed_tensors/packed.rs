@@ -22,7 +22,7 @@
 //! again, and writes `weight_shape` and (when the original had one) the
 //! packed zero points back, byte for byte.
 
-use super::{Group, Strategy, group_of, slice};
+use super::{Group, Strategy, group_of, marked, slice};
 use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
 use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
@@ -218,20 +218,10 @@ fn pad_rows(stream: &[u8], bits: u32, rows: u64, cols: u64, words: u64) -> Vec<u
 /// The safetensors entries of a compressed-tensors layer held in Hurray
 /// form, or `None` when `t` is not one.
 pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
-    let Some(zp_kind) = t
-        .metadata()
-        .find(|(k, _)| *k == ZERO_POINT_KEY)
-        .map(|(_, v)| v)
-    else {
+    let Some((zp_kind, layer, q)) = marked(t, ZERO_POINT_KEY)? else {
         return Ok(None);
     };
     let name = t.name();
-    let layer = name.strip_suffix(".weight").with_context(|| {
-        format!("tensor {name:?}: {ZERO_POINT_KEY} on a tensor not named LAYER.weight")
-    })?;
-    let q = t.quantization().with_context(|| {
-        format!("tensor {name:?}: {ZERO_POINT_KEY} on a tensor that is not quantized")
-    })?;
     let shape = t.shape().to_wire();
     let bits = t.element_type().bits();
     let (&[rows, cols], true) = (

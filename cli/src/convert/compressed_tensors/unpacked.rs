@@ -18,7 +18,7 @@
 //! for byte. Activation scales (`input_scale`) are entries of their own and
 //! stay so.
 
-use super::{Group, Strategy, group_of, slice};
+use super::{Group, Strategy, group_of, marked, slice};
 use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
 use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
@@ -137,22 +137,12 @@ pub(super) fn fold_layer<'a>(
 /// The safetensors entries of an unpacked layer held in Hurray form, or
 /// `None` when `t` is not one.
 pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
-    let Some(scale_shape) = t
-        .metadata()
-        .find(|(k, _)| *k == SCALE_SHAPE_KEY)
-        .map(|(_, v)| v)
-    else {
+    let Some((scale_shape, layer, q)) = marked(t, SCALE_SHAPE_KEY)? else {
         return Ok(None);
     };
     let name = t.name();
-    let layer = name.strip_suffix(".weight").with_context(|| {
-        format!("tensor {name:?}: {SCALE_SHAPE_KEY} on a tensor not named LAYER.weight")
-    })?;
     let scale_shape: Vec<u64> = serde_json::from_str(scale_shape)
         .with_context(|| format!("tensor {name:?}: {SCALE_SHAPE_KEY} is not a shape"))?;
-    let q = t.quantization().with_context(|| {
-        format!("tensor {name:?}: {SCALE_SHAPE_KEY} on a tensor that is not quantized")
-    })?;
     let shape = t.shape().to_wire();
     let (&[rows, cols], true) = (
         &shape[..],

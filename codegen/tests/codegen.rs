@@ -297,3 +297,35 @@ fn no_hand_written_element_type_table() {
         "hand-written element-type tables: {offenders:#?}"
     );
 }
+
+#[test]
+fn released_schemas_are_frozen_and_an_edit_to_one_is_caught() {
+    let released = evolution::released_schemas(&workspace().join("schema")).unwrap();
+    evolution::check_frozen(&released).unwrap();
+    // A copy of the releases with one comment changed in the newest.
+    let dir = tempfile::tempdir().unwrap();
+    let copies: Vec<PathBuf> = released
+        .iter()
+        .map(|p| {
+            let to = dir.path().join(p.file_name().unwrap());
+            std::fs::copy(p, &to).unwrap();
+            to
+        })
+        .collect();
+    std::fs::copy(
+        workspace()
+            .join("schema/released")
+            .join(evolution::FROZEN_SUMS),
+        dir.path().join(evolution::FROZEN_SUMS),
+    )
+    .unwrap();
+    let newest = copies.last().unwrap();
+    let text = std::fs::read_to_string(newest).unwrap();
+    std::fs::write(newest, text.replacen("///", "//// ", 1)).unwrap();
+    let err = evolution::check_frozen(&copies).unwrap_err().to_string();
+    let name = newest.file_name().unwrap().to_string_lossy();
+    assert!(
+        err.contains(&*name) && err.contains("edited after its release"),
+        "{err}"
+    );
+}

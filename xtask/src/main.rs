@@ -63,9 +63,10 @@ pub(crate) fn codegen(root: &Path, check: bool) -> Result<()> {
     let report = check_or_write(root, &generator.output()?, Mode::from_check_flag(check))?;
     println!("{report}");
     let released = evolution::released_schemas(&root.join("schema"))?;
+    evolution::check_frozen(&released)?;
     evolution::check_conforms(&flatc, generator.schema(), &released)?;
     println!(
-        "codegen: schema conforms to {} released version(s)",
+        "codegen: {} released version(s) frozen, and the schema conforms to each",
         released.len()
     );
     Ok(())

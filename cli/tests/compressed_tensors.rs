@@ -253,3 +253,36 @@ fn unpacked_int8_and_fp8_layers_fold_dequantize_as_the_library_does_and_unfold()
         std::fs::read(fixtures.join("model.safetensors")).unwrap()
     );
 }
+
+#[test]
+fn a_strategy_with_no_hurray_form_is_carried_as_saved_with_a_warning() {
+    // FP8 per 2-D block (as DeepSeek-V3 and Qwen3's FP8 checkpoints are
+    // saved) has no one-axis Hurray scheme: that layer stays as its saved
+    // entries, the others fold, and the file converts back as it was.
+    let fixtures = fixtures().join("unpacked");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("model.safetensors");
+    std::fs::copy(fixtures.join("model.safetensors"), &input).unwrap();
+    let config = std::fs::read_to_string(fixtures.join("config.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&config).unwrap();
+    let weights = &mut json["quantization_config"]["config_groups"]["group_3"]["weights"];
+    weights["strategy"] = "block".into();
+    weights["block_structure"] = serde_json::json!([128, 128]);
+    std::fs::write(dir.path().join("config.json"), json.to_string()).unwrap();
+    let out = dir.path().join("model.hurray");
+    let run = common::hurray(&[Path::new("convert"), &input, &out]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("group_3") && stderr.contains("\"block\"") && stderr.contains("carried"),
+        "{stderr}"
+    );
+    let file = File::open(&out).unwrap();
+    let carried = file.tensor("layers.fp8_tensor.weight").unwrap();
+    assert!(carried.quantization().is_none());
+    assert!(file.tensor("layers.fp8_tensor.weight_scale").is_ok());
+    assert!(file.tensor("layers.fp8_ch.weight").unwrap().quantization().is_some());
+    let back = dir.path().join("back.safetensors");
+    convert(&out, &back);
+    assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&input).unwrap());
+}

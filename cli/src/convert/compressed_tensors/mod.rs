@@ -15,8 +15,8 @@
 //!   own dtype.
 //!
 //! Every other format (`nvfp4-pack-quantized`, `mxfp4-pack-quantized`,
-//! `marlin-24`, the sparse ones) is carried as its saved entries, untyped,
-//! with a warning naming the format.
+//! `marlin-24`, the sparse ones) and strategy (`block`, `tensor_group`) is
+//! carried as its saved entries, untyped, with a warning naming it.
 
 mod packed;
 mod unpacked;
@@ -34,6 +34,8 @@ enum Format {
     Packed,
     /// `naive-quantized`, `int-quantized`, `float-quantized`.
     Unpacked,
+    /// Any other: its layers are carried as their saved entries.
+    Carried,
 }
 
 /// What one scale covers, as the config's `strategy` says.
@@ -102,22 +104,19 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
         }
         let format = g["format"].as_str().or(q["format"].as_str()).unwrap_or("");
         let float = w["type"] == "float";
-        let format = match format {
+        let mut format = match format {
             "pack-quantized" if !float => Format::Packed,
             "naive-quantized" | "int-quantized" | "float-quantized" => Format::Unpacked,
-            other => {
-                eprintln!(
-                    "hurray: warning: {}: group {name}: format {other:?} is not folded; its layers are carried as their saved entries",
-                    path.display()
-                );
-                continue;
-            }
+            _ => Format::Carried,
         };
-        let bits = w["num_bits"]
-            .as_u64()
-            .filter(|b| (1..=8).contains(b))
-            .with_context(|| format!("{}: group {name}: num_bits", path.display()))?
-            as u32;
+        let bits = match format {
+            Format::Carried => 0,
+            _ => w["num_bits"]
+                .as_u64()
+                .filter(|b| (1..=8).contains(b))
+                .with_context(|| format!("{}: group {name}: num_bits", path.display()))?
+                as u32,
+        };
         // The strategy as compressed-tensors infers it when absent: a
         // positive group size means groups, -1 one scale a row.
         let strategy = match (w["strategy"].as_str(), w["group_size"].as_i64()) {
@@ -131,6 +130,20 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
             ),
             _ => Strategy::Other,
         };
+        if format == Format::Carried || strategy == Strategy::Other {
+            eprintln!(
+                "hurray: warning: {}: group {name}: {} {} is not folded; its layers are carried as their saved entries",
+                path.display(),
+                g["format"]
+                    .as_str()
+                    .or(q["format"].as_str())
+                    .unwrap_or("no format"),
+                w["strategy"]
+                    .as_str()
+                    .map_or(String::new(), |s| format!("with strategy {s:?}")),
+            );
+            format = Format::Carried;
+        }
         let mut targets = Vec::new();
         let mut by_class = false;
         for t in g["targets"]
@@ -169,10 +182,22 @@ pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<
         .map(|(i, e)| (e.name.clone(), i))
         .collect();
     let unpacked_groups = groups.iter().any(|g| g.format == Format::Unpacked);
+    // A layer whose groups all say a form not folded stays as saved. An
+    // unpacked layer no group targets is not a quantized one.
+    let carried = |layer: &str, unpacked: bool| {
+        let targeting = targeting(layer, groups);
+        if targeting.is_empty() {
+            unpacked
+        } else {
+            targeting.iter().all(|g| g.format == Format::Carried)
+        }
+    };
     // A layer's first part -> (layer, its parts' indices, packed or not).
     let mut layers = BTreeMap::new();
     for e in &entries {
-        if let Some(layer) = e.name.strip_suffix(packed::PACKED) {
+        if let Some(layer) = e.name.strip_suffix(packed::PACKED)
+            && !carried(layer, false)
+        {
             let part = |s: &str| index.get(&format!("{layer}.{s}")).copied();
             let parts = packed::PARTS.map(part);
             for (k, required) in [(1, "weight_shape"), (2, "weight_scale")] {
@@ -189,6 +214,7 @@ pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<
             && unpacked_groups
             && !index.contains_key(&format!("{layer}{}", packed::PACKED))
             && let Some(&weight) = index.get(&format!("{layer}.weight"))
+            && !carried(layer, true)
         {
             let part = |s: &str| index.get(&format!("{layer}.{s}")).copied();
             let parts = unpacked::PARTS.map(part);
@@ -206,7 +232,9 @@ pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<
     for (&at, (layer, parts, format)) in &layers {
         let entry = match format {
             Format::Packed => packed::fold_layer(&entries, layer, parts, groups)?,
-            Format::Unpacked => unpacked::fold_layer(&entries, layer, parts, groups)?,
+            Format::Unpacked | Format::Carried => {
+                unpacked::fold_layer(&entries, layer, parts, groups)?
+            }
         };
         folded.insert(at, entry);
     }
@@ -255,6 +283,19 @@ fn slice<'a>(e: &Entry<'a>) -> Result<&'a [u8]> {
     }
 }
 
+/// The config groups that target `layer`: by name, else by class.
+fn targeting<'g>(layer: &str, groups: &'g [Group]) -> Vec<&'g Group> {
+    let named: Vec<&Group> = groups
+        .iter()
+        .filter(|g| g.targets.iter().any(|t| t.is_match(layer)))
+        .collect();
+    if named.is_empty() {
+        groups.iter().filter(|g| g.by_class).collect()
+    } else {
+        named
+    }
+}
+
 /// The config group of `layer` that `fits` it: among the groups that target
 /// it by name, else among those that target it by class. `None` when no
 /// group fits; an error when several different ones do.
@@ -263,16 +304,10 @@ fn group_of<'g>(
     groups: &'g [Group],
     fits: impl Fn(&Group) -> bool,
 ) -> Result<Option<&'g Group>> {
-    let named: Vec<&Group> = groups
-        .iter()
-        .filter(|g| g.targets.iter().any(|t| t.is_match(layer)))
+    let mut fit: Vec<&Group> = targeting(layer, groups)
+        .into_iter()
+        .filter(|g| fits(g))
         .collect();
-    let candidates = if named.is_empty() {
-        groups.iter().filter(|g| g.by_class).collect()
-    } else {
-        named
-    };
-    let mut fit: Vec<&Group> = candidates.into_iter().filter(|g| fits(g)).collect();
     fit.dedup_by_key(|g| (g.format, g.float, g.bits, g.strategy));
     match fit[..] {
         [g] => Ok(Some(g)),

@@ -281,7 +281,12 @@ fn a_strategy_with_no_hurray_form_is_carried_as_saved_with_a_warning() {
     let carried = file.tensor("layers.fp8_tensor.weight").unwrap();
     assert!(carried.quantization().is_none());
     assert!(file.tensor("layers.fp8_tensor.weight_scale").is_ok());
-    assert!(file.tensor("layers.fp8_ch.weight").unwrap().quantization().is_some());
+    assert!(
+        file.tensor("layers.fp8_ch.weight")
+            .unwrap()
+            .quantization()
+            .is_some()
+    );
     let back = dir.path().join("back.safetensors");
     convert(&out, &back);
     assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&input).unwrap());

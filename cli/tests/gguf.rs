@@ -198,3 +198,26 @@ fn what_gguf_cannot_hold_is_refused_by_name() {
     let err = convert_err(&cut, &dir.path().join("cut.hurray"));
     assert!(err.contains("reading"), "{err}");
 }
+
+#[test]
+fn padding_a_key_asks_for_past_the_expansion_limit_is_refused() {
+    // A Hurray file that records a GGUF layout whose general.alignment is
+    // 1 GiB: its one 16-byte tensor would be written as 2 GiB of padding.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("aligned.hurray");
+    let mut w = hurray::Writer::create(&input).unwrap();
+    w.set_metadata(
+        "hurray.gguf",
+        r#"{"version": 3, "kv": [["general.alignment", "uint32"]], "tensors": ["t"]}"#,
+    );
+    w.set_metadata("general.alignment", "1073741824");
+    let t = hurray::TensorDescriptor::new("t", ElementType::Float32, hurray::shape(&[4]));
+    w.add_tensor(&t, &[&[0u8; 16]]).unwrap();
+    w.finish().unwrap();
+    let out = dir.path().join("aligned.gguf");
+    let err = convert_err(&input, &out);
+    assert!(
+        err.contains("general.alignment 1073741824") && err.contains("expansion"),
+        "{err}"
+    );
+}

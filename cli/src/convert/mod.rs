@@ -327,7 +327,7 @@ pub fn convert(input: &Path, output: &Path, options: Options) -> Result<()> {
             file.read_all().map_err(|e| anyhow!("{e}"))?;
         }
         if to == Format::Gguf {
-            return gguf::from_hurray(&file, output).with_context(context);
+            return gguf::from_hurray(&file, output, options.allow_expansion).with_context(context);
         }
         // The other writers take every tensor at once: a file read from a
         // URL is read whole first (above: one batch of concurrent range

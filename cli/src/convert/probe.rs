@@ -55,7 +55,7 @@ pub fn write_all_from_hurray(bytes: &[u8]) -> Result<u64> {
     let file = File::from_bytes(bytes).map_err(|e| anyhow!("{e}"))?;
     hurray_format::check_complete(&file, path)?;
     let mut out = Counter(0);
-    let gguf = gguf::write(&file, &mut out).map(|()| out.0);
+    let gguf = gguf::write(&file, &mut out, false).map(|()| out.0);
     let source = hurray_format::source(&file)?;
     for e in source.entries.iter().filter(|e| e.hurray_only.is_none()) {
         e.check_expansion()?;

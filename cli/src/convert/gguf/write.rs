@@ -42,16 +42,26 @@ struct Planned<'a> {
     bytes: Cow<'a, [u8]>,
 }
 
-/// Writes `file` to `output` as GGUF, atomically.
-pub(in crate::convert) fn from_hurray(file: &File, output: &Path) -> Result<()> {
+/// Writes `file` to `output` as GGUF, atomically; `allow_expansion` lifts
+/// the expansion limit on the padding (`--allow-expansion`).
+pub(in crate::convert) fn from_hurray(
+    file: &File,
+    output: &Path,
+    allow_expansion: bool,
+) -> Result<()> {
     let (out_file, mut out) = crate::convert::atomic_output(output)?;
-    write(file, &mut out)?;
+    write(file, &mut out, allow_expansion)?;
     crate::convert::commit(out_file, out)
 }
 
 /// Writes `file` as GGUF to `out`; nothing is written when a tensor or key
-/// cannot be.
-pub(in crate::convert) fn write(file: &File, out: &mut impl Write) -> Result<()> {
+/// cannot be, or (unless `allow_expansion`) when the padding the file's
+/// `general.alignment` asks for would pass the expansion limit.
+pub(in crate::convert) fn write(
+    file: &File,
+    out: &mut impl Write,
+    allow_expansion: bool,
+) -> Result<()> {
     let meta = file.reader().metadata().to_map();
     let recorded: Option<Recorded> = meta
         .get(LAYOUT_KEY)
@@ -134,11 +144,13 @@ pub(in crate::convert) fn write(file: &File, out: &mut impl Write) -> Result<()>
     // The alignment is a key's value: padding past the expansion limit
     // would be bytes the input only claims.
     let bytes: u64 = head.len() as u64 + planned.iter().map(|p| p.bytes.len() as u64).sum::<u64>();
-    hurray::limits::check_expansion(
-        &format!("(every tensor, padded to general.alignment {alignment})"),
-        bytes,
-        pad(head.len() as u64, alignment).saturating_add(offset),
-    )?;
+    if !allow_expansion {
+        hurray::limits::check_expansion(
+            &format!("(every tensor, padded to general.alignment {alignment})"),
+            bytes,
+            pad(head.len() as u64, alignment).saturating_add(offset),
+        )?;
+    }
     out.write_all(&head)?;
     write_padding(out, head.len() as u64, alignment)?;
     for p in &planned {

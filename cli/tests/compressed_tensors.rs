@@ -291,3 +291,52 @@ fn a_strategy_with_no_hurray_form_is_carried_as_saved_with_a_warning() {
     convert(&out, &back);
     assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&input).unwrap());
 }
+
+#[test]
+fn a_layer_with_an_entry_its_format_does_not_name_is_carried() {
+    // `layers.int8_ch.weight_global_scale` is no part of an int-quantized
+    // layer: folding would leave it behind, meaning nothing. The layer stays
+    // as saved, with a warning; the others fold.
+    let fixtures = fixtures().join("unpacked");
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(fixtures.join("model.safetensors")).unwrap();
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    let extra = 2.0f32.to_le_bytes();
+    let mut tensors: Vec<(String, safetensors::tensor::TensorView<'_>)> = file.tensors();
+    tensors.push((
+        "layers.int8_ch.weight_global_scale".to_owned(),
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &extra).unwrap(),
+    ));
+    let input = dir.path().join("model.safetensors");
+    let metadata = Some(std::collections::HashMap::from([(
+        "format".to_owned(),
+        "pt".to_owned(),
+    )]));
+    safetensors::serialize_to_file(tensors, metadata, &input).unwrap();
+    std::fs::copy(fixtures.join("config.json"), dir.path().join("config.json")).unwrap();
+    let out = dir.path().join("model.hurray");
+    let run = common::hurray(&[Path::new("convert"), &input, &out]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("weight_global_scale") && stderr.contains("carried"),
+        "{stderr}"
+    );
+    let file = File::open(&out).unwrap();
+    assert!(
+        file.tensor("layers.int8_ch.weight")
+            .unwrap()
+            .quantization()
+            .is_none()
+    );
+    assert!(file.tensor("layers.int8_ch.weight_global_scale").is_ok());
+    assert!(
+        file.tensor("layers.int8_g32.weight")
+            .unwrap()
+            .quantization()
+            .is_some()
+    );
+    let back = dir.path().join("back.safetensors");
+    convert(&out, &back);
+    assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&input).unwrap());
+}

@@ -38,14 +38,17 @@ pub fn check_frozen(released: &[PathBuf]) -> Result<()> {
     let text = std::fs::read_to_string(&sums_path)
         .with_context(|| format!("reading {}", sums_path.display()))?;
     let mut pinned = std::collections::BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Some((hex, name)) = line.split_once("  ") else {
+    for line in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+        // `sha256sum` writes `<hex>  <file>`, or `<hex> *<file>` in binary mode.
+        let Some((hex, name)) = line.split_once("  ").or_else(|| line.split_once(" *")) else {
             bail!(
                 "{}: {line:?} is not `<sha256>  <file>`",
                 sums_path.display()
             );
         };
-        pinned.insert(name.to_owned(), hex.to_owned());
+        if pinned.insert(name.to_owned(), hex.to_owned()).is_some() {
+            bail!("{}: {name} is pinned twice", sums_path.display());
+        }
     }
     let mut problems = Vec::new();
     for path in released {

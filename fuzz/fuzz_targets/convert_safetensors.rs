@@ -11,8 +11,8 @@ use libfuzzer_sys::fuzz_target;
 
 const CONFIG: &str = r#"{"quantization_config": {"quant_method": "compressed-tensors",
   "format": "pack-quantized", "config_groups": {
-  "a": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int"}},
-  "b": {"targets": ["re:.*8$"], "weights": {"num_bits": 8, "type": "int"}}}}}"#;
+  "a": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32}},
+  "b": {"targets": ["re:.*8$"], "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}}"#;
 
 fuzz_target!(|data: &[u8]| {
     let _ = hurray_cli::convert::read_all("safetensors", data);

@@ -90,3 +90,54 @@ def test_a_group_index_naming_no_group_is_refused(hurray, tmp_path):
     r = cli("convert", tmp_path / "m.safetensors", tmp_path / "m.hurray")
     assert r.returncode != 0 and '"l"' in r.stderr and "weight_g_idx[0] = 2" in r.stderr, r.stderr
     assert not (tmp_path / "m.hurray").exists()
+
+
+def naive_config(tmp_path, group):
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "compressed-tensors", "format": "naive-quantized",
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {
+            "num_bits": 8, "type": "int", "strategy": "group", "group_size": group, "symmetric": False}}}}}))
+
+
+def test_an_unpacked_layer_with_a_group_index_folds_with_it(hurray, tmp_path):
+    """An int8 naive-quantized layer saved with `weight_g_idx` (GPTQ's
+    activation order at W8A16): column c takes group g_idx[c]'s scale and
+    zero point, never its position's."""
+    gen = torch.Generator().manual_seed(8)
+    out_f, in_f, group = 6, 48, 16
+    q = torch.randint(-128, 128, (out_f, in_f), generator=gen, dtype=torch.int8)
+    zp = torch.randint(-5, 6, (out_f, in_f // group), generator=gen, dtype=torch.int8)
+    scale = (torch.rand(out_f, in_f // group, generator=gen) * 0.1 + 0.01).to(torch.bfloat16)
+    g_idx = (torch.randperm(in_f, generator=gen) // group).to(torch.int32)
+    state = {"l.weight": q, "l.weight_scale": scale, "l.weight_zero_point": zp, "l.weight_g_idx": g_idx}
+    src = tmp_path / "model.safetensors"
+    save_file(state, str(src), metadata={"format": "pt"})
+    naive_config(tmp_path, group)
+    out = tmp_path / "model.hurray"
+    r = cli("convert", src, out)
+    assert r.returncode == 0, r.stderr
+    cols = g_idx.long()
+    want = ((q.to(torch.bfloat16) - zp.to(torch.bfloat16)[:, cols]) * scale[:, cols]).to(torch.bfloat16)
+    with hurray.safe_open(str(out), framework="pt") as f:
+        assert list(f.keys()) == ["l.weight"]
+        got = f.get_dequantized("l.weight").to(torch.bfloat16)
+    assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+    back = tmp_path / "back.safetensors"
+    assert cli("convert", out, back).returncode == 0
+    assert back.read_bytes() == src.read_bytes()
+
+
+def test_an_empty_layer_is_refused_not_looped_over(hurray, tmp_path):
+    """A weight_shape of [0, N] with scales claiming any number of groups
+    over nothing is refused by name at once."""
+    state = {
+        "l.weight_packed": torch.zeros(0, 4, dtype=torch.int32),
+        "l.weight_scale": torch.ones(0, 2, dtype=torch.float16),
+        "l.weight_shape": torch.tensor([0, 32]),
+    }
+    save_file(state, str(tmp_path / "m.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "compressed-tensors", "format": "pack-quantized",
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "group_size": 16}}}}}))
+    r = cli("convert", tmp_path / "m.safetensors", tmp_path / "m.hurray")
+    assert r.returncode != 0 and '"l"' in r.stderr and "[0, 32]" in r.stderr, r.stderr

@@ -23,7 +23,7 @@ mod unpacked;
 
 use super::{Data, Entry};
 use anyhow::{Context, Result, bail};
-use hurray::{Quantization, TensorRef};
+use hurray::{ElementType, Quantization, QuantizationScheme, TensorRef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -71,9 +71,11 @@ pub(super) struct Group {
     float: bool,
     bits: u32,
     strategy: Strategy,
+    /// `re:` targets, anchored at the start as Python's `re.match` is.
     targets: Vec<regex::Regex>,
-    /// Targets that are class names (`Linear`): they match any layer.
-    by_class: bool,
+    /// The other targets: a layer's exact name, or a class name (`Linear`),
+    /// which matches any layer no group names.
+    names: Vec<String>,
 }
 
 /// The quantized groups of a `config.json` beside `input`, if it says
@@ -130,7 +132,11 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
             ),
             _ => Strategy::Other,
         };
-        if format == Format::Carried || strategy == Strategy::Other {
+        // Pack-quantized scales are [out, groups]: per tensor has no such form.
+        if format == Format::Carried
+            || strategy == Strategy::Other
+            || format == Format::Packed && strategy == Strategy::Tensor
+        {
             eprintln!(
                 "hurray: warning: {}: group {name}: {} {} is not folded; its layers are carried as their saved entries",
                 path.display(),
@@ -145,7 +151,7 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
             format = Format::Carried;
         }
         let mut targets = Vec::new();
-        let mut by_class = false;
+        let mut names = Vec::new();
         for t in g["targets"]
             .as_array()
             .into_iter()
@@ -154,11 +160,11 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
         {
             match t.strip_prefix("re:") {
                 Some(re) => {
-                    targets.push(regex::Regex::new(re).with_context(|| {
+                    targets.push(regex::Regex::new(&format!("^(?:{re})")).with_context(|| {
                         format!("{}: group {name}: target {t:?}", path.display())
                     })?)
                 }
-                None => by_class = true,
+                None => names.push(t.to_owned()),
             }
         }
         groups.push(Group {
@@ -167,7 +173,7 @@ pub(super) fn config(text: &str, path: &Path) -> Result<Option<Vec<Group>>> {
             bits,
             strategy,
             targets,
-            by_class,
+            names,
         });
     }
     Ok(Some(groups))
@@ -184,7 +190,24 @@ pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<
     let unpacked_groups = groups.iter().any(|g| g.format == Format::Unpacked);
     // A layer whose groups all say a form not folded stays as saved. An
     // unpacked layer no group targets is not a quantized one.
+    // So does one with an entry `LAYER.weight_*` its format does not name
+    // (a global scale, say): folding would leave it behind, meaning nothing.
     let carried = |layer: &str, unpacked: bool| {
+        let parts: &[&str] = if unpacked {
+            &unpacked::PARTS
+        } else {
+            &packed::PARTS
+        };
+        let prefix = format!("{layer}.");
+        if let Some(other) = index.keys().find(|n| {
+            n.strip_prefix(&prefix)
+                .is_some_and(|rest| rest.starts_with("weight_") && !parts.contains(&rest))
+        }) {
+            eprintln!(
+                "hurray: warning: layer {layer:?}: {other:?} is no part of its compressed-tensors format; the layer is carried as its saved entries"
+            );
+            return true;
+        }
         let targeting = targeting(layer, groups);
         if targeting.is_empty() {
             unpacked
@@ -275,6 +298,76 @@ fn marked<'a>(t: &TensorRef<'a>, key: &str) -> Result<Option<(&'a str, &'a str, 
     Ok(Some((value, layer, q)))
 }
 
+/// Refuses a layer of no elements (its scales could claim any number of
+/// groups over nothing) or one whose sizes overflow with 8 bits a code.
+fn sizes(layer: &str, rows: u64, cols: u64) -> Result<()> {
+    if rows == 0
+        || cols == 0
+        || rows
+            .checked_mul(cols)
+            .and_then(|n| n.checked_mul(8))
+            .is_none()
+    {
+        bail!("layer {layer:?}: a weight of [{rows}, {cols}] is not folded or unfolded");
+    }
+    Ok(())
+}
+
+/// The group index of a grouped layer: `I32 [cols]`, every entry one of its
+/// `n_groups` groups.
+fn group_index<'a>(
+    layer: &str,
+    g: &Entry<'a>,
+    scheme: QuantizationScheme,
+    cols: u64,
+    n_groups: u64,
+) -> Result<&'a [u8]> {
+    if g.dtype != ElementType::Int32
+        || g.shape != [cols]
+        || !matches!(scheme, QuantizationScheme::PerBlock { .. })
+    {
+        bail!(
+            "layer {layer:?}: weight_g_idx is {} {:?}, not I32 [{cols}] of a grouped layer",
+            g.dtype.name(),
+            g.shape
+        );
+    }
+    let idx = slice(g)?;
+    if let Some((c, v)) = idx
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
+        .enumerate()
+        .find(|(_, v)| *v < 0 || *v as u64 >= n_groups)
+    {
+        bail!("layer {layer:?}: weight_g_idx[{c}] = {v} is not one of its {n_groups} groups");
+    }
+    Ok(idx)
+}
+
+/// Checks that `t`'s quantization `q` is exactly what folding makes: its
+/// scheme, the scales' float type as expressed type, `zero_points`, a group
+/// index only per block, and nothing else; otherwise unfolding would write
+/// entries that mean other values.
+fn unfolds_to(t: &TensorRef<'_>, q: &Quantization, zero_points: Option<ElementType>) -> Result<()> {
+    let mut want = Quantization::new(q.scheme, q.scale_type, q.scale_type);
+    want.zero_point_type = zero_points;
+    if matches!(q.scheme, QuantizationScheme::PerBlock { .. }) {
+        want.group_index_type = q.group_index_type.filter(|&g| g == ElementType::Int32);
+    }
+    if *q != want
+        || !matches!(
+            q.scale_type,
+            ElementType::Float16 | ElementType::BFloat16 | ElementType::Float32
+        )
+    {
+        bail!(
+            "tensor {:?}: its quantization is not compressed-tensors' form",
+            t.name()
+        );
+    }
+    Ok(())
+}
+
 /// The bytes of a plain stored entry.
 fn slice<'a>(e: &Entry<'a>) -> Result<&'a [u8]> {
     match e.data {
@@ -283,14 +376,17 @@ fn slice<'a>(e: &Entry<'a>) -> Result<&'a [u8]> {
     }
 }
 
-/// The config groups that target `layer`: by name, else by class.
+/// The config groups that target `layer`: by its exact name or a `re:`
+/// pattern, else by class.
 fn targeting<'g>(layer: &str, groups: &'g [Group]) -> Vec<&'g Group> {
     let named: Vec<&Group> = groups
         .iter()
-        .filter(|g| g.targets.iter().any(|t| t.is_match(layer)))
+        .filter(|g| {
+            g.names.iter().any(|n| n == layer) || g.targets.iter().any(|t| t.is_match(layer))
+        })
         .collect();
     if named.is_empty() {
-        groups.iter().filter(|g| g.by_class).collect()
+        groups.iter().filter(|g| !g.names.is_empty()).collect()
     } else {
         named
     }

@@ -22,7 +22,7 @@
 //! again, and writes `weight_shape` and (when the original had one) the
 //! packed zero points back, byte for byte.
 
-use super::{Group, Strategy, group_of, marked, slice};
+use super::{Group, Strategy, group_index, group_of, marked, sizes, slice, unfolds_to};
 use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
 use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
@@ -62,6 +62,7 @@ pub(super) fn fold_layer<'a>(
     let (&[rows, cols], ElementType::Int64) = (&dims[..], shape.dtype) else {
         bail!("layer {layer:?}: weight_shape {dims:?} is not [out, in]");
     };
+    sizes(layer, rows, cols)?;
     let words = *packed.shape.get(1).unwrap_or(&0);
     if packed.dtype != ElementType::Int32 || packed.shape != [rows, words] {
         bail!(
@@ -153,27 +154,8 @@ pub(super) fn fold_layer<'a>(
     };
     let mut buffers = vec![Data::Slice(slice(scale)?), Data::Owned(zero_points)];
     if let Some(g) = g_idx {
-        if g.dtype != ElementType::Int32
-            || g.shape != [cols]
-            || !matches!(scheme, QuantizationScheme::PerBlock { .. })
-        {
-            bail!(
-                "layer {layer:?}: weight_g_idx is {} {:?}, not I32 [{cols}] of a grouped layer",
-                g.dtype.name(),
-                g.shape
-            );
-        }
-        let idx = slice(g)?;
-        if let Some((c, v)) = idx
-            .chunks_exact(4)
-            .map(|b| i32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
-            .enumerate()
-            .find(|(_, v)| *v < 0 || *v as u64 >= n_groups)
-        {
-            bail!("layer {layer:?}: weight_g_idx[{c}] = {v} is not one of its {n_groups} groups");
-        }
+        buffers.push(Data::Slice(group_index(layer, g, scheme, cols, n_groups)?));
         q.group_index_type = Some(ElementType::Int32);
-        buffers.push(Data::Slice(idx));
     }
     let mut e = Entry::new(
         format!("{layer}.weight"),
@@ -241,12 +223,8 @@ pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
             q.scheme.kind()
         ),
     };
-    if q.zero_point_type != Some(t.element_type())
-        || q.scale_type != q.expressed_type
-        || q.is_composite() && q.group_index_type.is_none()
-    {
-        bail!("tensor {name:?}: its quantization is not compressed-tensors' form");
-    }
+    sizes(layer, rows, cols)?;
+    unfolds_to(t, &q, Some(t.element_type()))?;
     let words = (cols * u64::from(bits)).div_ceil(32);
     let entry = |suffix: &str, dtype, shape: Vec<u64>, data| {
         Entry::new(format!("{layer}.{suffix}"), dtype, shape, data)

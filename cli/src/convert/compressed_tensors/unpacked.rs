@@ -18,7 +18,7 @@
 //! for byte. Activation scales (`input_scale`) are entries of their own and
 //! stay so.
 
-use super::{Group, Strategy, group_of, marked, slice};
+use super::{Group, Strategy, group_index, group_of, marked, sizes, slice, unfolds_to};
 use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
 use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
@@ -30,7 +30,12 @@ pub(super) const SCALE: &str = ".weight_scale";
 
 /// The names of an unpacked layer's entries after `LAYER.`, in the order
 /// [`fold_layer`] takes their indices.
-pub(super) const PARTS: [&str; 3] = ["weight", "weight_scale", "weight_zero_point"];
+pub(super) const PARTS: [&str; 4] = [
+    "weight",
+    "weight_scale",
+    "weight_zero_point",
+    "weight_g_idx",
+];
 
 /// The scheme whose scale array a layer of `rows` x `cols` with scales of
 /// `scale_shape` has under `strategy`, if it has that array.
@@ -61,8 +66,8 @@ pub(super) fn fold_layer<'a>(
     parts: &[Option<usize>],
     groups: &[Group],
 ) -> Result<Entry<'a>> {
-    let parts: [Option<usize>; 3] = parts.try_into().context("an unpacked layer's parts")?;
-    let [weight, scale, zp] = parts.map(|p| p.map(|i| &entries[i]));
+    let parts: [Option<usize>; 4] = parts.try_into().context("an unpacked layer's parts")?;
+    let [weight, scale, zp, g_idx] = parts.map(|p| p.map(|i| &entries[i]));
     let (weight, scale) = (weight.context("weight")?, scale.context("scale")?);
     let (&[rows, cols], float) = (
         &weight.shape[..],
@@ -80,6 +85,7 @@ pub(super) fn fold_layer<'a>(
             weight.shape
         );
     };
+    sizes(layer, rows, cols)?;
     if !matches!(
         scale.dtype,
         ElementType::Float16 | ElementType::BFloat16 | ElementType::Float32
@@ -116,6 +122,14 @@ pub(super) fn fold_layer<'a>(
         }
         q.zero_point_type = Some(ElementType::Int8);
         buffers[1] = Data::Slice(slice(z)?);
+    }
+    if let Some(g) = g_idx {
+        let n_groups = match scheme {
+            QuantizationScheme::PerBlock { block_size, .. } => cols.div_ceil(block_size),
+            _ => 0,
+        };
+        buffers.push(Data::Slice(group_index(layer, g, scheme, cols, n_groups)?));
+        q.group_index_type = Some(ElementType::Int32);
     }
     let mut e = Entry::new(
         format!("{layer}.weight"),
@@ -162,11 +176,9 @@ pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
         } => Strategy::Group(block_size),
         _ => Strategy::Other,
     };
-    if scheme(strategy, rows, cols, &scale_shape) != Some(q.scheme)
-        || q.scale_type != q.expressed_type
-        || q.is_composite()
-        || q.zero_point_type.is_some_and(|z| z != ElementType::Int8)
-    {
+    sizes(layer, rows, cols)?;
+    unfolds_to(t, &q, q.zero_point_type.filter(|&z| z == ElementType::Int8))?;
+    if scheme(strategy, rows, cols, &scale_shape) != Some(q.scheme) {
         bail!(
             "tensor {name:?}: its {SCALE_SHAPE_KEY} {scale_shape:?} and quantization are not compressed-tensors' form"
         );
@@ -199,6 +211,14 @@ pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
             ElementType::Int8,
             scale_shape,
             BufferRole::ZeroPoints,
+        ));
+    }
+    if q.group_index_type.is_some() {
+        out.push(entry(
+            "weight_g_idx",
+            ElementType::Int32,
+            vec![cols],
+            BufferRole::GroupIndex,
         ));
     }
     Ok(Some(out))

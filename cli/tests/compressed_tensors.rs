@@ -269,27 +269,13 @@ fn a_strategy_with_no_hurray_form_is_carried_as_saved_with_a_warning() {
     weights["strategy"] = "block".into();
     weights["block_structure"] = serde_json::json!([128, 128]);
     std::fs::write(dir.path().join("config.json"), json.to_string()).unwrap();
-    let out = dir.path().join("model.hurray");
-    let run = common::hurray(&[Path::new("convert"), &input, &out]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("group_3") && stderr.contains("\"block\"") && stderr.contains("carried"),
-        "{stderr}"
+    convert_carrying(
+        &input,
+        &["group_3", "\"block\"", "carried"],
+        "layers.fp8_tensor",
+        "layers.fp8_tensor.weight_scale",
+        "layers.fp8_ch",
     );
-    let file = File::open(&out).unwrap();
-    let carried = file.tensor("layers.fp8_tensor.weight").unwrap();
-    assert!(carried.quantization().is_none());
-    assert!(file.tensor("layers.fp8_tensor.weight_scale").is_ok());
-    assert!(
-        file.tensor("layers.fp8_ch.weight")
-            .unwrap()
-            .quantization()
-            .is_some()
-    );
-    let back = dir.path().join("back.safetensors");
-    convert(&out, &back);
-    assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&input).unwrap());
 }
 
 #[test]
@@ -314,29 +300,31 @@ fn a_layer_with_an_entry_its_format_does_not_name_is_carried() {
     )]));
     safetensors::serialize_to_file(tensors, metadata, &input).unwrap();
     std::fs::copy(fixtures.join("config.json"), dir.path().join("config.json")).unwrap();
-    let out = dir.path().join("model.hurray");
-    let run = common::hurray(&[Path::new("convert"), &input, &out]);
+    convert_carrying(
+        &input,
+        &["weight_global_scale", "carried"],
+        "layers.int8_ch",
+        "layers.int8_ch.weight_global_scale",
+        "layers.int8_g32",
+    );
+}
+
+/// Converts `input` (beside its config) to Hurray, which must warn with
+/// every one of `warned`: layer `carried` stays as saved (its weight not
+/// quantized, its entry `kept` beside it), layer `folded` folds, and the
+/// file converts back to the same bytes.
+fn convert_carrying(input: &Path, warned: &[&str], carried: &str, kept: &str, folded: &str) {
+    let out = input.with_file_name("model.hurray");
+    let run = common::hurray(&[Path::new("convert"), input, &out]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("weight_global_scale") && stderr.contains("carried"),
-        "{stderr}"
-    );
+    assert!(warned.iter().all(|w| stderr.contains(w)), "{stderr}");
     let file = File::open(&out).unwrap();
-    assert!(
-        file.tensor("layers.int8_ch.weight")
-            .unwrap()
-            .quantization()
-            .is_none()
-    );
-    assert!(file.tensor("layers.int8_ch.weight_global_scale").is_ok());
-    assert!(
-        file.tensor("layers.int8_g32.weight")
-            .unwrap()
-            .quantization()
-            .is_some()
-    );
-    let back = dir.path().join("back.safetensors");
+    let weight = |layer: &str| file.tensor(&format!("{layer}.weight")).unwrap();
+    assert!(weight(carried).quantization().is_none());
+    assert!(file.tensor(kept).is_ok());
+    assert!(weight(folded).quantization().is_some());
+    let back = input.with_file_name("back.safetensors");
     convert(&out, &back);
-    assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&input).unwrap());
+    assert_eq!(std::fs::read(back).unwrap(), std::fs::read(input).unwrap());
 }

@@ -188,10 +188,10 @@ pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<
         .map(|(i, e)| (e.name.clone(), i))
         .collect();
     let unpacked_groups = groups.iter().any(|g| g.format == Format::Unpacked);
-    // A layer whose groups all say a form not folded stays as saved. An
-    // unpacked layer no group targets is not a quantized one.
-    // So does one with an entry `LAYER.weight_*` its format does not name
-    // (a global scale, say): folding would leave it behind, meaning nothing.
+    // A layer stays as saved when all its groups say a form not folded, or
+    // when it has an entry `LAYER.weight_*` its format does not name (a
+    // global scale, say), which folding would leave behind, meaning
+    // nothing. An unpacked layer no group targets is not a quantized one.
     let carried = |layer: &str, unpacked: bool| {
         let parts: &[&str] = if unpacked {
             &unpacked::PARTS
@@ -199,10 +199,16 @@ pub(super) fn fold<'a>(entries: Vec<Entry<'a>>, groups: &[Group]) -> Result<Vec<
             &packed::PARTS
         };
         let prefix = format!("{layer}.");
-        if let Some(other) = index.keys().find(|n| {
-            n.strip_prefix(&prefix)
-                .is_some_and(|rest| rest.starts_with("weight_") && !parts.contains(&rest))
-        }) {
+        // The layer's entries are one run of the sorted index.
+        if let Some(other) = index
+            .range(prefix.clone()..)
+            .map(|(n, _)| n)
+            .take_while(|n| n.starts_with(&prefix))
+            .find(|n| {
+                let rest = &n[prefix.len()..];
+                rest.starts_with("weight_") && !parts.contains(&rest)
+            })
+        {
             eprintln!(
                 "hurray: warning: layer {layer:?}: {other:?} is no part of its compressed-tensors format; the layer is carried as its saved entries"
             );
@@ -313,25 +319,24 @@ fn sizes(layer: &str, rows: u64, cols: u64) -> Result<()> {
     Ok(())
 }
 
-/// The group index of a grouped layer: `I32 [cols]`, every entry one of its
-/// `n_groups` groups.
+/// The group index of a layer grouped by `scheme` along its `cols`
+/// columns: `I32 [cols]`, every entry one of the blocks of the row.
 fn group_index<'a>(
     layer: &str,
     g: &Entry<'a>,
     scheme: QuantizationScheme,
     cols: u64,
-    n_groups: u64,
 ) -> Result<&'a [u8]> {
-    if g.dtype != ElementType::Int32
-        || g.shape != [cols]
-        || !matches!(scheme, QuantizationScheme::PerBlock { .. })
-    {
+    let (QuantizationScheme::PerBlock { block_size, .. }, ElementType::Int32, true) =
+        (scheme, g.dtype, g.shape == [cols])
+    else {
         bail!(
             "layer {layer:?}: weight_g_idx is {} {:?}, not I32 [{cols}] of a grouped layer",
             g.dtype.name(),
             g.shape
         );
-    }
+    };
+    let n_groups = cols.div_ceil(block_size);
     let idx = slice(g)?;
     if let Some((c, v)) = idx
         .chunks_exact(4)

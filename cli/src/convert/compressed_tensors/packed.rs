@@ -154,7 +154,7 @@ pub(super) fn fold_layer<'a>(
     };
     let mut buffers = vec![Data::Slice(slice(scale)?), Data::Owned(zero_points)];
     if let Some(g) = g_idx {
-        buffers.push(Data::Slice(group_index(layer, g, scheme, cols, n_groups)?));
+        buffers.push(Data::Slice(group_index(layer, g, scheme, cols)?));
         q.group_index_type = Some(ElementType::Int32);
     }
     let mut e = Entry::new(

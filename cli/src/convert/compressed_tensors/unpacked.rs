@@ -124,11 +124,7 @@ pub(super) fn fold_layer<'a>(
         buffers[1] = Data::Slice(slice(z)?);
     }
     if let Some(g) = g_idx {
-        let n_groups = match scheme {
-            QuantizationScheme::PerBlock { block_size, .. } => cols.div_ceil(block_size),
-            _ => 0,
-        };
-        buffers.push(Data::Slice(group_index(layer, g, scheme, cols, n_groups)?));
+        buffers.push(Data::Slice(group_index(layer, g, scheme, cols)?));
         q.group_index_type = Some(ElementType::Int32);
     }
     let mut e = Entry::new(

@@ -32,7 +32,9 @@ Cases (a fresh process per sample, samples interleaved across libraries):
   (``runai-model-streamer-s3``), tensorizer's ``TensorDeserializer`` over
   ``stream_io.open_stream("s3://...")``; the limit is a parallel ranged GET
   of the whole object (8 threads, 8 MiB ranges, boto3). The server shares
-  the machine's cores with the loaders, so the row measures both;
+  the machine's cores with the loaders (it reads each range 1 MiB at a
+  time, so it takes a small part of them); each sample starts after the
+  same quiet as a cold one (the loaders allocate the whole state dict);
 - ``save`` and ``save+fsync``: writing the state dict (built, and one
   one-element tensor saved to warm the library's code, before the clock
   starts) to a new file; with fsync each library's own durable option
@@ -553,6 +555,8 @@ class s3_server:
             with open(path, "rb") as body:
                 client.put_object(Bucket="bench", Key=name, Body=body)
             urls[lib] = f"s3://bench/{name}"
+        # The uploads' dirty pages written back now, not under the samples.
+        os.sync()
         return endpoint, urls
 
     def __exit__(self, *exc):
@@ -615,7 +619,7 @@ def parent(args):
                 with s3_server(root, files) as (endpoint, urls):
                     urls = {lib: urls[FILE_OF[lib]] for lib in s3_libs}
                     measure(args, rows, "s3", s3_libs + ["limit"], dict(urls, limit=urls["hurray"]), kind,
-                            size, expected, lambda p: None, s3_env(endpoint))
+                            size, expected, lambda p: settle(args), s3_env(endpoint))
             for op in ("save", "save+fsync"):
                 if op not in cases:
                     continue

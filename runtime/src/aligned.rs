@@ -6,36 +6,48 @@
 use crate::error::{Error, Result};
 use crate::format::MIN_ALIGNMENT;
 
-#[derive(Debug, Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
-#[repr(C, align(64))]
-struct Block([u8; MIN_ALIGNMENT as usize]);
+const ALIGN: usize = MIN_ALIGNMENT as usize;
 
 /// A copy of some bytes whose first byte is 64-byte aligned.
-#[derive(Debug, Clone, Default)]
+///
+/// The bytes live in a byte vector `ALIGN - 1` bytes longer than they are,
+/// from its first 64-byte aligned address on. A vector of bytes is
+/// allocated zeroed by `calloc`, which hands out fresh pages of a large
+/// allocation untouched (the kernel's zero pages): the first write to each
+/// page is the one that fills it. A vector of 64-byte aligned blocks was
+/// zeroed by the allocator writing every byte, so a buffer read from a
+/// source was touched twice, and its page faults were all taken on one
+/// thread before the first read began.
 pub struct AlignedBytes {
-    blocks: Vec<Block>,
+    bytes: Vec<u8>,
+    /// Where the aligned bytes start in `bytes`.
+    start: usize,
     len: usize,
 }
 
 impl AlignedBytes {
     /// Copies `bytes` into aligned storage.
     pub fn copy_from(bytes: &[u8]) -> Self {
-        let mut blocks = vec![Block([0; MIN_ALIGNMENT as usize]); bytes.len().div_ceil(64)];
-        bytemuck::cast_slice_mut::<Block, u8>(&mut blocks)[..bytes.len()].copy_from_slice(bytes);
-        AlignedBytes {
-            blocks,
-            len: bytes.len(),
-        }
+        let mut copy = Self::try_zeroed(bytes.len()).unwrap_or_else(|| {
+            // What `vec!` does when memory cannot be had.
+            std::alloc::handle_alloc_error(
+                std::alloc::Layout::from_size_align(bytes.len(), ALIGN)
+                    .unwrap_or(std::alloc::Layout::new::<u8>()),
+            )
+        });
+        copy.as_mut_slice().copy_from_slice(bytes);
+        copy
     }
 
     /// `len` zero bytes, or `None` when that much memory cannot be had (the
-    /// allocation is fallible: sizes may come from a file). The allocator
-    /// zeroes them (with 64-byte alignment it writes them, touching every
-    /// page).
+    /// allocation is fallible: sizes may come from a file). Pages of a large
+    /// allocation come untouched from the kernel, zero.
     pub fn try_zeroed(len: usize) -> Option<Self> {
-        let n = len.div_ceil(MIN_ALIGNMENT as usize);
-        let blocks = bytemuck::allocation::try_zeroed_vec::<Block>(n).ok()?;
-        Some(AlignedBytes { blocks, len })
+        let bytes = bytemuck::allocation::try_zeroed_vec::<u8>(len.checked_add(ALIGN - 1)?).ok()?;
+        let start = bytes.as_ptr().align_offset(ALIGN);
+        // `align_offset` of a `u8` pointer is always computable; checked
+        // anyway, since the slices below rely on it.
+        (start < ALIGN).then_some(AlignedBytes { bytes, start, len })
     }
 
     /// `length` zero bytes for a buffer a file places (`buffer` of `tensor`,
@@ -54,12 +66,34 @@ impl AlignedBytes {
 
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
-        &bytemuck::cast_slice::<Block, u8>(&self.blocks)[..self.len]
+        &self.bytes[self.start..self.start + self.len]
     }
 
     /// The bytes, to fill.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut::<Block, u8>(&mut self.blocks)[..self.len]
+        &mut self.bytes[self.start..self.start + self.len]
+    }
+}
+
+impl Clone for AlignedBytes {
+    /// A copy in an allocation of its own, aligned in turn (a copy of the
+    /// vector would keep the offset, not the alignment).
+    fn clone(&self) -> Self {
+        AlignedBytes::copy_from(self.as_slice())
+    }
+}
+
+impl Default for AlignedBytes {
+    fn default() -> Self {
+        AlignedBytes::copy_from(&[])
+    }
+}
+
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlignedBytes")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
     }
 }
 
@@ -87,5 +121,17 @@ mod tests {
             assert_eq!(z.as_slice().as_ptr() as usize % 64, 0);
         }
         assert!(AlignedBytes::try_zeroed(usize::MAX).is_none());
+        assert!(AlignedBytes::try_zeroed(usize::MAX - 62).is_none());
+    }
+
+    #[test]
+    fn clones_and_defaults_are_aligned() {
+        let a = AlignedBytes::copy_from(&[7; 100]);
+        let b = a.clone();
+        assert_eq!(b.as_slice(), a.as_slice());
+        assert_eq!(b.as_slice().as_ptr() as usize % 64, 0);
+        let d = AlignedBytes::default();
+        assert!(d.as_slice().is_empty());
+        assert_eq!(d.as_slice().as_ptr() as usize % 64, 0);
     }
 }

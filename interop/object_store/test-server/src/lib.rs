@@ -228,7 +228,9 @@ impl s3s::S3 for FileSystem {
             }
         }
         let if_match = req.input.if_match.clone();
-        let response = self.fs.get_object(req).await?;
+        let object = self.root.join(&req.input.bucket).join(&req.input.key);
+        let range = req.input.range;
+        let mut response = self.fs.get_object(req).await?;
         if let Some(s3s::dto::ETagCondition::ETag(wanted)) = if_match
             && response
                 .output
@@ -238,6 +240,22 @@ impl s3s::S3 for FileSystem {
         {
             return Err(s3s::s3_error!(PreconditionFailed));
         }
+        // s3s-fs has checked the range and the object; its body reads the
+        // file 4 KiB at a time, each read a hop to tokio's blocking pool,
+        // which made this server take more of a 2-core machine's CPU than
+        // the clients it serves. The same bytes, read 1 MiB at a time.
+        let length = response.output.content_length.unwrap_or(0).max(0) as u64;
+        let size = std::fs::metadata(&object)
+            .map_err(|e| s3s::s3_error!(e, NoSuchKey))?
+            .len();
+        let start = match range {
+            Some(s3s::dto::Range::Int { first, .. }) => first,
+            Some(s3s::dto::Range::Suffix { .. }) => size.saturating_sub(length),
+            None => 0,
+        };
+        response.output.body = Some(s3s::dto::StreamingBlob::wrap(read_range(
+            object, start, length,
+        )));
         Ok(response)
     }
 
@@ -388,6 +406,44 @@ impl s3s::S3 for FileSystem {
         }
         Ok(response)
     }
+}
+
+/// The `length` bytes of `path` from `start`, read 1 MiB at a time on a
+/// blocking thread, two reads ahead of the response.
+fn read_range(
+    path: PathBuf,
+    start: u64,
+    length: u64,
+) -> impl futures::Stream<Item = std::io::Result<bytes::Bytes>> + Send + Sync + 'static {
+    const CHUNK: u64 = 1 << 20;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(2);
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Seek, SeekFrom};
+        let opened = std::fs::File::open(&path).and_then(|mut f| {
+            f.seek(SeekFrom::Start(start))?;
+            Ok(f)
+        });
+        let mut file = match opened {
+            Ok(file) => file,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
+        };
+        let mut left = length;
+        while left > 0 {
+            let mut chunk = vec![0; left.min(CHUNK) as usize];
+            if let Err(e) = file.read_exact(&mut chunk) {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
+            if tx.blocking_send(Ok(chunk.into())).is_err() {
+                return; // the response was dropped
+            }
+            left -= left.min(CHUNK);
+        }
+    });
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 impl Drop for Server {

@@ -21,8 +21,9 @@ pub(crate) struct PyFile {
 /// private and copy-on-write: tensors imported from it are writable, and a
 /// write copies only the page it touches, in this process; the file never
 /// changes. `read_only=True` maps it shared and read-only: exports carry
-/// DLPack's read-only flag, as they do for a URL's tensors (a URL with
-/// `read_only=False` is refused). `storage_options` (`object_store` keys
+/// DLPack's read-only flag. A URL's tensors are read into memory of this
+/// process: writable by default (a write changes that memory alone, never
+/// the object), flagged read-only with `read_only=True`. `storage_options` (`object_store` keys
 /// such as `aws_endpoint`) apply to a URL, over the environment's; given
 /// with a local path they are refused.
 #[pyfunction]
@@ -33,17 +34,12 @@ pub(crate) fn open(
     read_only: Option<bool>,
     storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<PyFile> {
+    let mode = map_mode(read_only.unwrap_or(false));
     if let Some(url) = path.to_str().filter(|p| hurray_object_store::is_url(p)) {
-        if read_only == Some(false) {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "{url}: read_only=False asks for a writable map, which a URL has not"
-            )));
-        }
-        let file = crate::url::open_url(py, url, storage_options)?;
+        let file = crate::url::open_url(py, url, storage_options, mode)?;
         return Ok(PyFile::from_file(file, url.to_owned()));
     }
     crate::url::check_options_apply(&path.to_string_lossy(), &storage_options)?;
-    let mode = map_mode(read_only.unwrap_or(false));
     // SAFETY: `open_with`'s contract: this extension reads tensor bytes only
     // when Python asks (`tobytes`, `unpacked`, a save that reads a Hurray
     // tensor), never behind a consumer's back, and each read copies the bytes
@@ -163,7 +159,8 @@ impl PyFile {
         self.file.is_shard_index()
     }
 
-    /// Whether imported tensors may be written (a copy-on-write map).
+    /// Whether imported tensors may be written (a copy-on-write map, or a
+    /// URL's tensors read into this process's memory).
     #[getter]
     fn writable(&self) -> bool {
         self.file.is_writable()

@@ -92,7 +92,8 @@ impl PyTensor {
         })
     }
 
-    /// Whether imports may be written: the file is a copy-on-write map.
+    /// Whether imports may be written: the file is a copy-on-write map, or
+    /// a URL whose tensors are read into this process's memory.
     #[getter]
     fn writable(&self) -> bool {
         self.file.is_writable()
@@ -235,7 +236,7 @@ impl PyTensor {
     }
 
     /// Exports the tensor as a DLPack capsule: in place (zero-copy), writable
-    /// over a copy-on-write map and flagged read-only otherwise. `copy=True`
+    /// where the file is (`writable`) and flagged read-only otherwise. `copy=True`
     /// hands over a copy; `copy=False` refuses what needs one (1-bit bools
     /// leave as one byte per bool, a copy).
     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]

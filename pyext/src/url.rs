@@ -2,7 +2,7 @@
 //! the header read with two range GETs and each tensor when first used.
 
 use crate::error::err;
-use hurray::File;
+use hurray::{File, MapMode};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 
@@ -16,14 +16,22 @@ pub(crate) fn is_url(location: &str) -> bool {
 /// Opens the Hurray file at `url` and verifies its header (two range GETs,
 /// issued together), without the GIL. Credentials and endpoints come from
 /// the environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`) and from `options`
-/// (`object_store` keys such as `aws_endpoint`), which win.
+/// (`object_store` keys such as `aws_endpoint`), which win. With
+/// [`MapMode::CopyOnWrite`] the tensors read export writable.
 pub(crate) fn open_url(
     py: Python<'_>,
     url: &str,
     options: Option<BTreeMap<String, String>>,
+    mode: MapMode,
 ) -> PyResult<File> {
     with_options(py, options, |o| {
-        hurray_object_store::open_with_options(url, o)
+        let source = hurray_object_store::source_for(url, o)?;
+        // SAFETY: as for a local file's copy-on-write map (`file::open`):
+        // this extension reads tensor bytes only when Python asks (`tobytes`,
+        // `unpacked`, a save that reads a Hurray tensor), never behind a
+        // consumer's back, and each read copies the bytes out at once;
+        // exports are the consumers' to write.
+        unsafe { File::open_source_with(source, mode) }
     })
 }
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import s3_env
 
 
 def arrays():
@@ -58,12 +59,49 @@ def test_safe_open_on_a_url_reads_what_the_disk_reads(hurray, s3):
         assert remote[name].shape == local[name].shape
     assert remote.verify_checksums() is True
     np.testing.assert_array_equal(np.from_dlpack(remote["embed.weight"]), expected["embed.weight"])
-    with pytest.raises(ValueError, match="URL"):
-        hurray.open(url, read_only=False, storage_options=options)
     with pytest.raises(ValueError, match="storage_options"):
         hurray.open(path, storage_options=options)
     with pytest.raises(ValueError, match="not mapped"):
         remote.address_range()
+
+
+def test_a_urls_tensors_are_this_processs_memory_writable_unless_read_only(hurray, s3, monkeypatch):
+    torch = pytest.importorskip("torch")
+    import hurray.torch
+
+    root, options = s3
+    (root / "models").mkdir(exist_ok=True)
+    path = root / "models" / "w.hurray"
+    expected = arrays()
+    hurray.save(path, expected)
+    before = path.read_bytes()
+    url = "s3://models/w.hurray"
+
+    remote = hurray.open(url, storage_options=options)
+    assert remote.writable
+    remote.read()
+    weight = np.from_dlpack(remote["embed.weight"])
+    assert weight.flags.writeable
+    # In place: a second export is the same memory, and sees the write.
+    weight[0, 0] = 1234.5
+    assert np.from_dlpack(remote["embed.weight"])[0, 0] == 1234.5
+    # The object never changes: the write was this process's.
+    assert path.read_bytes() == before
+    again = hurray.open(url, storage_options=options)
+    np.testing.assert_array_equal(np.from_dlpack(again["embed.weight"]), expected["embed.weight"])
+
+    ro = hurray.open(url, read_only=True, storage_options=options)
+    assert not ro.writable
+    assert not np.from_dlpack(ro["embed.weight"]).flags.writeable
+
+    # load_file hands over the tensors it read, no copy: writable, and each
+    # in memory of its own.
+    for key, value in s3_env(options).items():
+        monkeypatch.setenv(key, value)
+    loaded = hurray.torch.load_file(url)
+    np.testing.assert_array_equal(loaded["embed.weight"].numpy(), expected["embed.weight"])
+    loaded["embed.weight"][0, 0] = 1.0
+    assert path.read_bytes() == before
 
 
 def test_torch_tensors_from_a_url(hurray, s3):

@@ -5,25 +5,41 @@
 
 use crate::error::{Error, Result};
 use crate::format::MIN_ALIGNMENT;
+use std::ptr::NonNull;
 
 const ALIGN: usize = MIN_ALIGNMENT as usize;
 
 /// A copy of some bytes whose first byte is 64-byte aligned.
 ///
-/// The bytes live in a byte vector `ALIGN - 1` bytes longer than they are,
-/// from its first 64-byte aligned address on. A vector of bytes is
-/// allocated zeroed by `calloc`, which hands out fresh pages of a large
+/// The bytes live in an allocation `ALIGN - 1` bytes longer than they are,
+/// from its first 64-byte aligned address on. It is allocated zeroed as
+/// bytes, by `calloc`, which hands out the fresh pages of a large
 /// allocation untouched (the kernel's zero pages): the first write to each
-/// page is the one that fills it. A vector of 64-byte aligned blocks was
-/// zeroed by the allocator writing every byte, so a buffer read from a
-/// source was touched twice, and its page faults were all taken on one
-/// thread before the first read began.
+/// page is the one that fills it. (Allocated as 64-byte aligned blocks, it
+/// was zeroed by the allocator writing every byte, so a buffer read from a
+/// source was touched twice, its page faults all taken on one thread
+/// before the first read began.)
+///
+/// The allocation is held as a raw pointer, not a `Vec`, so that a pointer
+/// consumers of an export may write through ([`writable_ptr`]) can be had
+/// from a shared borrow: every access goes through that one pointer.
+///
+/// [`writable_ptr`]: AlignedBytes::writable_ptr
 pub struct AlignedBytes {
-    bytes: Vec<u8>,
-    /// Where the aligned bytes start in `bytes`.
+    /// The allocation: a `Vec<u8>` of `capacity` bytes, taken apart.
+    alloc: NonNull<u8>,
+    capacity: usize,
+    /// Where the aligned bytes start in the allocation.
     start: usize,
     len: usize,
 }
+
+// SAFETY: `AlignedBytes` owns its allocation as a `Vec<u8>` does, and hands
+// out references to it only through `&self` (shared) and `&mut self`
+// (exclusive), so sending or sharing it is as safe as a `Vec<u8>`'s.
+unsafe impl Send for AlignedBytes {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for AlignedBytes {}
 
 impl AlignedBytes {
     /// Copies `bytes` into aligned storage.
@@ -44,10 +60,22 @@ impl AlignedBytes {
     /// allocation come untouched from the kernel, zero.
     pub fn try_zeroed(len: usize) -> Option<Self> {
         let bytes = bytemuck::allocation::try_zeroed_vec::<u8>(len.checked_add(ALIGN - 1)?).ok()?;
-        let start = bytes.as_ptr().align_offset(ALIGN);
-        // `align_offset` of a `u8` pointer is always computable; checked
-        // anyway, since the slices below rely on it.
-        (start < ALIGN).then_some(AlignedBytes { bytes, start, len })
+        let mut bytes = std::mem::ManuallyDrop::new(bytes);
+        let (capacity, base) = (bytes.capacity(), bytes.as_mut_ptr());
+        let start = base.align_offset(ALIGN);
+        let alloc = NonNull::new(base)?;
+        if start >= ALIGN {
+            // `align_offset` of a `u8` pointer is always computable; were it
+            // not, the allocation goes back rather than leaking.
+            drop(std::mem::ManuallyDrop::into_inner(bytes));
+            return None;
+        }
+        Some(AlignedBytes {
+            alloc,
+            capacity,
+            start,
+            len,
+        })
     }
 
     /// `length` zero bytes for a buffer a file places (`buffer` of `tensor`,
@@ -66,12 +94,45 @@ impl AlignedBytes {
 
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
-        &self.bytes[self.start..self.start + self.len]
+        // SAFETY: `start + len <= capacity` (`try_zeroed` allocates `len +
+        // ALIGN - 1` bytes and `start < ALIGN`), every byte is initialized
+        // (allocated zeroed), and the allocation lives as long as `self`.
+        // Writes happen through `&mut self`, which this borrow excludes, or
+        // through `writable_ptr` under the contract of the export that
+        // handed it out (no reference in use while a consumer writes).
+        unsafe { std::slice::from_raw_parts(self.first(), self.len) }
     }
 
     /// The bytes, to fill.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.bytes[self.start..self.start + self.len]
+        // SAFETY: as in `as_slice`, and `&mut self` makes this the only
+        // reference to the bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.first(), self.len) }
+    }
+
+    /// A pointer to the first byte, derived from the allocation itself
+    /// rather than from a reference, for the consumers of an export that
+    /// may write to these bytes (a file whose exports are writable: see
+    /// [`File::open_source_with`](crate::File::open_source_with)). Writing
+    /// through it is the exporter's contract to keep: no reference to the
+    /// bytes may be in use meanwhile.
+    pub(crate) fn writable_ptr(&self) -> NonNull<u8> {
+        NonNull::new(self.first()).unwrap_or(self.alloc)
+    }
+
+    /// The first aligned byte: in bounds (`start < ALIGN <= capacity`), so
+    /// `wrapping_add` computes what `add` would, in safe code.
+    fn first(&self) -> *mut u8 {
+        self.alloc.as_ptr().wrapping_add(self.start)
+    }
+}
+
+impl Drop for AlignedBytes {
+    fn drop(&mut self) {
+        // SAFETY: `alloc` and `capacity` are the pointer and capacity of the
+        // `Vec<u8>` taken apart in `try_zeroed`, given back once; a length
+        // of 0 claims no initialized bytes (dropping `u8`s reads none).
+        drop(unsafe { Vec::from_raw_parts(self.alloc.as_ptr(), 0, self.capacity) });
     }
 }
 

@@ -38,7 +38,8 @@ class Tensor:
     def strides(self) -> Optional[List[int]]: ...
     @property
     def writable(self) -> bool:
-        """Whether imports may be written (the file is a copy-on-write map)."""
+        """Whether imports may be written (a copy-on-write map, or a URL's
+        tensors read into this process's memory; never with ``read_only=True``)."""
     @property
     def descriptor_only(self) -> bool: ...
     @property

@@ -23,8 +23,9 @@
 //! - [`DLPACK_FLAG_BITMASK_READ_ONLY`] is set unless the consumer may write:
 //!   a read-only map faults on a write and in-memory bytes are shared by
 //!   every reader, while a copy-on-write map ([`crate::MapMode::CopyOnWrite`])
-//!   keeps each write in the writing process (the file never changes), and a
-//!   copy belongs to the consumer alone.
+//!   keeps each write in the writing process (the file never changes), as
+//!   do the tensors of a file read through a source opened so
+//!   ([`File::open_source_with`]), and a copy belongs to the consumer alone.
 //! - [`ExportOptions::copy`] is DLPack's `copy` argument: [`CopyMode::Never`]
 //!   refuses what cannot be exported in place ([`Error::CopyRequired`]),
 //!   [`CopyMode::Always`] hands over a copy, flagged
@@ -256,7 +257,7 @@ fn parts(file: &File, t: &TensorRef<'_>, options: ExportOptions) -> Result<Parts
         Some(AlignedBytes::copy_from(bytes))
     };
     let copied = copy.is_some() || (options.copy == CopyMode::Always);
-    let writable = file.writable_ptr(bytes);
+    let writable = file.writable_ptr(t, bytes);
     // ADR-007: an empty tensor exports NULL; its (zero-length) bytes are never touched.
     let data = match (&copy, writable) {
         _ if empty => std::ptr::null_mut(),

@@ -284,6 +284,64 @@ fn copy_on_write_exports_are_writable_and_never_reach_the_file() {
     );
 }
 
+/// The bytes of [`file`], as a source would serve them.
+fn file_bytes() -> Vec<u8> {
+    file().bytes().unwrap().to_vec()
+}
+
+#[test]
+fn exports_of_a_file_read_through_a_source_are_writable_only_when_opened_so() {
+    use crate::source::MemorySource;
+    let bytes = file_bytes();
+    let source = Arc::new(MemorySource::new(bytes.clone(), "memory"));
+
+    let ro = Arc::new(File::open_source(source.clone()).unwrap());
+    assert!(!ro.is_writable());
+    let m = ManagedTensor::by_name(ro, "w").unwrap();
+    assert_eq!(m.as_managed().flags, DLPACK_FLAG_BITMASK_READ_ONLY);
+
+    // SAFETY: the one write below happens while no reference to the bytes is
+    // in use; the reads before and after it are sequential.
+    let rw = Arc::new(
+        unsafe { File::open_source_with(source.clone(), crate::MapMode::CopyOnWrite) }.unwrap(),
+    );
+    assert!(rw.is_writable());
+    let m = ManagedTensor::by_name(rw.clone(), "w").unwrap();
+    assert_eq!(m.as_managed().flags, 0);
+    let data = m.as_managed().dl_tensor.data.cast::<f32>();
+    assert_eq!(
+        data.cast_const(),
+        rw.tensor("w")
+            .unwrap()
+            .data()
+            .unwrap()
+            .as_ptr()
+            .cast::<f32>(),
+        "in place: the tensor's own memory, no copy"
+    );
+    // The second element: in bounds of the six, so `wrapping_add` is `add`.
+    let second = data.wrapping_add(1);
+    // SAFETY: a writable export of six f32, in memory this file read the
+    // tensor into; no reference to it is in use.
+    unsafe { second.write(7.0) };
+    assert_eq!(
+        rw.tensor("w").unwrap().as_slice::<f32>().unwrap(),
+        [1.0, 7.0, 3.0, 4.0, 5.0, 6.0]
+    );
+    // The write is this process's: the source, and a file opened on it
+    // again, are unchanged.
+    drop(m);
+    let again = File::open_source(source).unwrap();
+    assert_eq!(
+        again.tensor("w").unwrap().as_slice::<f32>().unwrap(),
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    );
+    // An empty tensor of a writable file exports NULL, writable.
+    let e = ManagedTensor::by_name(rw, "empty").unwrap();
+    assert!(e.as_managed().dl_tensor.data.is_null());
+    assert_eq!(e.as_managed().flags, 0);
+}
+
 #[test]
 fn dtype_comes_from_the_generated_table() {
     for t in ElementType::ALL {

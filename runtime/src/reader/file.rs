@@ -53,6 +53,9 @@ enum Data {
         /// through its source, and its cells are set whole or not at all.
         source: AssertUnwindSafe<Arc<dyn Source>>,
         read: ReadCells,
+        /// Whether exports of the tensors read may be written to
+        /// ([`File::open_source_with`]).
+        writable: bool,
     },
 }
 
@@ -142,7 +145,29 @@ impl File {
     /// a larger header costs one more read. The header is verified as
     /// [`File::open`] verifies it (every check that needs no data), so
     /// nothing is read later that the header does not place inside the file.
+    ///
+    /// Exports of its tensors carry DLPack's read-only flag; see
+    /// [`File::open_source_with`] for exports consumers may write to.
     pub fn open_source(source: Arc<dyn Source>) -> Result<File> {
+        // SAFETY: read-only: no export lets a consumer write.
+        unsafe { File::open_source_with(source, MapMode::ReadOnly) }
+    }
+
+    /// [`File::open_source`], with exports as `mode` says: read-only, or
+    /// ([`MapMode::CopyOnWrite`]) writable, as over a private map. A
+    /// tensor read through a source is in memory of this process, so a
+    /// consumer's write changes that memory alone, never the source; a
+    /// later use of the tensor through this `File` sees the write, as it
+    /// would over a private map. Consumers then take the tensors as they
+    /// are, where a read-only export would have them copied first (PyTorch
+    /// ignores the read-only flag, so the Python package copies).
+    ///
+    /// # Safety
+    /// As [`File::open_with`]'s: with [`MapMode::CopyOnWrite`], while a
+    /// consumer writes to a tensor's bytes, nothing may use a reference to
+    /// those bytes obtained from this `File`. [`MapMode::ReadOnly`] asks
+    /// nothing.
+    pub unsafe fn open_source_with(source: Arc<dyn Source>, mode: MapMode) -> Result<File> {
         let io = |e| Error::io("reading", source.location(), e);
         let ends = source.read_ends(PREFIX_LEN, OPEN_SUFFIX).map_err(io)?;
         let min = PREFIX_LEN + FOOTER_LEN;
@@ -188,6 +213,7 @@ impl File {
             data: Data::Read {
                 source: AssertUnwindSafe(source),
                 read,
+                writable: mode == MapMode::CopyOnWrite,
             },
             header,
             version,
@@ -226,18 +252,26 @@ impl File {
     }
 
     /// Whether consumers of an export may write to this file's bytes: true
-    /// for a copy-on-write map ([`MapMode::CopyOnWrite`]), where writes stay
-    /// in this process.
+    /// for a copy-on-write map ([`MapMode::CopyOnWrite`]) and for a file
+    /// read through a source opened so ([`File::open_source_with`]), where
+    /// writes stay in this process.
     pub fn is_writable(&self) -> bool {
-        matches!(&self.data, Data::Resident(Storage::CopyOnWrite(..)))
+        match &self.data {
+            Data::Resident(storage) => matches!(storage, Storage::CopyOnWrite(..)),
+            Data::Read { writable, .. } => *writable,
+        }
     }
 
-    /// A pointer to `data` (bytes of this file) that a consumer may write
-    /// through, where [`is_writable`](Self::is_writable).
-    pub(crate) fn writable_ptr(&self, data: &[u8]) -> Option<std::ptr::NonNull<u8>> {
+    /// A pointer to `data` (bytes of tensor `t` of this file) that a
+    /// consumer may write through, where [`is_writable`](Self::is_writable).
+    pub(crate) fn writable_ptr(
+        &self,
+        t: &TensorRef<'_>,
+        data: &[u8],
+    ) -> Option<std::ptr::NonNull<u8>> {
         match &self.data {
             Data::Resident(storage) => storage.writable_ptr(data),
-            Data::Read { .. } => None,
+            Data::Read { writable, .. } => t.fetched_ptr(data).filter(|_| *writable),
         }
     }
 
@@ -337,7 +371,7 @@ impl File {
     fn read_places(&self, places: &[usize]) -> Result<()> {
         let reader = self.reader();
         let (source, read) = match &self.data {
-            Data::Read { source, read } => (source, read),
+            Data::Read { source, read, .. } => (source, read),
             Data::Resident(storage) => {
                 let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
                 for &i in places {

@@ -167,6 +167,24 @@ impl<'a> TensorRef<'a> {
         }
     }
 
+    /// A pointer to `data` (bytes of one of this tensor's buffers read into
+    /// memory of its own) derived from that memory's allocation, for an
+    /// export a consumer may write to; `None` for bytes in a file's map.
+    pub(crate) fn fetched_ptr(&self, data: &[u8]) -> Option<std::ptr::NonNull<u8>> {
+        let DataBytes::Fetched(buffers) = self.data else {
+            return None;
+        };
+        let at = data.as_ptr() as usize;
+        buffers.iter().find_map(|b| {
+            let bytes = b.bytes.as_slice();
+            let offset = at.checked_sub(bytes.as_ptr() as usize)?;
+            (offset.checked_add(data.len())? <= bytes.len()).then(|| {
+                let base = b.bytes.writable_ptr().as_ptr().wrapping_add(offset);
+                std::ptr::NonNull::new(base).unwrap_or(b.bytes.writable_ptr())
+            })
+        })
+    }
+
     /// Checks what opening leaves for later: the index contents of a sparse
     /// tensor (ADR-0003); `Ok` for every other tensor. This reads the data.
     pub fn check_sparse_index(&self) -> Result<()> {

@@ -94,6 +94,14 @@ def test_a_urls_tensors_are_this_processs_memory_writable_unless_read_only(hurra
     assert not ro.writable
     assert not np.from_dlpack(ro["embed.weight"]).flags.writeable
 
+    # safe_open hands over the same: in place and writable, or read-only.
+    with hurray.safe_open(url, framework="np", storage_options=options) as f:
+        assert f.get_tensor("embed.weight").flags.writeable
+    with hurray.safe_open(url, framework="np", read_only=True, storage_options=options) as f:
+        got = f.get_tensor("embed.weight")
+        assert not got.flags.writeable
+        np.testing.assert_array_equal(got, expected["embed.weight"])
+
     # load_file hands over the tensors it read, no copy: writable, and each
     # in memory of its own.
     for key, value in s3_env(options).items():

@@ -16,7 +16,9 @@ class safe_open:
     safetensors; ``"numpy"`` and ``"torch"`` are accepted too). The file is
     memory-mapped copy-on-write: tensors arrive zero-copy and writable, and
     a write never reaches the file. ``read_only=True`` maps it read-only
-    instead (exports carry DLPack's read-only flag).
+    instead (exports carry DLPack's read-only flag). A URL's tensors are
+    read into this process's memory: writable in place as well, the object
+    never changed; read-only with ``read_only=True``.
 
     Use it as a context manager::
 
@@ -80,7 +82,7 @@ class safe_open:
         self._mapped = not _hurray.is_url(location)
         if _hurray.is_url(location):
             # The header now (two range GETs), each tensor when first used.
-            self._file = _hurray.open(location, storage_options=storage_options)
+            self._file = _hurray.open(location, read_only=read_only, storage_options=storage_options)
             self._check_signature(verify, signature, storage_options)
             if self._file.is_shard_index:
                 # The checkpoint of this index, the one whose signature was

@@ -10,7 +10,11 @@ process's resident memory during the save (``VmHWM``, reset through
 ``/proc/self/clear_refs`` just before) minus its resident memory then:
 what saving added; and the save's time, until it is complete. A synchronous save (``ocp.Checkpointer``) and an
 asynchronous one (``CheckpointManager``, waited for) are measured for each
-handler. Run::
+handler. Every sample starts after ``--settle`` seconds of quiet (on a
+virtual machine that hands freed memory back to its host, a save timed
+right after another measures their order: see ``settle()`` in
+``peers.py``), and the order of the four rotates from sample to sample.
+Run::
 
     .tools/py/bin/python python/bench/orbax_memory.py --mib 256 --arrays 4
 """
@@ -84,38 +88,44 @@ def main():
     p.add_argument("--arrays", type=int, default=4)
     p.add_argument("--samples", type=int, default=3)
     p.add_argument("--dir", default=None)
+    p.add_argument("--settle", type=float, default=4.0, help="seconds of quiet before each sample")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         handler, mode, directory = args.child
         child(handler, mode, args.mib, args.arrays, directory)
         return
+    import time
+
     results = {}
+    cases = [(h, m) for h in ("hurray", "orbax") for m in ("sync", "async")]
     for sample in range(args.samples):
-        for handler in ("hurray", "orbax"):
-            for mode in ("sync", "async"):
-                directory = tempfile.mkdtemp(prefix="orbax-memory-", dir=args.dir)
-                try:
-                    out = subprocess.run(
-                        [sys.executable, __file__, "--child", handler, mode, directory,
-                         "--mib", str(args.mib), "--arrays", str(args.arrays)],
-                        check=True, capture_output=True, text=True,
-                        env=dict(os.environ, JAX_PLATFORMS="cpu"),
-                    ).stdout
-                finally:
-                    shutil.rmtree(directory, ignore_errors=True)
-                r = json.loads(out.strip().splitlines()[-1])
-                results.setdefault((handler, mode), []).append(r)
+        for handler, mode in cases[sample % len(cases):] + cases[:sample % len(cases)]:
+            os.sync()
+            time.sleep(args.settle)
+            directory = tempfile.mkdtemp(prefix="orbax-memory-", dir=args.dir)
+            try:
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", handler, mode, directory,
+                     "--mib", str(args.mib), "--arrays", str(args.arrays)],
+                    check=True, capture_output=True, text=True,
+                    env=dict(os.environ, JAX_PLATFORMS="cpu"),
+                ).stdout
+            finally:
+                shutil.rmtree(directory, ignore_errors=True)
+            r = json.loads(out.strip().splitlines()[-1])
+            results.setdefault((handler, mode), []).append(r)
     first = next(iter(results.values()))[0]
     print(f"{args.arrays} arrays x {args.mib} MiB = {first['bytes'] / 2**20:.0f} MiB; "
           f"largest shard {first['shard'] / 2**20:.0f} MiB; median of {args.samples}")
     print(f"{'handler':8} {'save':6} {'added MiB':>10} {'/ array bytes':>14} {'/ largest shard':>16} {'seconds':>8}")
-    for (handler, mode), rs in results.items():
+    for handler, mode in cases:
+        rs = results[(handler, mode)]
         added = sorted(r["added"] for r in rs)[len(rs) // 2]
         seconds = sorted(r["seconds"] for r in rs)[len(rs) // 2]
+        every = " ".join(f"{r['seconds']:.2f}" for r in rs)
         print(f"{handler:8} {mode:6} {added / 2**20:10.1f} {added / first['bytes']:14.2f} "
-              f"{added / first['shard']:16.2f} {seconds:8.2f}")
-
+              f"{added / first['shard']:16.2f} {seconds:8.2f}  ({every})")
 
 if __name__ == "__main__":
     main()

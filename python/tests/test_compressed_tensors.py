@@ -84,12 +84,18 @@ def test_a_group_index_naming_no_group_is_refused(hurray, tmp_path):
         "l.weight_g_idx": torch.full((32,), 2, dtype=torch.int32),  # only groups 0 and 1 exist
     }
     save_file(state, str(tmp_path / "m.safetensors"))
-    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
-        "quant_method": "compressed-tensors", "format": "pack-quantized",
-        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "group_size": 16}}}}}))
+    packed_config(tmp_path)
     r = cli("convert", tmp_path / "m.safetensors", tmp_path / "m.hurray")
     assert r.returncode != 0 and '"l"' in r.stderr and "weight_g_idx[0] = 2" in r.stderr, r.stderr
     assert not (tmp_path / "m.hurray").exists()
+
+
+def packed_config(tmp_path):
+    """A pack-quantized config: 4-bit ints in groups of 16, symmetric (the
+    strategy inferred from the group size, as the library infers it)."""
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "compressed-tensors", "format": "pack-quantized",
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "group_size": 16}}}}}))
 
 
 def naive_config(tmp_path, group):
@@ -136,8 +142,6 @@ def test_an_empty_layer_is_refused_not_looped_over(hurray, tmp_path):
         "l.weight_shape": torch.tensor([0, 32]),
     }
     save_file(state, str(tmp_path / "m.safetensors"))
-    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
-        "quant_method": "compressed-tensors", "format": "pack-quantized",
-        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "group_size": 16}}}}}))
+    packed_config(tmp_path)
     r = cli("convert", tmp_path / "m.safetensors", tmp_path / "m.hurray")
     assert r.returncode != 0 and '"l"' in r.stderr and "[0, 32]" in r.stderr, r.stderr

@@ -218,17 +218,15 @@ impl s3s::S3 for FileSystem {
         &self,
         mut req: s3s::S3Request<s3s::dto::GetObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::GetObjectOutput>> {
-        if let Some(s3s::dto::Range::Suffix { length }) = req.input.range {
-            let object = self.root.join(&req.input.bucket).join(&req.input.key);
-            if let Ok(size) = std::fs::metadata(object).map(|m| m.len())
-                && length > size
-                && size > 0
-            {
-                req.input.range = Some(s3s::dto::Range::Suffix { length: size });
-            }
+        let object = self.root.join(&req.input.bucket).join(&req.input.key);
+        if let Some(s3s::dto::Range::Suffix { length }) = req.input.range
+            && let Ok(size) = std::fs::metadata(&object).map(|m| m.len())
+            && length > size
+            && size > 0
+        {
+            req.input.range = Some(s3s::dto::Range::Suffix { length: size });
         }
         let if_match = req.input.if_match.clone();
-        let object = self.root.join(&req.input.bucket).join(&req.input.key);
         let range = req.input.range;
         let mut response = self.fs.get_object(req).await?;
         if let Some(s3s::dto::ETagCondition::ETag(wanted)) = if_match
@@ -245,12 +243,13 @@ impl s3s::S3 for FileSystem {
         // which made this server take more of a 2-core machine's CPU than
         // the clients it serves. The same bytes, read 1 MiB at a time.
         let length = response.output.content_length.unwrap_or(0).max(0) as u64;
-        let size = std::fs::metadata(&object)
-            .map_err(|e| s3s::s3_error!(e, NoSuchKey))?
-            .len();
         let start = match range {
             Some(s3s::dto::Range::Int { first, .. }) => first,
-            Some(s3s::dto::Range::Suffix { .. }) => size.saturating_sub(length),
+            // A suffix ends the object: its start needs the object's size.
+            Some(s3s::dto::Range::Suffix { .. }) => std::fs::metadata(&object)
+                .map_err(|e| s3s::s3_error!(e, NoSuchKey))?
+                .len()
+                .saturating_sub(length),
             None => 0,
         };
         response.output.body = Some(s3s::dto::StreamingBlob::wrap(read_range(

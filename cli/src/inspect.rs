@@ -197,7 +197,10 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<()> {
             .metadata()
             .map(|(k, v)| (k.to_owned(), json!(v)))
             .collect();
-        let doc = json!({ "version": format!("{major}.{minor}"), "metadata": metadata, "tensors": tensors });
+        let mut doc = json!({ "version": format!("{major}.{minor}"), "metadata": metadata, "tensors": tensors });
+        if let Some(id) = file.file_id() {
+            doc["file_id"] = json!(id.to_string());
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
@@ -258,7 +261,14 @@ fn inspect_index(
             .collect();
         let members: Vec<Value> = members
             .iter()
-            .map(|m| json!({ "path": m.path, "size": m.size, "crc32c": m.crc32c }))
+            .map(|m| {
+                let mut member = json!({ "path": m.path, "size": m.size, "crc32c": m.crc32c });
+                // Format 1.5: the identity its header must hold.
+                if let Some(id) = m.file_id {
+                    member["file_id"] = json!(id.to_string());
+                }
+                member
+            })
             .collect();
         let doc = json!({
             "version": format!("{major}.{minor}"),
@@ -280,10 +290,13 @@ fn inspect_index(
     for m in members {
         writeln!(
             out,
-            "  member {}  {} bytes  crc32c {:#010x}",
+            "  member {}  {} bytes  crc32c {:#010x}{}",
             Shown(&m.path),
             m.size,
-            m.crc32c
+            m.crc32c,
+            m.file_id
+                .map(|id| format!("  file id {id}"))
+                .unwrap_or_default()
         )?;
     }
     for t in checkpoint.tensors() {

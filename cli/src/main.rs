@@ -169,6 +169,7 @@ fn main() -> ExitCode {
             convert::Options {
                 allow_expansion,
                 digests,
+                file_id: None,
             },
         )
         .map(|()| ExitCode::SUCCESS),

@@ -1,4 +1,4 @@
-//! The CLI on files written by the released formats (1.0 to 1.4): `inspect
+//! The CLI on files written by the released formats (1.0 to 1.5): `inspect
 //! --json` prints exactly the checked-in expectation and `validate` accepts them.
 
 mod common;
@@ -58,16 +58,28 @@ fn v1_4_gguf_conversion_writes_the_same_gguf_back() {
 fn inspect_json_matches_the_v1_3_expectation() {
     inspect_json_matches("v1.3");
     // And the 1.3 sharded checkpoint's index: members, pieces, offsets.
+    index_json_matches("v1.3");
+}
+
+#[test]
+fn inspect_json_matches_the_v1_5_expectation() {
+    inspect_json_matches("v1.5");
+    // And the 1.5 sharded checkpoint's index: each member's identity too.
+    index_json_matches("v1.5");
+}
+
+fn index_json_matches(version: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_hurray"))
         .args(["inspect", "--json"])
-        .arg(golden("v1.3/sharded/model.hurray"))
+        .arg(golden(&format!("{version}/sharded/model.hurray")))
         .output()
         .unwrap();
     assert_ok(&out);
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let want: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(golden("v1.3/sharded/model.json")).unwrap())
-            .unwrap();
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(golden(&format!("{version}/sharded/model.json"))).unwrap(),
+    )
+    .unwrap();
     assert_eq!(got, want);
 }
 
@@ -108,6 +120,8 @@ fn validate_accepts_the_released_examples() {
         .arg(golden("v1.4/quant_group_index.hurray"))
         .arg(golden("v1.4/quant_block_formats.hurray"))
         .arg(golden("v1.4/gguf_q5_0_q4_k.hurray"))
+        .arg(golden("v1.5/example.hurray"))
+        .arg(golden("v1.5/sharded/model.hurray"))
         .output()
         .unwrap();
     assert_eq!(

@@ -8,6 +8,7 @@ mod common;
 
 use common::{convert, hurray};
 use hurray::{ElementType, File, ShardedFile, ShardedWriter, TensorDescriptor, shape};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -240,7 +241,9 @@ fn convert_until(input: &Path, index: &Path, member: &Path) {
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !member.exists() {
+    // In place, not only claimed (an empty placeholder is there from the
+    // moment the conversion chose the name).
+    while !member.metadata().is_ok_and(|m| m.len() > 0) {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the conversion ended before it was killed"
@@ -272,8 +275,9 @@ fn killing_a_sharded_conversion_leaves_no_index() {
     let first = out_dir.join("model-00001-of-00004.hurray");
     convert_until(&input, &index, &first);
     assert!(!index.exists(), "a killed conversion left an index");
-    // What is there is whole: the finished member reads, nothing else is
-    // under a member's name (the one in progress is a temporary file).
+    // What is there is whole: the finished member reads; under a member's
+    // name there is nothing else but the empty placeholder of the name it
+    // claimed next (the member in progress is a temporary file).
     let member = File::open(&first).unwrap();
     assert_eq!(
         member.tensor("layer1.weight").unwrap().byte_length(),
@@ -282,6 +286,7 @@ fn killing_a_sharded_conversion_leaves_no_index() {
     let members: Vec<String> = files_of(out_dir)
         .into_iter()
         .filter(|n| n.ends_with(".hurray"))
+        .filter(|n| std::fs::metadata(out_dir.join(n)).unwrap().len() > 0)
         .collect();
     for m in &members {
         File::open(out_dir.join(m)).unwrap();
@@ -327,22 +332,33 @@ fn a_conversion_over_an_earlier_checkpoint_never_damages_it() {
             "model-00004-of-00004.hurray"
         ]
     );
+    // What the killed conversion claimed stays: no save can tell a dead
+    // save's names from a running one's, so none takes them over.
+    let killed: BTreeSet<String> = files_of(out_dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".hurray") && !earlier.contains(n))
+        .collect();
+    assert!(killed.contains("model-00001-of-00004.1.hurray"));
     // Run to the end, the conversion replaces it and removes its members.
     convert(&input, &index);
     let (ok, text) = run(&["validate", "--checksums", index.to_str().unwrap()]);
     assert!(ok, "{text}");
     let now = files_of(out_dir);
-    let members: Vec<&String> = now.iter().filter(|n| n.ends_with(".hurray")).collect();
-    assert_eq!(
-        members,
-        [
-            "model-00001-of-00004.1.hurray",
-            "model-00002-of-00004.1.hurray",
-            "model-00003-of-00004.1.hurray",
-            "model-00004-of-00004.1.hurray",
-            "model.hurray"
-        ]
-    );
+    let checkpoint = ShardedFile::open(&index).unwrap();
+    let mut expected: BTreeSet<String> = checkpoint
+        .members()
+        .iter()
+        .map(|m| m.path.clone())
+        .collect();
+    assert!(expected.is_disjoint(&killed));
+    expected.insert("model.hurray".into());
+    expected.extend(killed);
+    let members: BTreeSet<String> = now
+        .iter()
+        .filter(|n| n.ends_with(".hurray"))
+        .cloned()
+        .collect();
+    assert_eq!(members, expected);
     assert!(
         earlier
             .iter()

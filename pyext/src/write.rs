@@ -4,7 +4,7 @@
 use crate::error::err;
 use crate::import::import;
 use crate::url::{check_options_apply, with_options};
-use hurray::sharded::Crc32cWriter;
+use hurray::sharded::{Crc32cWriter, FileId};
 use hurray::{
     ChecksumAlgorithm, DigestAlgorithm, Durability, ElementType, TensorDescriptor, Writer,
 };
@@ -96,7 +96,10 @@ pub(crate) fn write_member(
     let file = with_options(py, storage_options, |o| {
         hurray_object_store::create(&location, o, durability(durable))
     })?;
-    let w = Writer::to_file_at(Crc32cWriter::new(file), Path::new(&location)).map_err(err)?;
+    let mut w = Writer::to_file_at(Crc32cWriter::new(file), Path::new(&location)).map_err(err)?;
+    // The index that adopts it records it: another file put at its path
+    // (another save's) is then refused when the checkpoint is read.
+    w.set_file_id(Some(FileId::random().map_err(err)?));
     let (_, sink) = write_to(w, items, &BTreeMap::new(), sums)?
         .finish_into_inner()
         .map_err(err)?;

@@ -1208,8 +1208,39 @@ class ShardMember(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
         return o == 0
 
+    # Added in 1.5. The member's `Header.file_id` when the index was written
+    # (16 bytes), absent for a member that has none. A reader refuses a
+    # member whose header holds another (or none): it is not the file this
+    # index was written with, but one another save put at its path.
+    # ShardMember
+    def FileId(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 1))
+        return 0
+
+    # ShardMember
+    def FileIdAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint8Flags, o)
+        return 0
+
+    # ShardMember
+    def FileIdLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ShardMember
+    def FileIdIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        return o == 0
+
 def ShardMemberStart(builder):
-    builder.StartObject(4)
+    builder.StartObject(5)
 
 def ShardMemberAddPath(builder, path):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(path), 0)
@@ -1224,6 +1255,12 @@ def ShardMemberAddHeaderDigest(builder, headerDigest):
     builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(headerDigest), 0)
 
 def ShardMemberStartHeaderDigestVector(builder, numElems):
+    return builder.StartVector(1, numElems, 1)
+
+def ShardMemberAddFileId(builder, fileId):
+    builder.PrependUOffsetTRelativeSlot(4, flatbuffers.number_types.UOffsetTFlags.py_type(fileId), 0)
+
+def ShardMemberStartFileIdVector(builder, numElems):
     return builder.StartVector(1, numElems, 1)
 
 def ShardMemberEnd(builder):
@@ -1711,8 +1748,39 @@ class Header(object):
             return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
         return 0
 
+    # Added in 1.5. 16 random bytes drawn when this file was written, so
+    # that no other file has them: a sharded checkpoint's index records each
+    # member's (`ShardMember.file_id`), and a reader compares the two when it
+    # opens the member. Absent in files nothing refers to this way.
+    # Header
+    def FileId(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 1))
+        return 0
+
+    # Header
+    def FileIdAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Uint8Flags, o)
+        return 0
+
+    # Header
+    def FileIdLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Header
+    def FileIdIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        return o == 0
+
 def HeaderStart(builder):
-    builder.StartObject(7)
+    builder.StartObject(8)
 
 def HeaderAddTensors(builder, tensors):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(tensors), 0)
@@ -1743,6 +1811,12 @@ def HeaderAddShardIndex(builder, shardIndex):
 
 def HeaderAddDigestAlgorithm(builder, digestAlgorithm):
     builder.PrependUint8Slot(6, digestAlgorithm, 0)
+
+def HeaderAddFileId(builder, fileId):
+    builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(fileId), 0)
+
+def HeaderStartFileIdVector(builder, numElems):
+    return builder.StartVector(1, numElems, 1)
 
 def HeaderEnd(builder):
     return builder.EndObject()

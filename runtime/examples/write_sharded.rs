@@ -5,7 +5,9 @@
 //!
 //!     cargo run -p hurray --example write_sharded -- DIR
 //!
-//! `tests/golden/v1.3/sharded/` is this program's output.
+//! `tests/golden/v1.3/sharded/` is this program's output with the 1.3
+//! writer, `tests/golden/v1.5/sharded/` with the 1.5 writer (each member's
+//! identity in the index).
 
 use hurray::{ElementType, ShardedFile, ShardedWriter, SliceRange, TensorDescriptor, shape};
 

@@ -9,7 +9,7 @@ pub const FOOTER_MAGIC: [u8; 8] = *b"HRRY_END";
 /// Major format version this crate reads and writes. A reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor format version this crate writes. A reader accepts any minor of its major.
-pub const VERSION_MINOR: u16 = 4;
+pub const VERSION_MINOR: u16 = 5;
 /// Footer flag bit 0 (format 1.2): some tensor's quantization has a tensor
 /// scale other than 1 or offsets, fields a 1.1 reader would ignore; the flag
 /// makes such a reader refuse the file instead of misreading its values.

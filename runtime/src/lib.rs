@@ -44,6 +44,7 @@ mod descriptor;
 mod digest;
 mod element;
 mod error;
+mod file_id;
 pub mod limits;
 pub mod minifloat;
 pub mod pack;

@@ -24,6 +24,18 @@ pub const MAX_HEADER_DEPTH: usize = 16;
 /// checkpoint has one piece per rank.
 pub const MAX_PIECES_PER_TENSOR: usize = 4096;
 
+/// The most alternates of a member's preferred name
+/// (`model-00001.1.hurray`, ...) a sharded checkpoint's writer tries to
+/// claim before it gives up (ADR-0010): each taken one is a file already
+/// there, so a directory this full holds thousands of files no index lists.
+pub const MAX_MEMBER_NAME_ALTERNATES: u64 = 10_000;
+
+/// The most times a sharded checkpoint's writer swaps its index into an
+/// object store before it gives up (ADR-0010): each retry means another
+/// save put its index in place between this one's read and its conditional
+/// put.
+pub const MAX_INDEX_SWAP_ATTEMPTS: usize = 64;
+
 /// The most range requests one reader of an object store has in flight at
 /// once (`hurray-object-store`): enough to fill a link's bandwidth, few
 /// enough that one process does not trip a store's request-rate limits.

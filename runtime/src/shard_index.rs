@@ -4,6 +4,7 @@
 use crate::ElementType;
 use crate::digest::{DIGEST_LEN, Digest, DigestAlgorithm};
 use crate::error::{Error, Result};
+use crate::file_id::{FILE_ID_LEN, FileId};
 use crate::format::DYNAMIC_DIM;
 use crate::generated::fb;
 use crate::limits::MAX_PIECES_PER_TENSOR;
@@ -21,6 +22,10 @@ pub struct ShardMember {
     /// [`digest_algorithm`](crate::ShardedFile::digest_algorithm): present
     /// for every member exactly when the index has one.
     pub header_digest: Option<Digest>,
+    /// The member's [`FileId`] (format 1.5), when it has one: a member
+    /// whose header holds another is not the file this index was written
+    /// with, and is refused when opened.
+    pub file_id: Option<FileId>,
 }
 
 /// One piece of a logical tensor: a tensor of a member file placed at
@@ -265,11 +270,22 @@ pub(crate) fn from_wire(
                 ));
             }
         };
+        let file_id = match m.file_id() {
+            None => None,
+            Some(id) => Some(FileId::from_slice(id.bytes()).ok_or_else(|| {
+                invalid(
+                    format!("shard_index.members[{i}].file_id"),
+                    format!("{} byte(s)", id.len()),
+                    &format!("a file identifier is {FILE_ID_LEN} bytes"),
+                )
+            })?),
+        };
         members.push(ShardMember {
             path: m.path().to_owned(),
             size: m.size(),
             crc32c: m.crc32c(),
             header_digest,
+            file_id,
         });
     }
     let mut tensors = Vec::with_capacity(index.tensors().len());
@@ -321,6 +337,7 @@ pub(crate) fn to_wire<'b>(
         .map(|m| {
             let path = fbb.create_string(&m.path);
             let header_digest = m.header_digest.map(|d| fbb.create_vector(&d.0));
+            let file_id = m.file_id.map(|id| fbb.create_vector(&id.0));
             fb::ShardMember::create(
                 fbb,
                 &fb::ShardMemberArgs {
@@ -328,6 +345,7 @@ pub(crate) fn to_wire<'b>(
                     size: m.size,
                     crc32c: m.crc32c,
                     header_digest,
+                    file_id,
                 },
             )
         })

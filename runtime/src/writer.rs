@@ -12,6 +12,7 @@ use crate::checksum::ChecksumAlgorithm;
 use crate::descriptor::TensorDescriptor;
 use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::format::{self, FOOTER_LEN, Footer, MIN_ALIGNMENT};
 use crate::generated::fb;
 use crate::validate;
@@ -101,6 +102,8 @@ pub struct Writer<W: Write> {
     wanted: sums::SumsWanted,
     /// The index of a sharded checkpoint, for an index file (format 1.3).
     shard_index: Option<crate::shard_index::ShardIndex>,
+    /// The file's identity (format 1.5), when it has one.
+    file_id: Option<FileId>,
 }
 
 impl Writer<OutputFile> {
@@ -166,6 +169,7 @@ impl<W: Write> Writer<W> {
                 digest: None,
             },
             shard_index: None,
+            file_id: None,
         })
     }
 
@@ -222,6 +226,14 @@ impl<W: Write> Writer<W> {
         }
         self.wanted.digest = algorithm;
         Ok(())
+    }
+
+    /// Gives the file an identity (format 1.5; none by default): what a
+    /// sharded checkpoint's index records of a member, so that another file
+    /// put at the member's path is refused. A member's writer draws one
+    /// with [`FileId::random`].
+    pub fn set_file_id(&mut self, id: Option<FileId>) {
+        self.file_id = id;
     }
 
     /// Adds a file-wide metadata entry.
@@ -489,6 +501,7 @@ impl<W: Write> Writer<W> {
             .shard_index
             .as_ref()
             .map(|index| crate::shard_index::to_wire(&mut fbb, index));
+        let file_id = self.file_id.map(|id| fbb.create_vector(&id.0));
         let root = fb::Header::create(
             &mut fbb,
             &fb::HeaderArgs {
@@ -505,6 +518,7 @@ impl<W: Write> Writer<W> {
                     .wanted
                     .digest
                     .map_or(fb::DigestAlgorithm::None, DigestAlgorithm::to_wire),
+                file_id,
             },
         );
         fb::finish_header_buffer(&mut fbb, root);

@@ -519,3 +519,102 @@ fn keep_saving(index: &Path) {
         save_generation_as(index, g, 4, 256 << 10, durability).unwrap();
     }
 }
+
+const GENERATION: &str = "HURRAY_FAULTS_GENERATION";
+
+/// Two processes save one checkpoint at the same moment (a job restarted
+/// while the old one still runs; two ranks that both think they are rank
+/// 0), ten rounds: each round ends as one of the two saves, whole, every
+/// member's CRC-32C right and every byte that save's, and with no file in
+/// the directory that its index does not list (the other save's members
+/// removed, no placeholder, lock or temporary file left).
+#[test]
+fn two_processes_saving_one_checkpoint_leave_one_whole_save() {
+    let test = "two_processes_saving_one_checkpoint_leave_one_whole_save";
+    if let Some(index) = child_arg() {
+        let generation: u32 = std::env::var(GENERATION).unwrap().parse().unwrap();
+        // Both wait for the go, so that their saves overlap.
+        let go = index.with_extension("go");
+        while !go.exists() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        // 16 tensors of 256 KiB, a member each.
+        return save_generation_as(&index, generation, 16, 256 << 10, Durability::RenameOnly)
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("model.hurray");
+    save_generation(&index, 1, 16, 256 << 10).unwrap();
+    let mut won = [0; 2];
+    for round in 1..=10u32 {
+        let go = dir.path().join("model.go");
+        let generations = [2 * round, 2 * round + 1];
+        let mut savers: Vec<_> = generations
+            .iter()
+            .map(|g| {
+                child(test, &index, None)
+                    .env(GENERATION, g.to_string())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        std::fs::write(&go, b"").unwrap();
+        for s in &mut savers {
+            assert!(s.wait().unwrap().success(), "round {round}: a save failed");
+        }
+        std::fs::remove_file(&go).unwrap();
+        let g = checkpoint_generation(&index)
+            .unwrap_or_else(|e| panic!("round {round}: the checkpoint does not read: {e}"));
+        let winner = generations
+            .iter()
+            .position(|&w| w == g)
+            .unwrap_or_else(|| panic!("round {round}: generation {g}, neither save's"));
+        won[winner] += 1;
+        let c = ShardedFile::open(&index).unwrap();
+        assert_eq!(c.members().len(), 16);
+        let mut listed: BTreeSet<String> = c.members().iter().map(|m| m.path.clone()).collect();
+        listed.insert("model.hurray".into());
+        assert_eq!(
+            listing(dir.path()),
+            listed,
+            "round {round}: files no index lists"
+        );
+    }
+    eprintln!("10 rounds of two saves at once: the first started won {won:?}");
+}
+
+/// A member of another save put at a member's path, the same size (the
+/// same tensors, other values), is refused by a plain load, before any of
+/// its values is read: its identity is not the one the index records.
+#[test]
+fn a_member_of_another_save_is_refused_by_a_plain_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, theirs) = (
+        dir.path().join("a/model.hurray"),
+        dir.path().join("b/model.hurray"),
+    );
+    for (index, generation) in [(&ours, 1), (&theirs, 2)] {
+        std::fs::create_dir_all(index.parent().unwrap()).unwrap();
+        save_generation(index, generation, 2, 4096).unwrap();
+    }
+    let member = "model-00002.hurray";
+    std::fs::copy(
+        theirs.parent().unwrap().join(member),
+        ours.parent().unwrap().join(member),
+    )
+    .unwrap();
+    let c = ShardedFile::open(&ours).unwrap();
+    assert!(first_member_is(&c, 1));
+    match c.assemble("t1") {
+        Err(Error::MemberMismatch {
+            field: "file_id",
+            member: m,
+            ..
+        }) => assert_eq!(m, member),
+        other => panic!("a member of another save: {other:?}"),
+    }
+    // What the index records of it: an identity per member, each its own.
+    let ids: BTreeSet<_> = c.members().iter().map(|m| m.file_id.unwrap()).collect();
+    assert_eq!(ids.len(), 2);
+}

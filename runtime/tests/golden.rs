@@ -44,10 +44,37 @@ fn v1_3_example_reads_with_current_code() {
 /// whole tensors, packed and empty, read in place.
 #[test]
 fn v1_3_sharded_checkpoint_reads_with_current_code() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1.3/sharded");
+    let checkpoint = check_sharded("v1.3", (1, 3));
+    assert!(checkpoint.members().iter().all(|m| m.file_id.is_none()));
+}
+
+/// Format 1.5's sharded checkpoint, written by the same program with the
+/// 1.5 writer: as 1.3's, and the index records each member's identity,
+/// which is the one in the member's header.
+#[test]
+fn v1_5_sharded_checkpoint_reads_with_current_code() {
+    let checkpoint = check_sharded("v1.5", (1, 5));
+    for (i, m) in checkpoint.members().iter().enumerate() {
+        let id = m.file_id.expect("a 1.5 member's identity");
+        assert_eq!(checkpoint.member(i).unwrap().file_id(), Some(id));
+    }
+}
+
+#[test]
+fn v1_5_example_reads_with_current_code() {
+    check_example(&golden("v1.5", "example.hurray"), (1, 5));
+}
+
+/// The checkpoint `runtime/examples/write_sharded.rs` wrote under
+/// `tests/golden/VERSION/sharded`, read whole.
+fn check_sharded(release: &str, version: (u16, u16)) -> hurray::ShardedFile {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/golden")
+        .join(release)
+        .join("sharded");
     let index = dir.join("model.hurray");
     let plain = File::open(&index).unwrap();
-    assert_eq!(plain.reader().version(), (1, 3));
+    assert_eq!(plain.reader().version(), version);
     assert!(plain.reader().is_shard_index() && plain.is_empty());
     let checkpoint = hurray::ShardedFile::open(&index).unwrap();
     checkpoint.verify_members().unwrap();
@@ -90,6 +117,7 @@ fn v1_3_sharded_checkpoint_reads_with_current_code() {
     let empty = checkpoint.get("empty").unwrap();
     assert_eq!(empty.dims(), [Dim::Fixed(3), Dim::Fixed(0), Dim::Fixed(5)]);
     assert_eq!(empty.as_slice::<f32>().unwrap(), &[] as &[f32]);
+    checkpoint
 }
 
 /// Format 1.2's additions as the 1.2 writer wrote them (frozen copies of the

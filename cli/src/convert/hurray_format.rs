@@ -37,6 +37,7 @@ pub(super) fn copy(file: &File, output: &Path, options: super::Options) -> Resul
     let bar = crate::output::progress_bar(file.tensors().map(|t| t.byte_length()).sum());
     let mut w = Writer::create(output)?;
     w.set_digests(options.digest_algorithm())?;
+    w.set_file_id(options.file_id);
     w.set_alignment(reader.alignment())?;
     for (k, v) in reader.metadata() {
         w.set_metadata(k, v);
@@ -145,10 +146,11 @@ impl Sink {
     pub(super) fn create(
         path: &Path,
         metadata: &BTreeMap<String, String>,
-        digests: Option<hurray::DigestAlgorithm>,
+        options: super::Options,
     ) -> Result<Self> {
         let mut writer = Writer::create(path)?;
-        writer.set_digests(digests)?;
+        writer.set_digests(options.digest_algorithm())?;
+        writer.set_file_id(options.file_id);
         for (k, v) in metadata {
             writer.set_metadata(k.clone(), v.clone());
         }

@@ -280,6 +280,9 @@ pub struct Options {
     /// (format 1.4), and each member's header digest in an index, so that
     /// `hurray sign` can sign them (ADR-0012).
     pub digests: bool,
+    /// The identity the Hurray file written gets (format 1.5): a member of
+    /// a sharded checkpoint gets a fresh one, which its index records.
+    pub file_id: Option<hurray::sharded::FileId>,
 }
 
 impl Options {
@@ -495,7 +498,7 @@ fn transfer(
         Format::Hurray => Box::new(hurray_format::Sink::create(
             output,
             &source.metadata,
-            options.digest_algorithm(),
+            options,
         )?),
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),
         Format::Npy => Box::new(npy::Sink::create(output)?),

@@ -157,7 +157,11 @@ pub(super) fn from_safetensors(index_path: &Path, output: &Path, options: Option
         let stem = shard.strip_suffix(".safetensors").unwrap_or(shard);
         // Beside, never over, a member of a Hurray checkpoint at `output`.
         let member = writer.member_path(&format!("{stem}.hurray"))?;
-        super::convert(&dir.join(shard), &out_dir.join(&member), options)?;
+        let member_options = super::Options {
+            file_id: Some(hurray::sharded::FileId::random()?),
+            ..options
+        };
+        super::convert(&dir.join(shard), &out_dir.join(&member), member_options)?;
         writer.adopt_member(&member)?;
     }
     writer.finish()?;

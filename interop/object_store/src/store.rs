@@ -3,19 +3,29 @@
 //! objects under one prefix ([`sharded_writer`]).
 //!
 //! An upload appears whole when it completes and not at all before, so a
-//! member is never seen half written, and the index, uploaded last, is the
+//! member is never seen half written, and the index, put last, is the
 //! checkpoint's commit point as a rename is on a disk: a save that fails or
 //! is killed leaves no index at its location (or the previous one), never
-//! an index over missing members. A store that is not S3's may not support
-//! multipart uploads (plain HTTP): creating a file there is an error.
+//! an index over missing members. Two saves at once never mix: a member's
+//! name is claimed by a put that fails when an object is there
+//! (`If-None-Match: *`), and the index is put only if the object there is
+//! still the one this save read (`If-Match` its ETag), so the save knows
+//! exactly which index it replaced (ADR-0010, "Two saves at once"). A store
+//! that is not S3's may not support multipart uploads (plain HTTP):
+//! creating a file there is an error; one without conditional puts cannot
+//! take a sharded checkpoint, and says so.
 
 use crate::location::{local_path, member_url, object_path, store_for};
 use crate::source::{ObjectSource, runtime};
-use hurray::limits::{UPLOAD_MAX_PARTS, UPLOAD_PART_BYTES, UPLOADS_IN_FLIGHT};
+use hurray::limits::{
+    MAX_INDEX_SWAP_ATTEMPTS, UPLOAD_MAX_PARTS, UPLOAD_PART_BYTES, UPLOADS_IN_FLIGHT,
+};
 use hurray::sharded::{CheckpointStore, CommitFailed, NewFile};
 use hurray::{AtomicFile, Durability, Error, File, Result, ShardedWriter};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
+use object_store::{
+    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion, WriteMultipart,
+};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -97,11 +107,76 @@ impl CheckpointStore for ObjectCheckpointStore {
         }
     }
 
-    fn exists(&self, path: &str) -> bool {
-        let Ok((_, key)) = self.object("looking up", path) else {
-            return true;
+    fn claim(&self, path: &str) -> Result<bool> {
+        let (url, key) = self.object("claiming", path)?;
+        let put = runtime().and_then(|rt| {
+            rt.block_on(
+                self.store
+                    .put_opts(&key, PutPayload::new(), PutMode::Create.into()),
+            )
+            .map_err(io::Error::other)
+        });
+        match put {
+            Ok(_) => Ok(true),
+            Err(e) if already_there(&e) => Ok(false),
+            Err(e) => Err(Error::io("claiming", url, e)),
+        }
+    }
+
+    fn replace_index(
+        &self,
+        index: &str,
+        bytes: &[u8],
+        _: Durability,
+    ) -> std::result::Result<Option<File>, CommitFailed> {
+        let before = |error| CommitFailed {
+            error,
+            in_place: false,
         };
-        !matches!(head(&self.store, &key), Ok(false))
+        let (url, key) = self.object("replacing", index).map_err(before)?;
+        let rt = runtime().map_err(|e| before(Error::io("replacing", &url, e)))?;
+        let payload = PutPayload::from(bytes.to_vec());
+        for _ in 0..MAX_INDEX_SWAP_ATTEMPTS {
+            // What is there now, and its version: the put below replaces
+            // exactly that, or fails.
+            let (mode, replaced) = match rt.block_on(self.store.head(&key)) {
+                Ok(meta) => {
+                    let version = UpdateVersion {
+                        e_tag: meta.e_tag,
+                        version: meta.version,
+                    };
+                    // Read after the head: if it is another version by
+                    // now, the put fails and this starts again.
+                    (PutMode::Update(version), self.open(index).ok().flatten())
+                }
+                Err(object_store::Error::NotFound { .. }) => (PutMode::Create, None),
+                Err(e) => return Err(before(Error::io("replacing", &url, io::Error::other(e)))),
+            };
+            let put = PutOptions::from(mode);
+            match rt.block_on(self.store.put_opts(&key, payload.clone(), put)) {
+                Ok(_) => return Ok(replaced),
+                // Another save's index went in place since the head.
+                Err(e) if is_precondition(&e) => {}
+                Err(e) => {
+                    // An answer lost may hide a put that took: the index is
+                    // in place if the object holds exactly these bytes.
+                    let in_place = rt
+                        .block_on(async { self.store.get(&key).await?.bytes().await })
+                        .is_ok_and(|got| got.as_ref() == bytes);
+                    return Err(CommitFailed {
+                        error: Error::io("putting the index", &url, io::Error::other(e)),
+                        in_place,
+                    });
+                }
+            }
+        }
+        Err(before(Error::io(
+            "putting the index",
+            &url,
+            io::Error::other(format!(
+                "another save put its index there first at each of {MAX_INDEX_SWAP_ATTEMPTS} attempts"
+            )),
+        )))
     }
 
     fn remove(&self, path: &str) {
@@ -216,6 +291,22 @@ impl Drop for Upload {
             let _ = rt.block_on(upload.abort());
         }
     }
+}
+
+/// Whether a conditional put failed because an object is at its key.
+fn already_there(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<object_store::Error>())
+        .is_some_and(|e| matches!(e, object_store::Error::AlreadyExists { .. }))
+}
+
+/// Whether a conditional put failed because the object is not the version
+/// it named (or, for a put that creates, because one is there now).
+fn is_precondition(e: &object_store::Error) -> bool {
+    matches!(
+        e,
+        object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }
+    )
 }
 
 /// Whether there is an object at `key`: `Ok(false)` only when the store

@@ -2502,6 +2502,7 @@ impl<'a> ShardMember<'a> {
   pub const VT_SIZE: ::flatbuffers::VOffsetT = 6;
   pub const VT_CRC32C: ::flatbuffers::VOffsetT = 8;
   pub const VT_HEADER_DIGEST: ::flatbuffers::VOffsetT = 10;
+  pub const VT_FILE_ID: ::flatbuffers::VOffsetT = 12;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -2515,6 +2516,7 @@ impl<'a> ShardMember<'a> {
     let mut builder = ShardMemberBuilder::new(_fbb);
     builder.add_crc32c(args.crc32c);
     builder.add_size(args.size);
+    if let Some(x) = args.file_id { builder.add_file_id(x); }
     if let Some(x) = args.header_digest { builder.add_header_digest(x); }
     if let Some(x) = args.path { builder.add_path(x); }
     builder.finish()
@@ -2558,6 +2560,17 @@ impl<'a> ShardMember<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ShardMember::VT_HEADER_DIGEST, None)}
   }
+  /// Added in 1.5. The member's `Header.file_id` when the index was written
+  /// (16 bytes), absent for a member that has none. A reader refuses a
+  /// member whose header holds another (or none): it is not the file this
+  /// index was written with, but one another save put at its path.
+  #[inline]
+  pub fn file_id(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(ShardMember::VT_FILE_ID, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for ShardMember<'_> {
@@ -2570,6 +2583,7 @@ impl ::flatbuffers::Verifiable for ShardMember<'_> {
      .visit_field::<u64>("size", Self::VT_SIZE, false)?
      .visit_field::<u64>("crc32c", Self::VT_CRC32C, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("header_digest", Self::VT_HEADER_DIGEST, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("file_id", Self::VT_FILE_ID, false)?
      .finish();
     Ok(())
   }
@@ -2579,6 +2593,7 @@ pub struct ShardMemberArgs<'a> {
     pub size: u64,
     pub crc32c: u64,
     pub header_digest: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub file_id: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for ShardMemberArgs<'a> {
   #[inline]
@@ -2588,6 +2603,7 @@ impl<'a> Default for ShardMemberArgs<'a> {
       size: 0,
       crc32c: 0,
       header_digest: None,
+      file_id: None,
     }
   }
 }
@@ -2614,6 +2630,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> ShardMemberBuilder<'a, 'b, A>
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardMember::VT_HEADER_DIGEST, header_digest);
   }
   #[inline]
+  pub fn add_file_id(&mut self, file_id: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(ShardMember::VT_FILE_ID, file_id);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> ShardMemberBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     ShardMemberBuilder {
@@ -2636,6 +2656,7 @@ impl ::core::fmt::Debug for ShardMember<'_> {
       ds.field("size", &self.size());
       ds.field("crc32c", &self.crc32c());
       ds.field("header_digest", &self.header_digest());
+      ds.field("file_id", &self.file_id());
       ds.finish()
   }
 }
@@ -3103,6 +3124,7 @@ impl<'a> Header<'a> {
   pub const VT_CHECKSUM_ALGORITHM: ::flatbuffers::VOffsetT = 12;
   pub const VT_SHARD_INDEX: ::flatbuffers::VOffsetT = 14;
   pub const VT_DIGEST_ALGORITHM: ::flatbuffers::VOffsetT = 16;
+  pub const VT_FILE_ID: ::flatbuffers::VOffsetT = 18;
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
@@ -3115,6 +3137,7 @@ impl<'a> Header<'a> {
   ) -> ::flatbuffers::WIPOffset<Header<'bldr>> {
     let mut builder = HeaderBuilder::new(_fbb);
     builder.add_alignment(args.alignment);
+    if let Some(x) = args.file_id { builder.add_file_id(x); }
     if let Some(x) = args.shard_index { builder.add_shard_index(x); }
     if let Some(x) = args.name_index { builder.add_name_index(x); }
     if let Some(x) = args.metadata { builder.add_metadata(x); }
@@ -3190,6 +3213,17 @@ impl<'a> Header<'a> {
     // which contains a valid value in this slot
     unsafe { self._tab.get::<DigestAlgorithm>(Header::VT_DIGEST_ALGORITHM, Some(DigestAlgorithm::None)).unwrap()}
   }
+  /// Added in 1.5. 16 random bytes drawn when this file was written, so
+  /// that no other file has them: a sharded checkpoint's index records each
+  /// member's (`ShardMember.file_id`), and a reader compares the two when it
+  /// opens the member. Absent in files nothing refers to this way.
+  #[inline]
+  pub fn file_id(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+    // Safety:
+    // Created from valid Table for this object
+    // which contains a valid value in this slot
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(Header::VT_FILE_ID, None)}
+  }
 }
 
 impl ::flatbuffers::Verifiable for Header<'_> {
@@ -3205,6 +3239,7 @@ impl ::flatbuffers::Verifiable for Header<'_> {
      .visit_field::<ChecksumAlgorithm>("checksum_algorithm", Self::VT_CHECKSUM_ALGORITHM, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<ShardIndex>>("shard_index", Self::VT_SHARD_INDEX, false)?
      .visit_field::<DigestAlgorithm>("digest_algorithm", Self::VT_DIGEST_ALGORITHM, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("file_id", Self::VT_FILE_ID, false)?
      .finish();
     Ok(())
   }
@@ -3217,6 +3252,7 @@ pub struct HeaderArgs<'a> {
     pub checksum_algorithm: ChecksumAlgorithm,
     pub shard_index: Option<::flatbuffers::WIPOffset<ShardIndex<'a>>>,
     pub digest_algorithm: DigestAlgorithm,
+    pub file_id: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
 }
 impl<'a> Default for HeaderArgs<'a> {
   #[inline]
@@ -3229,6 +3265,7 @@ impl<'a> Default for HeaderArgs<'a> {
       checksum_algorithm: ChecksumAlgorithm::None,
       shard_index: None,
       digest_algorithm: DigestAlgorithm::None,
+      file_id: None,
     }
   }
 }
@@ -3267,6 +3304,10 @@ impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> HeaderBuilder<'a, 'b, A> {
     self.fbb_.push_slot::<DigestAlgorithm>(Header::VT_DIGEST_ALGORITHM, digest_algorithm, DigestAlgorithm::None);
   }
   #[inline]
+  pub fn add_file_id(&mut self, file_id: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(Header::VT_FILE_ID, file_id);
+  }
+  #[inline]
   pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> HeaderBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
     HeaderBuilder {
@@ -3291,6 +3332,7 @@ impl ::core::fmt::Debug for Header<'_> {
       ds.field("checksum_algorithm", &self.checksum_algorithm());
       ds.field("shard_index", &self.shard_index());
       ds.field("digest_algorithm", &self.digest_algorithm());
+      ds.field("file_id", &self.file_id());
       ds.finish()
   }
 }

@@ -232,6 +232,7 @@ pub(crate) struct HeaderFields<'a> {
     pub(crate) checksum_algorithm: u8,
     pub(crate) shard_index: Option<fb::ShardIndex<'a>>,
     pub(crate) digest_algorithm: u8,
+    pub(crate) file_id: Option<LeVector<'a, u8>>,
 }
 
 impl<'a> HeaderFields<'a> {
@@ -245,6 +246,7 @@ impl<'a> HeaderFields<'a> {
             checksum_algorithm: t.checksum_algorithm().0,
             shard_index: t.shard_index(),
             digest_algorithm: t.digest_algorithm().0,
+            file_id: t.file_id().map(|v| LeVector::new(v.bytes())),
         }
     }
 }
@@ -278,8 +280,11 @@ fn verify_header<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: usize, 
     // digest_algorithm
     let mut digest_algorithm = 0u8;
     if let Some(at) = c.field(&t, 16) { let value; value = c.scalar::<u8>(at, ::core::mem::align_of::<u8>())?; digest_algorithm = value; }
+    // file_id
+    let mut file_id = None;
+    if let Some(at) = c.field(&t, 18) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = Some(c.elements::<u8>(&v)); file_id = value; }
     let proof = c.done(t);
-    visit.header(&HeaderFields { tensors, metadata, alignment, name_index, checksum_algorithm, shard_index, digest_algorithm });
+    visit.header(&HeaderFields { tensors, metadata, alignment, name_index, checksum_algorithm, shard_index, digest_algorithm, file_id });
     Ok(proof)
 }
 
@@ -497,6 +502,7 @@ pub(crate) struct ShardMemberFields<'a> {
     pub(crate) size: u64,
     pub(crate) crc32c: u64,
     pub(crate) header_digest: Option<LeVector<'a, u8>>,
+    pub(crate) file_id: Option<LeVector<'a, u8>>,
 }
 
 impl<'a> ShardMemberFields<'a> {
@@ -507,6 +513,7 @@ impl<'a> ShardMemberFields<'a> {
             size: t.size(),
             crc32c: t.crc32c(),
             header_digest: t.header_digest().map(|v| LeVector::new(v.bytes())),
+            file_id: t.file_id().map(|v| LeVector::new(v.bytes())),
         }
     }
 }
@@ -529,8 +536,11 @@ fn verify_shard_member<'a, V: Visit<'a>>(c: &mut Cursor<'a>, at: usize, depth: u
     // header_digest
     let mut header_digest = None;
     if let Some(at) = c.field(&t, 10) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = Some(c.elements::<u8>(&v)); header_digest = value; }
+    // file_id
+    let mut file_id = None;
+    if let Some(at) = c.field(&t, 12) { let value; let at = c.offset(at)?; let v = c.vector(at, ::core::mem::size_of::<u8>(), ::core::mem::align_of::<u8>())?; value = Some(c.elements::<u8>(&v)); file_id = value; }
     let proof = c.done(t);
-    visit.shard_member(&ShardMemberFields { path, size, crc32c, header_digest });
+    visit.shard_member(&ShardMemberFields { path, size, crc32c, header_digest, file_id });
     Ok(proof)
 }
 

@@ -17,6 +17,7 @@ use crate::aligned::AlignedBytes;
 use crate::buffer::BufferRole;
 use crate::digest::{Digest, DigestAlgorithm, HeaderFacts};
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::format::{FOOTER_LEN, PREFIX_LEN};
 use crate::source::{OPEN_SUFFIX, ReadRequest, Source};
 use std::panic::AssertUnwindSafe;
@@ -487,6 +488,15 @@ impl File {
     /// The format version (major, minor).
     pub fn version(&self) -> (u16, u16) {
         self.version
+    }
+
+    /// The file's identity (format 1.5), when its writer gave it one (its
+    /// length was checked on open).
+    pub fn file_id(&self) -> Option<FileId> {
+        self.reader()
+            .header()
+            .file_id()
+            .and_then(|id| FileId::from_slice(id.bytes()))
     }
 
     /// The algorithm of the file's digests (format 1.4): `Ok(None)` when

@@ -3,14 +3,17 @@
 //! to its pieces in member files: whole tensors, or chunks of one tensor
 //! placed by their offsets in its shape (a tensor saved by eight
 //! tensor-parallel ranks is one logical tensor). Members are ordinary
-//! Hurray files; the index records each one's size and CRC-32C.
+//! Hurray files; the index records each one's size, CRC-32C and (format
+//! 1.5) [`FileId`].
 
+mod lock;
 mod reader;
 mod replace;
 mod store;
 mod verify;
 mod writer;
 
+pub use crate::file_id::{FILE_ID_LEN, FileId};
 pub use crate::shard_index::{ShardMember, ShardPiece, ShardedTensor};
 pub use reader::ShardedFile;
 pub use store::{CheckpointStore, CommitFailed, Crc32cWriter, NewFile, WrittenMember};

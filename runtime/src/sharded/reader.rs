@@ -262,34 +262,40 @@ impl ShardedFile {
         let member = match &self.members_at {
             MembersAt::Dir { dir, index } => {
                 let path = dir.join(&m.path);
-                let len = std::fs::metadata(&path)
-                    .map_err(|e| Error::io("opening member", &path, e))?
-                    .len();
-                if len != m.size {
-                    return Err(size_mismatch(m, len));
-                }
-                // SAFETY: `open_with`'s caller took on `File::open_with`'s
-                // contract for every member (`open` and `from_index` map
-                // read-only).
-                let file = unsafe { File::open_with(&path, self.mode)? };
-                let len = file.file_len();
-                if len != m.size {
-                    return Err(size_mismatch(m, len));
-                }
-                // Checked after the member is open: if the index is still
-                // at its path now, it was when the member was opened, and a
-                // save never writes over a member the index in place lists.
-                if let Some((index_path, index)) = index
-                    && !same_file(index, index_path)?
-                {
-                    return Err(Error::MemberMismatch {
-                        member: m.path.clone(),
-                        field: "index",
-                        expected: format!("the index opened at {}", index_path.display()),
-                        found: "another file there: the checkpoint was replaced since it was opened; open it again".into(),
+                // Checked after the member is open (or failed to): if the
+                // index is still at its path now, it was when the member was
+                // opened, and a save never writes over a member the index in
+                // place lists. If it is not, the member's path may hold
+                // anything (nothing, another save's placeholder or member),
+                // and that the checkpoint was replaced is the error to give.
+                let replaced = || -> Result<()> {
+                    match index {
+                        Some((index_path, index)) if !same_file(index, index_path)? => {
+                            Err(Error::MemberMismatch {
+                                member: m.path.clone(),
+                                field: "index",
+                                expected: format!("the index opened at {}", index_path.display()),
+                                found: "another file there: the checkpoint was replaced since it was opened; open it again".into(),
+                            })
+                        }
+                        _ => Ok(()),
+                    }
+                };
+                let opened = std::fs::metadata(&path)
+                    .map_err(|e| Error::io("opening member", &path, e))
+                    .and_then(|meta| match meta.len() {
+                        len if len != m.size => Err(size_mismatch(m, len)),
+                        // SAFETY: `open_with`'s caller took on
+                        // `File::open_with`'s contract for every member
+                        // (`open` and `from_index` map read-only).
+                        _ => unsafe { File::open_with(&path, self.mode) },
+                    })
+                    .and_then(|file| match file.file_len() {
+                        len if len != m.size => Err(size_mismatch(m, len)),
+                        _ => Ok(file),
                     });
-                }
-                file
+                replaced()?;
+                opened?
             }
             MembersAt::Sources(open_member) => {
                 let file = File::open_source(open_member(&m.path)?)?;
@@ -313,6 +319,24 @@ impl ShardedFile {
                     found: format!("{found}: not the member this index was written with"),
                 });
             }
+        }
+        if let Some(expected) = m.file_id
+            && member.file_id() != Some(expected)
+        {
+            // Another save's member at this path (two saves at once, or a
+            // file copied in): its values must never be read as this
+            // checkpoint's, checksums or no (ADR-0010).
+            return Err(Error::MemberMismatch {
+                member: m.path.clone(),
+                field: "file_id",
+                expected: expected.to_string(),
+                found: match member.file_id() {
+                    Some(found) => {
+                        format!("{found}: not the member this index was written with")
+                    }
+                    None => "absent: not the member this index was written with".into(),
+                },
+            });
         }
         if member.is_shard_index() {
             // Indexes do not nest: that keeps every walk over members finite.

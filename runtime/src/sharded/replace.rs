@@ -1,92 +1,91 @@
-//! Replacing a checkpoint without ever losing it.
+//! Replacing a checkpoint without ever losing it, and without two saves
+//! ever mixing.
 //!
 //! A sharded checkpoint is many files, and no file system renames many
-//! files at once. So the index is the one commit point: a save writes its
-//! members under names the index it replaces does not list (the preferred
-//! name where it is free, else the first free alternate `model-00001.1.hurray`,
-//! `.2`, ...), renames its index over the old one, and only then removes the
-//! members the old index listed and the new one does not. A save that fails
-//! or is killed at any moment therefore leaves the old index over its
-//! untouched members, or the new index over its complete ones
-//! (ADR-0010, "Replacing a checkpoint").
+//! files at once. So the index is the one commit point, and three rules
+//! keep every reader's view whole (ADR-0010, "Replacing a checkpoint" and
+//! "Two saves at once"):
+//!
+//! - **A save writes only names it claimed.** A member's name is claimed
+//!   exclusively before anything is written there (a file created with
+//!   `O_EXCL`, a conditional put): the preferred name where nothing is at
+//!   it, else the first free alternate (`model-00001.1.hurray`, `.2`, ...).
+//!   So no save writes over a member that an index lists, or over another
+//!   save's member, whatever runs at the same time.
+//! - **The index is swapped knowing what it replaces.** The store puts the
+//!   new index in place and hands back the one it replaced, read in the
+//!   same step (under a lock in a directory, by a conditional put in an
+//!   object store): of two saves at once, the later swap replaces the
+//!   earlier one's index and knows it.
+//! - **Only what the replaced index listed is removed**, once the new index
+//!   is in place, and only by the save that replaced it; a save that fails
+//!   removes what it claimed.
+//!
+//! Two saves at once therefore end as the later one's checkpoint, whole,
+//! with the earlier one's members removed by the later one; each member's
+//! identity in the index ([`FileId`](crate::sharded::FileId)) refuses a
+//! member of another save at a listed path even so.
 
 use super::store::CheckpointStore;
+use crate::error::{Error, Result};
+use crate::limits::MAX_MEMBER_NAME_ALTERNATES;
+use crate::reader::File;
 use crate::shard_index::{self as index, ShardMember};
 use std::collections::BTreeSet;
 
-/// What a save at an index path replaces.
-#[derive(Debug)]
-pub(super) enum Replaced {
-    /// Nothing, or a Hurray file of tensors (replaced whole by the rename).
-    Nothing,
-    /// A checkpoint: the member paths its index lists.
-    Checkpoint(BTreeSet<String>),
-    /// A file that could not be read: what it lists is unknown, so every
-    /// file already on disk counts as listed and nothing is removed.
-    Unreadable,
+/// Claims a name for a member the save wants at `preferred`: `preferred`,
+/// or its first alternate, that `used` (this save's own names) does not
+/// hold and that the store lets this save claim (nothing is there).
+pub(super) fn claim_member_path(
+    store: &dyn CheckpointStore,
+    preferred: &str,
+    used: impl Fn(&str) -> bool,
+) -> Result<String> {
+    let candidates = std::iter::once(preferred.to_owned())
+        .chain((1..=MAX_MEMBER_NAME_ALTERNATES).map(|n| alternate(preferred, n)));
+    for path in candidates {
+        if !used(&path) && store.claim(&path)? {
+            return Ok(path);
+        }
+    }
+    Err(Error::InvalidField {
+        tensor: String::new(),
+        field: "member path".into(),
+        value: format!("{preferred:?}"),
+        reason: format!(
+            "it and its {MAX_MEMBER_NAME_ALTERNATES} alternates are all taken: \
+             remove the files no index lists"
+        ),
+    })
 }
 
-impl Replaced {
-    /// What the file `index` of `store` is.
-    pub(super) fn at(store: &dyn CheckpointStore, index: &str) -> Replaced {
-        let file = match store.open(index) {
-            Ok(Some(file)) => file,
-            Ok(None) => return Replaced::Nothing,
-            Err(_) => return Replaced::Unreadable,
-        };
-        let Some(wire) = file.reader().header().shard_index() else {
-            return Replaced::Nothing;
-        };
-        match index::from_wire(wire, file.reader().header().digest_algorithm()) {
-            Ok(index) => Replaced::Checkpoint(index.members.into_iter().map(|m| m.path).collect()),
-            Err(_) => Replaced::Unreadable,
-        }
+/// After the new index is in place: removes the members that `replaced`
+/// (the index the swap took out of place) listed and `kept` (the new
+/// index's) does not. A replaced file that is not an index, or that cannot
+/// be read, lists nothing to remove; a member that cannot be removed stays
+/// as a file no index lists: the checkpoint is already whole, so that is
+/// not an error.
+pub(super) fn remove_replaced(
+    store: &dyn CheckpointStore,
+    replaced: Option<&File>,
+    kept: &[ShardMember],
+) {
+    let Some(listed) = replaced.and_then(members_of) else {
+        return;
+    };
+    let kept: BTreeSet<&str> = kept.iter().map(|m| m.path.as_str()).collect();
+    for path in listed.iter().filter(|p| !kept.contains(p.as_str())) {
+        store.remove(path);
     }
+}
 
-    /// Whether writing `path` of `store` could damage the checkpoint
-    /// being replaced.
-    fn lists(&self, store: &dyn CheckpointStore, path: &str) -> bool {
-        match self {
-            Replaced::Nothing => false,
-            Replaced::Checkpoint(paths) => paths.contains(path),
-            Replaced::Unreadable => store.exists(path),
-        }
-    }
-
-    /// Where a member the save wants at `preferred` goes: `preferred` when
-    /// the replaced checkpoint does not list it and `used` (this save's own
-    /// members) does not hold it, else its first such alternate.
-    pub(super) fn member_path(
-        &self,
-        store: &dyn CheckpointStore,
-        preferred: &str,
-        used: impl Fn(&str) -> bool,
-    ) -> String {
-        let free = |p: &str| !self.lists(store, p) && !used(p);
-        if free(preferred) {
-            return preferred.to_owned();
-        }
-        // Each alternate is distinct and the taken names are finitely many,
-        // so this ends.
-        (1u64..)
-            .map(|n| alternate(preferred, n))
-            .find(|p| free(p))
-            .unwrap_or_default()
-    }
-
-    /// After the new index is in place: removes the members the replaced
-    /// index listed that `kept` (the new index's) does not. A member that
-    /// cannot be removed stays as an unlisted file: the checkpoint is
-    /// already whole, so that is not an error.
-    pub(super) fn remove_unlisted(&self, store: &dyn CheckpointStore, kept: &[ShardMember]) {
-        let Replaced::Checkpoint(paths) = self else {
-            return;
-        };
-        let kept: BTreeSet<&str> = kept.iter().map(|m| m.path.as_str()).collect();
-        for path in paths.iter().filter(|p| !kept.contains(p.as_str())) {
-            store.remove(path);
-        }
-    }
+/// The member paths the index `file` lists; `None` for a file that is not
+/// a readable index.
+fn members_of(file: &File) -> Option<Vec<String>> {
+    let header = file.reader().header();
+    let wire = header.shard_index()?;
+    let index = index::from_wire(wire, header.digest_algorithm()).ok()?;
+    Some(index.members.into_iter().map(|m| m.path).collect())
 }
 
 /// `preferred` with `.n` before its file name's extension
@@ -106,7 +105,6 @@ fn alternate(preferred: &str, n: u64) -> String {
 mod tests {
     use super::super::store::LocalStore;
     use super::*;
-    use std::path::PathBuf;
 
     #[test]
     fn alternates_keep_the_directory_and_extension() {
@@ -117,36 +115,22 @@ mod tests {
     }
 
     #[test]
-    fn a_listed_or_used_name_gets_the_first_free_alternate() {
-        let dir = &LocalStore {
-            dir: PathBuf::from("/nonexistent"),
-        };
-        let listed = Replaced::Checkpoint(
-            ["m.hurray", "m.1.hurray"]
-                .into_iter()
-                .map(String::from)
-                .collect(),
-        );
-        assert_eq!(listed.member_path(dir, "n.hurray", |_| false), "n.hurray");
-        assert_eq!(listed.member_path(dir, "m.hurray", |_| false), "m.2.hurray");
-        assert_eq!(
-            listed.member_path(dir, "m.hurray", |p| p == "m.2.hurray"),
-            "m.3.hurray"
-        );
-        assert_eq!(
-            Replaced::Nothing.member_path(dir, "m.hurray", |_| false),
-            "m.hurray"
-        );
-    }
-
-    #[test]
-    fn an_unreadable_index_keeps_every_existing_file() {
+    fn a_taken_or_used_name_gets_the_first_free_alternate() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("m.hurray"), b"x").unwrap();
         let store = LocalStore {
             dir: dir.path().to_owned(),
         };
-        let path = Replaced::Unreadable.member_path(&store, "m.hurray", |_| false);
-        assert_eq!(path, "m.1.hurray");
+        std::fs::write(dir.path().join("m.hurray"), b"x").unwrap();
+        std::fs::write(dir.path().join("m.1.hurray"), b"x").unwrap();
+        let claim = |p: &str, used: &dyn Fn(&str) -> bool| {
+            claim_member_path(&store, p, |q| used(q)).unwrap()
+        };
+        assert_eq!(claim("n.hurray", &|_| false), "n.hurray");
+        assert_eq!(claim("m.hurray", &|_| false), "m.2.hurray");
+        // Claimed: the next claim of the same name takes the next alternate.
+        assert_eq!(claim("m.hurray", &|_| false), "m.3.hurray");
+        assert_eq!(claim("m.hurray", &|p| p == "m.4.hurray"), "m.5.hurray");
+        // Nothing that was there was written over.
+        assert_eq!(std::fs::read(dir.path().join("m.hurray")).unwrap(), b"x");
     }
 }

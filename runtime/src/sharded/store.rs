@@ -1,14 +1,18 @@
 //! Where a sharded checkpoint's files go: a directory here
 //! ([`LocalStore`]), an object store in `hurray-object-store`.
 //!
-//! [`ShardedWriter`](super::ShardedWriter) keeps its promise (the
-//! checkpoint it replaces stays whole until the new index is in place)
-//! through this interface alone: every file it writes appears whole or not
-//! at all ([`NewFile::commit`]), and it removes only what it placed or what
-//! the replaced index listed. A store needs no rename and no listing, so an
-//! object store, where a multipart upload appears whole on completion, is
-//! one as much as a directory is.
+//! [`ShardedWriter`](super::ShardedWriter) keeps its promises (the
+//! checkpoint it replaces stays whole until the new index is in place; two
+//! saves at once never mix) through this interface alone: it writes only
+//! names it claimed ([`CheckpointStore::claim`]), every file it writes
+//! appears whole or not at all ([`NewFile::commit`]), the index is swapped
+//! knowing what it replaced ([`CheckpointStore::replace_index`]), and it
+//! removes only what it claimed or what that replaced index listed. A store
+//! needs no rename and no listing, so an object store, where a multipart
+//! upload appears whole on completion and a put can be conditional, is one
+//! as much as a directory is.
 
+use super::lock::IndexLock;
 use crate::atomic::{AtomicFile, Durability};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::error::{Error, Result};
@@ -23,19 +27,33 @@ pub trait CheckpointStore: Debug + Send + Sync {
     /// Where `path` is, as messages name it (a file path, a URL).
     fn location(&self, path: &str) -> PathBuf;
 
-    /// Starts the file `path`. Nothing appears at `path` until
-    /// [`NewFile::commit`]; dropped uncommitted, it leaves nothing behind
-    /// (a process killed meanwhile may leave a temporary file or an
-    /// unfinished upload, never a file at `path`).
+    /// Claims `path` for this save: puts an empty placeholder there if,
+    /// and only if, nothing is there, in one step no other process can come
+    /// between (`O_EXCL`, a put that fails when the object exists).
+    /// `Ok(false)` when something is there.
+    fn claim(&self, path: &str) -> Result<bool>;
+
+    /// Starts the file `path` (claimed). Nothing but the placeholder is at
+    /// `path` until [`NewFile::commit`] puts the file there; dropped
+    /// uncommitted, it leaves nothing behind (a process killed meanwhile
+    /// may leave a temporary file or an unfinished upload).
     fn create(&self, path: &str, durability: Durability) -> Result<Box<dyn NewFile>>;
+
+    /// Puts the index `bytes` at `index`, whole, in place of whatever is
+    /// there, and returns what was there, read in the same step: no other
+    /// save's index can be put in place between the read and the swap, so
+    /// the file returned is exactly the one this swap replaced (`None`
+    /// when there was none, or none that could be opened).
+    fn replace_index(
+        &self,
+        index: &str,
+        bytes: &[u8],
+        durability: Durability,
+    ) -> std::result::Result<Option<File>, CommitFailed>;
 
     /// Opens the Hurray file at `path` (its header verified); `Ok(None)`
     /// when there is nothing there.
     fn open(&self, path: &str) -> Result<Option<File>>;
-
-    /// Whether something may be at `path`: a store that cannot tell says
-    /// yes, so that nothing is written over it.
-    fn exists(&self, path: &str) -> bool;
 
     /// Removes `path` as well as it can: one left behind is a file no index
     /// lists, never an error.
@@ -88,9 +106,44 @@ impl CheckpointStore for LocalStore {
         }
     }
 
-    fn exists(&self, path: &str) -> bool {
-        // Not `exists()`: a dangling symlink is something at `path` too.
-        self.dir.join(path).symlink_metadata().is_ok()
+    fn claim(&self, path: &str) -> Result<bool> {
+        let at = self.dir.join(path);
+        // `create_new` is O_CREAT | O_EXCL: a dangling symlink counts as
+        // something there too.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&at)
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::io("claiming", at, e)),
+        }
+    }
+
+    fn replace_index(
+        &self,
+        index: &str,
+        bytes: &[u8],
+        durability: Durability,
+    ) -> std::result::Result<Option<File>, CommitFailed> {
+        let dest = self.dir.join(index);
+        let before = |error| CommitFailed {
+            error,
+            in_place: false,
+        };
+        let mut file = AtomicFile::create_with(&dest, durability).map_err(before)?;
+        file.write_all(bytes)
+            .map_err(|e| before(Error::io("writing", &dest, e)))?;
+        // Between reading what is at `dest` and renaming over it, no other
+        // save may rename its index there: it would be replaced unseen,
+        // and its members never removed.
+        let _lock = IndexLock::acquire(&dest).map_err(before)?;
+        // Mapped before the rename, it stays readable after it. One that
+        // is not a Hurray file lists no members.
+        let replaced = File::open(&dest).ok();
+        file.try_commit()?;
+        Ok(replaced)
     }
 
     fn remove(&self, path: &str) {

@@ -1,13 +1,14 @@
 //! [`ShardedWriter`]: writes member files as tensors arrive, rolling to a new
 //! member past a size, and the index last.
 
-use super::replace::Replaced;
+use super::replace::{claim_member_path, remove_replaced};
 use super::store::{CheckpointStore, CommitFailed, Crc32cWriter, LocalStore, NewFile};
 use crate::ElementType;
 use crate::atomic::{Durability, parent_dir};
 use crate::descriptor::{Layout, TensorDescriptor};
 use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::shard_index::{ShardIndex, ShardMember, ShardPiece, ShardedTensor, check_member_path};
 use crate::writer::Writer;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,21 +30,26 @@ struct OpenMember {
     path: String,
     writer: Writer<Member>,
     names: BTreeSet<String>,
+    /// Written in its header; the index records it.
+    file_id: FileId,
 }
 
 /// Writes a sharded checkpoint: member files (each a Hurray file, written
 /// atomically) and, on [`finish`](Self::finish), the index file.
 ///
-/// The index is the commit point. Members go under names that the index
-/// being replaced (if any) does not list: the preferred name where it is
-/// free, else its first free alternate (`model-00001.1.hurray`), so the
-/// old checkpoint stays whole while the new one is written. The index is
-/// renamed into place last; only then are the old index's members that the
-/// new one does not list removed. A save that fails, or is dropped before
-/// `finish`, removes the members it wrote or handed out a path for; one that is killed leaves them as
-/// files no index lists (the next save may write over them). At every
-/// moment the index path holds the old checkpoint or the new one, whole.
-/// One writer at a time per index path.
+/// The index is the commit point. Members go under names this save claims
+/// exclusively: the preferred name where nothing is there, else its first
+/// free alternate (`model-00001.1.hurray`), so the old checkpoint, and any
+/// other save running at the same time, stay whole while the new one is
+/// written. Each member gets a random [`FileId`] in its header, which the
+/// index records. The index is swapped into place last, by a step that
+/// tells which index it replaced; only then are that index's members that
+/// the new one does not list removed. A save that fails, or is dropped
+/// before `finish`, removes the members it claimed; one that is killed
+/// leaves them as files no index lists. At every moment the index path
+/// holds the old checkpoint or a new one, whole: of two saves at once, the
+/// one whose index goes in place last wins, and removes the other's
+/// members (ADR-0010, "Two saves at once").
 #[derive(Debug)]
 pub struct ShardedWriter {
     /// Where the index and the members go.
@@ -58,14 +64,12 @@ pub struct ShardedWriter {
     current: Option<OpenMember>,
     next_path: Option<String>,
     tensors: BTreeMap<String, ShardedTensor>,
-    /// What the index path holds now, which this save must not damage.
-    replaced: Replaced,
     /// Member names asked for ([`start_member`](Self::start_member),
     /// [`member_path`](Self::member_path)): each at most once.
     requested: BTreeSet<String>,
     /// Where this save's members go (or went), so no two share a path.
     placed: BTreeSet<String>,
-    /// Members this save placed (written here, or handed out by
+    /// Names this save claimed (members written here, or handed out by
     /// [`member_path`](Self::member_path)): no index lists them until
     /// `finish`, so a save that fails removes them.
     placed_files: Vec<String>,
@@ -107,7 +111,6 @@ impl ShardedWriter {
             });
         }
         let stem = index.strip_suffix(".hurray").unwrap_or(index).to_owned();
-        let replaced = Replaced::at(store.as_ref(), index);
         Ok(ShardedWriter {
             store,
             index: index.to_owned(),
@@ -119,7 +122,6 @@ impl ShardedWriter {
             current: None,
             next_path: None,
             tensors: BTreeMap::new(),
-            replaced,
             requested: BTreeSet::new(),
             placed: BTreeSet::new(),
             placed_files: Vec::new(),
@@ -163,8 +165,8 @@ impl ShardedWriter {
     }
 
     /// Closes the current member; the next tensor starts the member `path`
-    /// (relative to the index's directory), or its alternate where the
-    /// checkpoint being replaced lists `path` (see [`ShardedWriter`]).
+    /// (relative to the index's directory), or its first free alternate
+    /// where a file is at `path` (see [`ShardedWriter`]).
     pub fn start_member(&mut self, path: &str) -> Result<()> {
         self.request(path)?;
         self.close_member()?;
@@ -174,14 +176,15 @@ impl ShardedWriter {
 
     /// Where a member that another writer (a rank of a distributed save, a
     /// conversion) is to write for [`adopt_member`](Self::adopt_member)
-    /// should go: `preferred`, or its first alternate that neither the
-    /// checkpoint being replaced lists nor this save uses. Written there,
-    /// the member cannot damage the checkpoint this save replaces.
+    /// should go: `preferred`, or its first alternate where no file is,
+    /// claimed for this save (an empty placeholder is there until the
+    /// member is written over it). Written there, the member cannot damage
+    /// the checkpoint this save replaces, nor another save's. Its writer
+    /// should give it a [`FileId`] ([`Writer::set_file_id`]), so that the
+    /// index can tell it from another file put at its path.
     pub fn member_path(&mut self, preferred: &str) -> Result<String> {
         self.request(preferred)?;
-        let path = self.place(preferred);
-        self.placed_files.push(path.clone());
-        Ok(path)
+        self.place(preferred)
     }
 
     /// Records a member name asked for, once.
@@ -193,13 +196,12 @@ impl ShardedWriter {
         Ok(())
     }
 
-    /// Resolves `preferred` to a free path and reserves it.
-    fn place(&mut self, preferred: &str) -> String {
-        let path = self
-            .replaced
-            .member_path(self.store.as_ref(), preferred, |p| self.placed.contains(p));
+    /// Claims `preferred`, or its first free alternate, for this save.
+    fn place(&mut self, preferred: &str) -> Result<String> {
+        let path = claim_member_path(self.store.as_ref(), preferred, |p| self.placed.contains(p))?;
         self.placed.insert(path.clone());
-        path
+        self.placed_files.push(path.clone());
+        Ok(path)
     }
 
     /// Writes a whole tensor.
@@ -288,16 +290,19 @@ impl ShardedWriter {
             Some(p) => p,
             None => format!("{}-{:05}.hurray", self.stem, self.members.len() + 1),
         };
-        let path = self.place(&preferred);
+        let path = self.place(&preferred)?;
         let dest = self.store.location(&path);
         let file = self.store.create(&path, self.durability)?;
         let member = Crc32cWriter::new(file);
         let mut writer = Writer::to_file_at(member, &dest)?;
         writer.set_digests(self.digest)?;
+        let file_id = FileId::random()?;
+        writer.set_file_id(Some(file_id));
         self.current = Some(OpenMember {
             path,
             writer,
             names: BTreeSet::new(),
+            file_id,
         });
         Ok(())
     }
@@ -311,22 +316,23 @@ impl ShardedWriter {
         sink.flush()
             .map_err(|e| Error::io("writing", self.store.location(&m.path), e))?;
         let (file, written) = sink.finish();
-        // Recorded first: a commit that fails after its rename still leaves
-        // the file for `Drop` to remove.
-        self.placed_files.push(m.path.clone());
+        // Claimed, so in `placed_files`: a commit that fails after its
+        // rename still leaves the file for `Drop` to remove.
         file.commit().map_err(|failed| failed.error)?;
         self.members.push(ShardMember {
             path: m.path,
             size: written.size,
             crc32c: written.crc32c,
             header_digest,
+            file_id: Some(m.file_id),
         });
         Ok(())
     }
 
     /// Closes the last member, checks the index (every chunked tensor tiled
-    /// exactly) and writes it, atomically, last; then removes the members of
-    /// the replaced checkpoint that the new index does not list. Returns the
+    /// exactly) and swaps it into place, last; then removes the members of
+    /// the index it replaced (the earlier checkpoint's, or a save's that
+    /// finished meanwhile) that the new index does not list. Returns the
     /// index's path.
     pub fn finish(mut self) -> Result<PathBuf> {
         self.close_member()?;
@@ -338,32 +344,35 @@ impl ShardedWriter {
         };
         index.validate()?;
         let location = self.store.location(&self.index);
-        let file = self.store.create(&self.index, self.durability)?;
-        let mut w = Writer::to_file_at(file, &location)?;
+        // An index is a header and no data: built in memory, so that a
+        // store can swap it in with one conditional put.
+        let mut w = Writer::to_file_at(Vec::new(), &location)?;
         for (k, v) in std::mem::take(&mut self.metadata) {
             w.set_metadata(k, v);
         }
         w.set_digests(self.digest)?;
         w.set_shard_index(index);
-        let (_, mut file) = w.finish_into_inner()?;
-        file.flush()
-            .map_err(|e| Error::io("writing", &location, e))?;
-        match file.commit() {
-            Ok(()) => self.committed = true,
+        let (_, bytes) = w.finish_into_inner()?;
+        let replaced = match self
+            .store
+            .replace_index(&self.index, &bytes, self.durability)
+        {
+            Ok(replaced) => replaced,
             Err(CommitFailed { error, in_place }) => {
                 // In place, the new index refers to this save's members.
                 self.committed = in_place;
                 return Err(error);
             }
-        }
-        self.replaced.remove_unlisted(self.store.as_ref(), &members);
+        };
+        self.committed = true;
+        remove_replaced(self.store.as_ref(), replaced.as_ref(), &members);
         Ok(location)
     }
 }
 
 impl Drop for ShardedWriter {
     /// A save that did not put its index in place removes the members it
-    /// placed: no index lists them.
+    /// claimed: no index lists them.
     fn drop(&mut self) {
         if !self.committed {
             for path in &self.placed_files {

@@ -155,6 +155,7 @@ fn craft(
             checksum_algorithm: fb::ChecksumAlgorithm::None,
             shard_index: None,
             digest_algorithm: fb::DigestAlgorithm::None,
+            file_id: None,
         },
     );
     fb::finish_header_buffer(&mut fbb, root);

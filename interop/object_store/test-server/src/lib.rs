@@ -52,6 +52,7 @@ impl Server {
             fs: s3s_fs::FileSystem::new(&root)
                 .map_err(|e| std::io::Error::other(format!("{e:?}")))?,
             root: root.clone(),
+            writes: tokio::sync::Mutex::new(()),
         };
         let service = {
             let mut b = s3s::service::S3ServiceBuilder::new(fs);
@@ -204,12 +205,18 @@ fn options_for(endpoint: &str) -> Vec<(&'static str, String)> {
 /// version is refused with 412 (s3s-fs ignores it); a HEAD of a key that is
 /// only a prefix of others is 404 (s3s-fs fails with a 500); an empty
 /// delimiter is none; deleting a prefix deletes nothing, and a prefix with
-/// no objects left is listed no more. The release
+/// no objects left is listed no more; a conditional put (`If-Match`,
+/// `If-None-Match`) is atomic, as S3's is (s3s-fs checks the condition and
+/// writes in two steps another write can come between: every write to an
+/// object here takes one lock). The release
 /// that fixes the first needs a newer toolchain than this workspace's.
 /// Every other operation is s3s-fs's own.
 struct FileSystem {
     fs: s3s_fs::FileSystem,
     root: PathBuf,
+    /// Held by every write of an object: what a conditional put checked
+    /// is what it replaces.
+    writes: tokio::sync::Mutex<()>,
 }
 
 #[async_trait::async_trait]
@@ -279,6 +286,7 @@ impl s3s::S3 for FileSystem {
         &self,
         req: s3s::S3Request<s3s::dto::PutObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::PutObjectOutput>> {
+        let _write = self.writes.lock().await;
         self.fs.put_object(req).await
     }
 
@@ -335,6 +343,7 @@ impl s3s::S3 for FileSystem {
         &self,
         req: s3s::S3Request<s3s::dto::CopyObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::CopyObjectOutput>> {
+        let _write = self.writes.lock().await;
         self.fs.copy_object(req).await
     }
 
@@ -356,6 +365,7 @@ impl s3s::S3 for FileSystem {
         &self,
         req: s3s::S3Request<s3s::dto::CompleteMultipartUploadInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::CompleteMultipartUploadOutput>> {
+        let _write = self.writes.lock().await;
         self.fs.complete_multipart_upload(req).await
     }
 
@@ -370,6 +380,7 @@ impl s3s::S3 for FileSystem {
         &self,
         req: s3s::S3Request<s3s::dto::DeleteObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::DeleteObjectOutput>> {
+        let _write = self.writes.lock().await;
         self.fs.delete_object(req).await
     }
 
@@ -381,6 +392,7 @@ impl s3s::S3 for FileSystem {
         // deleting it deletes nothing (s3s-fs fails on the directory); and
         // a folder with no objects left is no prefix any more (s3s-fs would
         // keep listing the empty directory).
+        let _write = self.writes.lock().await;
         let bucket = self.root.join(&req.input.bucket);
         let keys: Vec<String> = req
             .input

@@ -159,6 +159,7 @@ impl ShardedWriter {
             size,
             crc32c,
             header_digest: self.digest.map(|a| file.header_digest(a)),
+            file_id: file.file_id(),
         });
         Ok(())
     }

@@ -17,9 +17,10 @@ use std::sync::Mutex;
 
 /// A sharded checkpoint being written. Members are Hurray files written
 /// atomically as tensors arrive, each rolling to the next past
-/// `max_shard_size`, under names the checkpoint being replaced does not
-/// list; `finish()` writes the index, atomically, last, then removes the
-/// replaced checkpoint's members: until then the old checkpoint is whole.
+/// `max_shard_size`, under names this save claims where no file is;
+/// `finish()` swaps the index in, last, knowing which index it replaced,
+/// then removes that index's members: until then the old checkpoint is
+/// whole, and two saves at once never mix.
 #[pyclass(name = "ShardedWriter", module = "hurray")]
 pub(crate) struct PyShardedWriter {
     /// `None` once finished or aborted. In a mutex only because a Python
@@ -111,16 +112,16 @@ impl PyShardedWriter {
     }
 
     /// Closes the current member; the next tensor starts the member `path`
-    /// (relative to the index's directory, `/`-separated), or its alternate
-    /// (`path` with `.1` before the extension, ...) where the checkpoint
-    /// being replaced lists `path`.
+    /// (relative to the index's directory, `/`-separated), or its first free
+    /// alternate (`path` with `.1` before the extension, ...) where a file
+    /// is at `path`.
     fn start_member(&mut self, path: &str) -> PyResult<()> {
         self.writer()?.start_member(path).map_err(err)
     }
 
     /// Where a member another process writes for `adopt_member` should go:
-    /// `preferred`, or its first alternate that the checkpoint being
-    /// replaced does not list (so writing it cannot damage that checkpoint).
+    /// `preferred`, or its first alternate where no file is, claimed for
+    /// this save (so writing it cannot damage another checkpoint or save).
     fn member_path(&mut self, preferred: &str) -> PyResult<String> {
         self.writer()?.member_path(preferred).map_err(err)
     }

@@ -78,6 +78,7 @@ pub(crate) fn write<'py>(
 /// another process indexes (a rank of a distributed save): returns the
 /// file's `(size, crc32c)`, computed as it was written, which that process
 /// passes to `ShardedWriter.adopt_member` instead of reading the file back.
+/// The member gets a random identity (format 1.5), which the index records.
 #[pyfunction]
 #[pyo3(signature = (location, items, *, durable=true, digests=false, storage_options=None))]
 pub(crate) fn write_member(

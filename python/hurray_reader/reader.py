@@ -38,6 +38,8 @@ FLAG_SHARD_INDEX = 2
 FLAG_COMPOSITE_QUANTIZATION = 4
 # Format 1.4: the length of a BLAKE3 digest (Header.digest_algorithm 1).
 DIGEST_LEN = 32
+# Format 1.5: the length of a file's identity (Header.file_id).
+FILE_ID_LEN = 16
 KNOWN_FLAGS = FLAG_EXTENDED_QUANTIZATION | FLAG_SHARD_INDEX | FLAG_COMPOSITE_QUANTIZATION
 
 DENSE_BUFFERS = ("values",)
@@ -305,6 +307,7 @@ class File:
         self._mapping = _mapping
         self.data = memoryview(data)
         self.version = (0, 0)
+        self.file_id = None
         try:
             self._locate_and_verify()
         except BaseException:
@@ -352,6 +355,12 @@ class File:
             raise HurrayError("InvalidAlignment", f"file: alignment {file_alignment} is invalid", None, "alignment")
         self.alignment = file_alignment
         self.metadata = _check_metadata("file", _kv_list(h))
+        # 1.5: the file's identity, 16 bytes when present.
+        self.file_id = None
+        if not h.FileIdIsNone():
+            if h.FileIdLength() != FILE_ID_LEN:
+                raise HurrayError("InvalidField", f"header: file_id = {h.FileIdLength()} byte(s): a file identifier is {FILE_ID_LEN} bytes", None, "file_id")
+            self.file_id = h.FileIdAsNumpy().tobytes()
         # 1.3: the index flag is set exactly when the header holds an index,
         # and an index file holds no tensors of its own.
         has_index = h.ShardIndex() is not None

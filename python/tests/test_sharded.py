@@ -328,3 +328,45 @@ def test_a_corrupt_member_is_caught_by_verify_checksums(hurray, checkpoint):
         with pytest.raises(hurray.MemberMismatchError, match="size"):
             f.get_slice("w")[4]
         np.testing.assert_array_equal(f.get_slice("w")[7:], w[7:])
+
+
+_SAVER = """
+import sys, time
+from pathlib import Path
+import numpy as np
+import hurray
+
+index, value, go = sys.argv[1], float(sys.argv[2]), Path(sys.argv[3])
+tensors = {f"layer.{i:02}": np.full((256, 1024), value, np.float32) for i in range(16)}
+while not go.exists():
+    time.sleep(0.0002)
+hurray.save_sharded(index, tensors, max_shard_size=4 << 20, durable=False)
+"""
+
+
+def test_two_processes_saving_one_checkpoint_never_leave_a_mix(hurray, tmp_path):
+    """The user's case: two processes call ``save_sharded`` on one path at
+    once (a restarted job while the old one still runs). Each round, a plain
+    load (no verification) returns one process's values for every tensor,
+    the checksums hold, and no file is left that the index does not list."""
+    import subprocess
+    import sys
+
+    index = tmp_path / "model.hurray"
+    for round in range(10):
+        go = tmp_path / f"go-{round}"
+        values = (2.0 * round + 1, 2.0 * round + 2)
+        savers = [
+            subprocess.Popen([sys.executable, "-c", _SAVER, str(index), str(v), str(go)]) for v in values
+        ]
+        go.touch()
+        assert [s.wait(timeout=120) for s in savers] == [0, 0], f"round {round}: a save failed"
+        with hurray.safe_open(index, framework="np") as f:
+            assert len(f.keys()) == 16
+            seen = {float(v) for k in f.keys() for v in np.unique(f.get_tensor(k))}
+            assert len(seen) == 1 and seen <= set(values), f"round {round}: values {sorted(seen)}"
+            assert f.verify_checksums() is True
+        with hurray.open_sharded(index) as c:
+            listed = {path for path, _, _ in c.members} | {"model.hurray"}
+        left = {p.name for p in tmp_path.iterdir() if not p.name.startswith("go-")}
+        assert left == listed, f"round {round}: files no index lists: {sorted(left - listed)}"

@@ -67,6 +67,7 @@ def test_valid_vector(name):
     assert list(f.version) == exp["version"]
     assert f.alignment == exp["alignment"]
     assert f.metadata == exp["metadata"]
+    assert f.file_id == (None if exp.get("file_id") is None else bytes.fromhex(exp["file_id"]))
     assert [t.name for t in f] == [t["name"] for t in exp["tensors"]]
     for t, e in zip(f, exp["tensors"]):
         ctx = f"{name}/{t.name}"

@@ -178,6 +178,12 @@ fn check_valid(name: &str, exp: &Value) {
         exp["metadata"],
         "{name}: file metadata"
     );
+    // Format 1.5; null for a vector that has none.
+    assert_eq!(
+        json!(file.file_id().map(|id| id.to_string())),
+        exp["file_id"],
+        "{name}: file_id"
+    );
     let tensors = exp["tensors"].as_array().expect("tensors");
     assert_eq!(file.len(), tensors.len(), "{name}: tensor count");
     for (t, e) in file.tensors().zip(tensors) {

@@ -109,17 +109,22 @@ impl CheckpointStore for ObjectCheckpointStore {
 
     fn claim(&self, path: &str) -> Result<bool> {
         let (url, key) = self.object("claiming", path)?;
-        let put = runtime().and_then(|rt| {
-            rt.block_on(
-                self.store
-                    .put_opts(&key, PutPayload::new(), PutMode::Create.into()),
-            )
-            .map_err(io::Error::other)
-        });
+        // A placeholder of its own: if the put took but its answer was lost
+        // and a retry found the object there, this save can tell it is its
+        // own, and neither leaves it behind nor gives the name up.
+        let token = hurray::sharded::FileId::random()?.0;
+        let rt = runtime().map_err(|e| Error::io("claiming", &url, e))?;
+        let put = rt.block_on(self.store.put_opts(
+            &key,
+            PutPayload::from(token.to_vec()),
+            PutMode::Create.into(),
+        ));
         match put {
             Ok(_) => Ok(true),
-            Err(e) if already_there(&e) => Ok(false),
-            Err(e) => Err(Error::io("claiming", url, e)),
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                Ok(holds(rt, self.store.as_ref(), &key, &token))
+            }
+            Err(e) => Err(Error::io("claiming", url, io::Error::other(e))),
         }
     }
 
@@ -155,14 +160,16 @@ impl CheckpointStore for ObjectCheckpointStore {
             let put = PutOptions::from(mode);
             match rt.block_on(self.store.put_opts(&key, payload.clone(), put)) {
                 Ok(_) => return Ok(replaced),
+                // This put took, and a retry of it found its own index.
+                Err(e) if is_precondition(&e) && holds(rt, self.store.as_ref(), &key, bytes) => {
+                    return Ok(replaced);
+                }
                 // Another save's index went in place since the head.
                 Err(e) if is_precondition(&e) => {}
                 Err(e) => {
                     // An answer lost may hide a put that took: the index is
                     // in place if the object holds exactly these bytes.
-                    let in_place = rt
-                        .block_on(async { self.store.get(&key).await?.bytes().await })
-                        .is_ok_and(|got| got.as_ref() == bytes);
+                    let in_place = holds(rt, self.store.as_ref(), &key, bytes);
                     return Err(CommitFailed {
                         error: Error::io("putting the index", &url, io::Error::other(e)),
                         in_place,
@@ -293,11 +300,11 @@ impl Drop for Upload {
     }
 }
 
-/// Whether a conditional put failed because an object is at its key.
-fn already_there(e: &io::Error) -> bool {
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<object_store::Error>())
-        .is_some_and(|e| matches!(e, object_store::Error::AlreadyExists { .. }))
+/// Whether the object at `key` holds exactly `bytes` (`false` when it
+/// cannot be read).
+fn holds(rt: &tokio::runtime::Runtime, store: &dyn ObjectStore, key: &Path, bytes: &[u8]) -> bool {
+    rt.block_on(async { store.get(key).await?.bytes().await })
+        .is_ok_and(|got| got.as_ref() == bytes)
 }
 
 /// Whether a conditional put failed because the object is not the version

@@ -241,7 +241,8 @@ def write_member(
     storage_options: Optional[Dict[str, str]] = None,
 ) -> Tuple[int, int]:
     """Writes a member of a sharded checkpoint (a path or an object store
-    URL); returns its ``(size, crc32c)`` for ``ShardedWriter.adopt_member``."""
+    URL), with a random identity that the index records; returns its
+    ``(size, crc32c)`` for ``ShardedWriter.adopt_member``."""
 def sign(
     path: Union[str, os.PathLike], private_key: Union[str, os.PathLike, bytes], output: Optional[str] = None
 ) -> pathlib.Path: ...

@@ -23,12 +23,16 @@ class ShardedWriter:
     ``add_chunk`` writes one piece of a larger logical tensor (a
     tensor-parallel rank's part); ``start_member`` names the next member.
 
-    Saving over an existing checkpoint never damages it: members go under
-    names its index does not list (``model-00001.1.hurray`` where it lists
-    ``model-00001.hurray``), :meth:`finish` renames the new index over the
-    old one, and only then removes the old members. A save that fails, is
-    aborted or is killed leaves the old checkpoint whole, and removes what it
-    wrote (a killed one leaves files no index lists).
+    Saving over an existing checkpoint never damages it, and two saves to
+    one path at once never mix: members go under names this save claims
+    where no file is (``model-00001.1.hurray`` where ``model-00001.hurray``
+    is taken), each with a random identity the index records,
+    :meth:`finish` swaps the new index in knowing which index it replaced,
+    and only then removes that index's members. Of two saves at once, the
+    one that finishes last is the checkpoint, whole; a member of another
+    save at a listed path is refused when read. A save that fails, is
+    aborted or is killed leaves the old checkpoint whole, and removes what
+    it wrote (a killed one leaves files no index lists).
 
     ``index_path`` may be the URL of an object store (``s3://bucket/run/
     model.hurray``, with ``storage_options`` as :func:`hurray.open` takes
@@ -66,13 +70,14 @@ class ShardedWriter:
     def start_member(self, path: str) -> None:
         """Closes the current member; the next tensor starts the member
         ``path`` (relative to the index's directory, ``/``-separated), or its
-        alternate where the checkpoint being replaced lists ``path``."""
+        first free alternate where a file is at ``path``."""
         self._writer.start_member(path)
 
     def member_path(self, preferred: str) -> str:
         """Where another process (a rank of a distributed save) should write
         a member for :meth:`adopt_member`: ``preferred``, or its first
-        alternate that the checkpoint being replaced does not list."""
+        alternate where no file is, claimed for this save (an empty
+        placeholder is there until the member is written over it)."""
         return self._writer.member_path(preferred)
 
     def set_metadata(self, key: str, value: str) -> None:

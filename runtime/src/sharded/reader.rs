@@ -48,7 +48,9 @@ fn size_mismatch(m: &ShardMember, len: u64) -> Error {
 /// Opening reads the index alone and checks it whole (member paths, every
 /// piece inside its tensor, the pieces tiling each tensor). A member is
 /// mapped and verified the first time one of its tensors is read, and its
-/// length compared with the index's; its CRC-32C only on
+/// length and (format 1.5) identity compared with the index's, so a member
+/// of another save at its path is refused before any of its values is
+/// read; its CRC-32C only on
 /// [`verify_members`](Self::verify_members) and
 /// [`checksum_report`](Self::checksum_report).
 ///

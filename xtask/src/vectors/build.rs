@@ -83,6 +83,10 @@ pub(super) fn build(
     let mut w = Writer::new(&mut bytes)?;
     // Format 1.4: every vector records a BLAKE3 digest of each buffer too.
     w.set_digests(Some(hurray::DigestAlgorithm::Blake3))?;
+    // Format 1.5: and an identity, drawn from its name rather than at
+    // random, so that regenerating the vectors gives the same bytes.
+    let file_id = file_id_of(name);
+    w.set_file_id(Some(file_id));
     if let Some(a) = alignment {
         w.set_alignment(a)?;
     }
@@ -225,9 +229,19 @@ pub(super) fn build(
             "version": [hurray::format::VERSION_MAJOR, hurray::format::VERSION_MINOR],
             "alignment": file_alignment,
             "metadata": metadata_json(&metadata),
+            "file_id": file_id.to_string(),
             "tensors": tensors,
         }),
     })
+}
+
+/// A vector's identity (format 1.5): the first 16 bytes of its name's
+/// BLAKE3 digest.
+fn file_id_of(name: &str) -> hurray::sharded::FileId {
+    let digest = hurray::DigestAlgorithm::Blake3.of(name.as_bytes());
+    let mut id = [0u8; hurray::sharded::FILE_ID_LEN];
+    id.copy_from_slice(&digest.0[..hurray::sharded::FILE_ID_LEN]);
+    hurray::sharded::FileId(id)
 }
 
 /// A second level of quantization (format 1.4), as an expectation spells it.

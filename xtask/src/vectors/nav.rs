@@ -19,6 +19,7 @@ pub(crate) mod field {
         pub(crate) const METADATA: usize = 1;
         pub(crate) const ALIGNMENT: usize = 2;
         pub(crate) const NAME_INDEX: usize = 3;
+        pub(crate) const FILE_ID: usize = 7;
     }
     pub(crate) mod tensor {
         pub(crate) const NAME: usize = 0;

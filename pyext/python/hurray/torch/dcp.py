@@ -203,9 +203,19 @@ class HurrayStorageWriter(StorageWriter):
             tensors[name] = tensor.contiguous()
         # One Hurray file per rank, even an empty one (so that the index
         # lists every rank that took part).
-        size, crc32c = _convert.write_member(
-            join(self.path, member), tensors, durable=self.durable, storage_options=self.storage_options
-        )
+        try:
+            size, crc32c = _convert.write_member(
+                join(self.path, member), tensors, durable=self.durable, storage_options=self.storage_options
+            )
+        except BaseException:
+            # The save fails, and DCP calls no storage-writer hook when it
+            # does: where this process planned it, the member names it
+            # claimed for every rank (empty placeholders) go now, not when
+            # this writer is collected. The earlier checkpoint is untouched.
+            if self._index is not None:
+                self._index.abort()
+                self._index = None
+            raise
         results = [
             WriteResult(
                 index=item.index,

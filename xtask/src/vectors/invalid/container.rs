@@ -31,6 +31,19 @@ pub(super) fn vectors(bases: &Bases<'_>, out: &mut Vec<Vector>) -> Result<()> {
         },
     )?);
     out.push(invalid(
+        "file_id_length_wrong",
+        "the file's identity (format 1.5) is 15 bytes, not 16",
+        dense,
+        Expect {
+            field: Some("file_id"),
+            ..at_open("InvalidField")
+        },
+        |b| {
+            let file_id = |n: &Nav<'_>| Ok(n.follow(n.req(n.root(), field::header::FILE_ID)?));
+            patch(b, file_id, 15u32)
+        },
+    )?);
+    out.push(invalid(
         "too_short",
         "only the first 80 bytes (less than prefix + footer)",
         dense,

@@ -6,7 +6,7 @@ use crate::error::{HurrayError, err};
 use crate::url::{check_options_apply, with_options};
 use crate::write::{codes_of, with_source};
 use hurray::pack::pack_codes;
-use hurray::sharded::{AdoptedChunk, WrittenMember};
+use hurray::sharded::{AdoptedChunk, FILE_ID_LEN, FileId, WrittenMember};
 use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -54,6 +54,30 @@ impl PyShardedWriter {
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// A member's identity as `write_member` reports it: 32 hex digits.
+fn parse_file_id(path: &str, hex: &str) -> PyResult<FileId> {
+    let bytes: Option<Vec<u8>> = (hex.len() == 2 * FILE_ID_LEN)
+        .then(|| {
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| {
+                    hex.get(i..i + 2)
+                        .and_then(|b| u8::from_str_radix(b, 16).ok())
+                })
+                .collect()
+        })
+        .flatten();
+    bytes
+        .as_deref()
+        .and_then(FileId::from_slice)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "member {path:?}: file_id {hex:?} is not {} hex digits",
+                2 * FILE_ID_LEN
+            ))
+        })
 }
 
 /// `(tensor in the member, logical name, logical shape, offset)`.
@@ -174,8 +198,9 @@ impl PyShardedWriter {
     /// given as `(tensor in the member, logical name, logical shape, offset)`.
     /// The file is verified and read whole for its CRC-32C, unless its
     /// writer reported `size` and `crc32c` (what `write_member` returns):
-    /// then its header is verified and its size checked.
-    #[pyo3(signature = (path, chunks=None, *, size=None, crc32c=None))]
+    /// then its header is verified and its size checked, and `file_id`, when
+    /// given, must be the member's (another save wrote the path otherwise).
+    #[pyo3(signature = (path, chunks=None, *, size=None, crc32c=None, file_id=None))]
     fn adopt_member(
         &mut self,
         py: Python<'_>,
@@ -183,6 +208,7 @@ impl PyShardedWriter {
         chunks: Option<Vec<ChunkSpec>>,
         size: Option<u64>,
         crc32c: Option<u64>,
+        file_id: Option<&str>,
     ) -> PyResult<()> {
         let chunks: Vec<AdoptedChunk> = chunks
             .unwrap_or_default()
@@ -194,16 +220,21 @@ impl PyShardedWriter {
                 offset,
             })
             .collect();
+        let file_id = file_id.map(|hex| parse_file_id(path, hex)).transpose()?;
         let w = self.writer()?;
         match (size, crc32c) {
             (Some(size), Some(crc32c)) => {
-                let written = WrittenMember { size, crc32c };
+                let written = WrittenMember {
+                    size,
+                    crc32c,
+                    file_id,
+                };
                 py.detach(|| w.adopt_written_member(path, &chunks, written))
             }
-            (None, None) => py.detach(|| w.adopt_member_chunks(path, &chunks)),
+            (None, None) if file_id.is_none() => py.detach(|| w.adopt_member_chunks(path, &chunks)),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "member {path:?}: give both size and crc32c, or neither"
+                    "member {path:?}: give both size and crc32c (and file_id with them), or none"
                 )));
             }
         }

@@ -76,9 +76,11 @@ pub(crate) fn write<'py>(
 
 /// As [`write`] to a location, for a member of a sharded checkpoint that
 /// another process indexes (a rank of a distributed save): returns the
-/// file's `(size, crc32c)`, computed as it was written, which that process
-/// passes to `ShardedWriter.adopt_member` instead of reading the file back.
-/// The member gets a random identity (format 1.5), which the index records.
+/// file's `(size, crc32c, file_id)`, computed as it was written, which that
+/// process passes to `ShardedWriter.adopt_member` instead of reading the
+/// file back. The member gets a random identity (format 1.5, as 32 hex
+/// digits): the index records it, and adopting a member with another one
+/// (another save wrote the path since) is refused.
 #[pyfunction]
 #[pyo3(signature = (location, items, *, durable=true, digests=false, storage_options=None))]
 pub(crate) fn write_member(
@@ -88,7 +90,7 @@ pub(crate) fn write_member(
     durable: bool,
     digests: bool,
     storage_options: Option<BTreeMap<String, String>>,
-) -> PyResult<(u64, u64)> {
+) -> PyResult<(u64, u64, String)> {
     let sums = Sums {
         checksums: Some(ChecksumAlgorithm::Crc32c),
         digests: digests.then_some(DigestAlgorithm::Blake3),
@@ -100,14 +102,15 @@ pub(crate) fn write_member(
     let mut w = Writer::to_file_at(Crc32cWriter::new(file), Path::new(&location)).map_err(err)?;
     // The index that adopts it records it: another file put at its path
     // (another save's) is then refused when the checkpoint is read.
-    w.set_file_id(Some(FileId::random().map_err(err)?));
+    let file_id = FileId::random().map_err(err)?;
+    w.set_file_id(Some(file_id));
     let (_, sink) = write_to(w, items, &BTreeMap::new(), sums)?
         .finish_into_inner()
         .map_err(err)?;
     let (file, written) = sink.finish();
     py.detach(|| file.commit())
         .map_err(|failed| err(failed.error))?;
-    Ok((written.size, written.crc32c))
+    Ok((written.size, written.crc32c, file_id.to_string()))
 }
 
 fn durability(durable: bool) -> Durability {

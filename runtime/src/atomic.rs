@@ -14,7 +14,6 @@
 //! umask, as `touch` gives), not the 0600 of a private temporary file.
 
 use crate::error::{Error, Result};
-use crate::sharded::CommitFailed;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -38,6 +37,18 @@ pub enum Durability {
     /// safetensors' writer). Saves the time of flushing the file to the disk
     /// (docs/performance.md).
     RenameOnly,
+}
+
+/// Why a commit failed ([`AtomicFile`]'s, a sharded checkpoint's
+/// `NewFile::commit`), and whether the file is in place nonetheless (only
+/// making it durable failed): a writer of many files must then not undo
+/// what refers to it.
+#[derive(Debug)]
+pub struct CommitFailed {
+    /// What failed.
+    pub error: Error,
+    /// The file is at its path all the same.
+    pub in_place: bool,
 }
 
 /// A file being written to a temporary path, renamed into place on commit.

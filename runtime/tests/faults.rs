@@ -625,3 +625,46 @@ fn a_member_of_another_save_is_refused_by_a_plain_load() {
     let ids: BTreeSet<_> = c.members().iter().map(|m| m.file_id.unwrap()).collect();
     assert_eq!(ids.len(), 2);
 }
+
+/// A rank reports the member it wrote (size, CRC-32C, identity); another
+/// save then writes the same path with a file of the same size (two saves
+/// that name their members alike, as Orbax's processes do). The index
+/// writer refuses to adopt it: its identity is not the one reported, so the
+/// first save's size and CRC-32C are never recorded over the second one's
+/// file.
+#[test]
+fn a_member_written_over_after_its_report_is_not_adopted() {
+    use hurray::sharded::{Crc32cWriter, FileId};
+    let dir = tempfile::tempdir().unwrap();
+    let write = |generation: u8| {
+        let path = dir.path().join("process-0.hurray");
+        let id = FileId::random().unwrap();
+        let file = hurray::AtomicFile::create(&path).unwrap();
+        let mut w = Writer::to_file_at(Crc32cWriter::new(file), &path).unwrap();
+        w.set_file_id(Some(id));
+        for_each_tensor(generation, 2, 4096, |d, b| w.add_tensor(d, b)).unwrap();
+        let (_, sink) = w.finish_into_inner().unwrap();
+        let (file, written) = sink.finish();
+        file.commit().unwrap();
+        hurray::sharded::WrittenMember {
+            file_id: Some(id),
+            ..written
+        }
+    };
+    let ours = write(1);
+    let theirs = write(2);
+    assert_eq!(ours.size, theirs.size);
+    let mut w = ShardedWriter::create(dir.path().join("model.hurray")).unwrap();
+    match w.adopt_written_member("process-0.hurray", &[], ours) {
+        Err(Error::MemberMismatch {
+            field: "file_id", ..
+        }) => {}
+        other => panic!("a member another save wrote over: {other:?}"),
+    }
+    w.adopt_written_member("process-0.hurray", &[], theirs)
+        .unwrap();
+    let index = w.finish().unwrap();
+    let c = ShardedFile::open(index).unwrap();
+    c.verify_members().unwrap();
+    assert!(c.assemble("t1").unwrap().bytes.iter().all(|&b| b == 2));
+}

@@ -70,8 +70,14 @@ fn objects(folder: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-fn options(server: &Server) -> Vec<(&'static str, String)> {
-    server.options()
+/// The tests' S3 server, with bucket `ckpt` holding generation 1 at
+/// `INDEX_URL`, and its options.
+fn server_with_a_checkpoint(dir: &Path) -> (Server, Vec<(&'static str, String)>) {
+    let server = Server::start(dir.join("s3")).unwrap();
+    server.bucket("ckpt").unwrap();
+    let options = server.options();
+    save(INDEX_URL, &borrowed(&options), 1).unwrap();
+    (server, options)
 }
 
 fn borrowed<'a>(options: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
@@ -93,11 +99,8 @@ fn two_processes_saving_one_folder_leave_one_whole_save() {
         return save(&url, &options, generation).unwrap();
     }
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path().join("s3")).unwrap();
-    server.bucket("ckpt").unwrap();
-    let owned = options(&server);
+    let (server, owned) = server_with_a_checkpoint(dir.path());
     let options = borrowed(&owned);
-    save(INDEX_URL, &options, 1).unwrap();
     let lines: String = owned.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
     let folder = server.root().join("ckpt/run");
     let mut won = [0; 2];
@@ -158,11 +161,8 @@ fn two_processes_saving_one_folder_leave_one_whole_save() {
 #[test]
 fn a_reader_of_a_replaced_checkpoint_never_reads_another_saves_member() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path().join("s3")).unwrap();
-    server.bucket("ckpt").unwrap();
-    let owned = options(&server);
+    let (server, owned) = server_with_a_checkpoint(dir.path());
     let options = borrowed(&owned);
-    save(INDEX_URL, &options, 1).unwrap();
     let reader = hurray_object_store::open_sharded(INDEX_URL, &options).unwrap();
     let first = &reader.members()[0].path;
     let second = reader.members()[1].path.clone();

@@ -255,7 +255,7 @@ def write(path, tensors, metadata=None, durable=True, checksums=True, digests=Fa
 
 def write_member(location, tensors, durable=True, storage_options=None):
     """Writes a member of a sharded checkpoint that another process indexes
-    (a local path or an object store URL); returns its ``(size, crc32c)``,
-    computed as it was written, for ``ShardedWriter.adopt_member``."""
+    (a local path or an object store URL); returns its ``(size, crc32c,
+    file_id)``, computed as it was written, for ``ShardedWriter.adopt_member``."""
     items = ((name, source(name, value)) for name, value in tensors.items())
     return _hurray.write_member(str(location), items, durable=durable, storage_options=storage_options)

@@ -198,9 +198,11 @@ class ShardedWriter:
         *,
         size: Optional[int] = None,
         crc32c: Optional[int] = None,
+        file_id: Optional[str] = None,
     ) -> None:
         """With ``size`` and ``crc32c`` (as :func:`write_member` returns them)
-        the member's header is verified and its size checked, not read whole."""
+        the member's header is verified and its size checked, not read whole;
+        ``file_id`` must then be the member's identity."""
     def finish(self) -> str:
         """Writes the index; returns its path, or its URL in an object store."""
     @property
@@ -239,10 +241,10 @@ def write_member(
     durable: bool = True,
     digests: bool = False,
     storage_options: Optional[Dict[str, str]] = None,
-) -> Tuple[int, int]:
+) -> Tuple[int, int, str]:
     """Writes a member of a sharded checkpoint (a path or an object store
     URL), with a random identity that the index records; returns its
-    ``(size, crc32c)`` for ``ShardedWriter.adopt_member``."""
+    ``(size, crc32c, file_id)`` for ``ShardedWriter.adopt_member``."""
 def sign(
     path: Union[str, os.PathLike], private_key: Union[str, os.PathLike, bytes], output: Optional[str] = None
 ) -> pathlib.Path: ...

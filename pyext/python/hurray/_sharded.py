@@ -107,6 +107,7 @@ class ShardedWriter:
         *,
         size: Optional[int] = None,
         crc32c: Optional[int] = None,
+        file_id: Optional[str] = None,
     ) -> None:
         """Takes in the Hurray file ``path`` (relative to the index's
         directory) that another process wrote, such as one rank of a
@@ -115,13 +116,15 @@ class ShardedWriter:
         shape, offset)``. The file is verified and read whole for its
         CRC-32C, unless its writer reported ``size`` and ``crc32c`` (what
         :func:`hurray._hurray.write_member` returns): then only its header is
-        read and its size checked. The chunks must tile their tensors, which
-        :meth:`finish` checks."""
+        read and its size checked, and ``file_id`` (the identity it returns
+        too) must be the member's, or another save wrote the path since. The
+        chunks must tile their tensors, which :meth:`finish` checks."""
         self._writer.adopt_member(
             path,
             [(t, n, list(shape), list(off)) for t, n, shape, off in chunks or ()],
             size=size,
             crc32c=crc32c,
+            file_id=file_id,
         )
 
     def finish(self) -> str:

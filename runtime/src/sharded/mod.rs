@@ -13,9 +13,10 @@ mod store;
 mod verify;
 mod writer;
 
+pub use crate::atomic::CommitFailed;
 pub use crate::file_id::{FILE_ID_LEN, FileId};
 pub use crate::shard_index::{ShardMember, ShardPiece, ShardedTensor};
 pub use reader::ShardedFile;
-pub use store::{CheckpointStore, CommitFailed, Crc32cWriter, NewFile, WrittenMember};
+pub use store::{CheckpointStore, Crc32cWriter, NewFile, WrittenMember};
 pub use verify::ChecksumReport;
 pub use writer::{AdoptedChunk, DEFAULT_MAX_SHARD_SIZE, ShardedWriter};

@@ -13,9 +13,10 @@
 //! as much as a directory is.
 
 use super::lock::IndexLock;
-use crate::atomic::{AtomicFile, Durability};
+use crate::atomic::{AtomicFile, CommitFailed, Durability};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::reader::File;
 use std::fmt::Debug;
 use std::io::{IoSlice, Write};
@@ -64,17 +65,6 @@ pub trait CheckpointStore: Debug + Send + Sync {
 pub trait NewFile: Write + Send + Debug {
     /// Puts the file in place, whole.
     fn commit(self: Box<Self>) -> std::result::Result<(), CommitFailed>;
-}
-
-/// Why [`NewFile::commit`] failed, and whether the file is in place
-/// nonetheless (only making it durable failed): a writer of many files must
-/// then not undo what refers to it.
-#[derive(Debug)]
-pub struct CommitFailed {
-    /// What failed.
-    pub error: Error,
-    /// The file is at its path all the same.
-    pub in_place: bool,
 }
 
 /// A checkpoint in a local directory: each file written to a temporary
@@ -166,6 +156,10 @@ pub struct WrittenMember {
     pub size: u64,
     /// The CRC-32C of all of its bytes.
     pub crc32c: u64,
+    /// The identity its writer gave it (format 1.5), when it gave one: a
+    /// member at its path with another is not this writer's (another save
+    /// wrote there since), and is refused.
+    pub file_id: Option<FileId>,
 }
 
 /// A `Write` that passes every byte on to `W` and computes their CRC-32C
@@ -188,11 +182,13 @@ impl<W: Write> Crc32cWriter<W> {
         }
     }
 
-    /// `W`, and the length and CRC-32C of what was written to it.
+    /// `W`, and the length and CRC-32C of what was written to it (its
+    /// identity is the caller's to add: this writer does not see it).
     pub fn finish(self) -> (W, WrittenMember) {
         let written = WrittenMember {
             size: self.len,
             crc32c: self.crc.finish(),
+            file_id: None,
         };
         (self.inner, written)
     }

@@ -2,9 +2,9 @@
 //! member past a size, and the index last.
 
 use super::replace::{claim_member_path, remove_replaced};
-use super::store::{CheckpointStore, CommitFailed, Crc32cWriter, LocalStore, NewFile};
+use super::store::{CheckpointStore, Crc32cWriter, LocalStore, NewFile};
 use crate::ElementType;
-use crate::atomic::{Durability, parent_dir};
+use crate::atomic::{CommitFailed, Durability, parent_dir};
 use crate::descriptor::{Layout, TensorDescriptor};
 use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};

@@ -152,7 +152,7 @@ def _write(directory: Any, pieces: List[_Piece], leaves: List[str], durable: boo
             yield piece.stored, piece.data
 
     chunks = [[p.stored, p.name, p.shape, p.offset] for p in pieces if not p.whole]
-    size, crc32c = _hurray.write_member(
+    size, crc32c, file_id = _hurray.write_member(
         _join(directory, member),
         ((name, _convert.source(name, data)) for name, data in tensors()),
         durable=durable,
@@ -162,6 +162,7 @@ def _write(directory: Any, pieces: List[_Piece], leaves: List[str], durable: boo
         "member": member,
         "size": size,
         "crc32c": crc32c,
+        "file_id": file_id,
         "chunks": chunks,
         "processes": jax.process_count(),
         "leaves": leaves,
@@ -237,6 +238,8 @@ class HurrayCheckpointHandler(ocp.AsyncCheckpointHandler):
                     [tuple(c) for c in report["chunks"]],
                     size=report["size"],
                     crc32c=report["crc32c"],
+                    # Absent from reports written before format 1.5.
+                    file_id=report.get("file_id"),
                 )
 
     def _open(self, directory: Any):

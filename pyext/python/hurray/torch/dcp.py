@@ -93,13 +93,15 @@ class _Stored:
 @dataclasses.dataclass(frozen=True)
 class _Written:
     """One saved item as its rank reports it: where it is, and what the
-    index records of its member (length and CRC-32C, computed as the rank
-    wrote it, so the coordinator never reads the member back)."""
+    index records of its member (length, CRC-32C and identity, computed as
+    the rank wrote it, so the coordinator never reads the member back, and
+    refuses one another save wrote over since)."""
 
     member: str
     tensor: str
     member_size: int
     member_crc32c: int
+    member_file_id: str
 
 
 def _member_name(rank: int) -> str:
@@ -204,7 +206,7 @@ class HurrayStorageWriter(StorageWriter):
         # One Hurray file per rank, even an empty one (so that the index
         # lists every rank that took part).
         try:
-            size, crc32c = _convert.write_member(
+            size, crc32c, file_id = _convert.write_member(
                 join(self.path, member), tensors, durable=self.durable, storage_options=self.storage_options
             )
         except BaseException:
@@ -220,7 +222,7 @@ class HurrayStorageWriter(StorageWriter):
             WriteResult(
                 index=item.index,
                 size_in_bytes=tensors[name].numel() * tensors[name].element_size(),
-                storage_data=_Written(member, name, size, crc32c),
+                storage_data=_Written(member, name, size, crc32c, file_id),
             )
             for item, name in zip(plan.items, tensors)
         ]
@@ -252,7 +254,11 @@ class HurrayStorageWriter(StorageWriter):
         for rank_results in results:
             for r in rank_results:
                 stored: _Written = r.storage_data
-                written[stored.member] = {"size": stored.member_size, "crc32c": stored.member_crc32c}
+                written[stored.member] = {
+                    "size": stored.member_size,
+                    "crc32c": stored.member_crc32c,
+                    "file_id": stored.member_file_id,
+                }
                 chunks = members.setdefault(stored.member, [])
                 md = metadata.state_dict_metadata[r.index.fqn]
                 offsets = tuple(r.index.offset) if r.index.offset is not None else ()

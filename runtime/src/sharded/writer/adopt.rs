@@ -46,7 +46,9 @@ impl ShardedWriter {
     /// that wrote it with [`Crc32cWriter`]): the member's header is read and
     /// verified and its length checked, but its data is not read again (for
     /// a member in an object store, the difference between two range GETs
-    /// and downloading it).
+    /// and downloading it). A reported identity must be the member's: one
+    /// that another save wrote over since is refused (`MemberMismatch` on
+    /// `file_id`).
     pub fn adopt_written_member(
         &mut self,
         path: &str,
@@ -135,6 +137,21 @@ impl ShardedWriter {
                     .digest_algorithm()?
                     .map_or("none", DigestAlgorithm::name)
                     .to_owned(),
+            });
+        }
+        if let Some(reported) = written.and_then(|w| w.file_id)
+            && file.file_id() != Some(reported)
+        {
+            // Another save wrote this path after the member's writer did:
+            // its size and CRC-32C would be recorded over another file.
+            return Err(Error::MemberMismatch {
+                member: path.to_owned(),
+                field: "file_id",
+                expected: reported.to_string(),
+                found: file.file_id().map_or_else(
+                    || "absent: another file than its writer wrote".to_owned(),
+                    |id| format!("{id}: another file than its writer wrote"),
+                ),
             });
         }
         let (size, crc32c) = match written {

@@ -356,7 +356,9 @@ def dequantize(t) -> np.ndarray:
     q = t._t.Quantization()
     shape = [int(d) for d in t.shape]
     if 0 in shape:
-        return np.zeros(shape, dtype=np.float32)  # ADR-007: no scales at all
+        # ADR-007: no scales at all; a huge other dimension is still one no
+        # NumPy array can have.
+        return np.zeros(t._numpy_shape(), dtype=np.float32)
     if q.BlockFormat() != 0:
         return _blocks(q.BlockFormat(), t.buffer("values"), shape)
     codes = t.numpy().reshape(-1)

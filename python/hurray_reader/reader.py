@@ -697,6 +697,24 @@ class Tensor:
             raise HurrayError("NoData", f"tensor {self.name!r} is descriptor-only: it carries no data", self.name)
 
     # -- values ---------------------------------------------------------------
+    def _numpy_shape(self):
+        """The shape, when a NumPy array can have it: NotRepresentable
+        otherwise."""
+        shape = self.shape
+        limit = np.iinfo(np.intp).max
+        logical_bytes = 16
+        for d in shape:
+            # NumPy refuses a shape whose non-zero dimensions overflow, even
+            # when another dimension is 0.
+            logical_bytes *= max(d, 1)
+        if any(d > limit for d in shape) or logical_bytes > limit:
+            # Valid (an empty tensor may have a huge other dimension) but
+            # beyond what a NumPy shape can hold.
+            raise HurrayError(
+                "NotRepresentable", f"tensor {self.name!r}: shape {list(shape)} does not fit a NumPy shape", self.name, "shape"
+            )
+        return shape
+
     def numpy(self, raw: bool = False) -> np.ndarray:
         """The dense (or strided) tensor as an array of its logical shape.
 
@@ -716,19 +734,7 @@ class Tensor:
                 "quantization.block_format",
             )
         buf = self.buffer("values")
-        shape = self.shape
-        limit = np.iinfo(np.intp).max
-        logical_bytes = 16
-        for d in shape:
-            # NumPy refuses a shape whose non-zero dimensions overflow, even
-            # when another dimension is 0.
-            logical_bytes *= max(d, 1)
-        if any(d > limit for d in shape) or logical_bytes > limit:
-            # Valid (an empty tensor may have a huge other dimension) but
-            # beyond what a NumPy shape can hold.
-            raise HurrayError(
-                "NotRepresentable", f"tensor {self.name!r}: shape {list(shape)} does not fit a NumPy shape", self.name, "shape"
-            )
+        shape = self._numpy_shape()
         if self.layout == "dense":
             flat = dec.decode(buf, self._wire, self.element_count, raw)
             return flat.reshape(shape)

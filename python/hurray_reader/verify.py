@@ -34,6 +34,7 @@ TABLES = {
         4: ("u8",),  # checksum_algorithm (format 1.2)
         5: ("table", "ShardIndex"),  # shard_index (format 1.3)
         6: ("u8",),  # digest_algorithm (format 1.4)
+        7: ("scalars", 1, False),  # file_id (format 1.5)
     },
     "Tensor": {
         0: ("string", True),
@@ -79,8 +80,8 @@ TABLES = {
     "KeyValue": {0: ("string", True), 1: ("string", True)},
     # Format 1.3: a sharded checkpoint's index.
     "ShardIndex": {0: ("tables", "ShardMember", True), 1: ("tables", "ShardedTensor", True)},
-    # header_digest (format 1.4)
-    "ShardMember": {0: ("string", True), 1: ("u64",), 2: ("u64",), 3: ("scalars", 1, False)},
+    # header_digest (format 1.4), file_id (format 1.5)
+    "ShardMember": {0: ("string", True), 1: ("u64",), 2: ("u64",), 3: ("scalars", 1, False), 4: ("scalars", 1, False)},
     "ShardedTensor": {0: ("string", True), 1: ("u8",), 2: ("scalars", 8, True), 3: ("tables", "ShardPiece", True)},
     "ShardPiece": {0: ("u32",), 1: ("string", True), 2: ("scalars", 8, False), 3: ("scalars", 8, True)},
 }

@@ -102,7 +102,7 @@ def view(*args):
 
 def test_the_golden_files_render_with_every_tensor_in_the_table(tmp_path):
     goldens = sorted((ROOT / "tests" / "golden").rglob("*.hurray"))
-    assert len(goldens) == 30, goldens
+    assert len(goldens) == 35, goldens
     for i, golden in enumerate(goldens):
         page = tmp_path / f"{i}.html"
         view(golden, "-o", page)

@@ -138,7 +138,8 @@ def _pieces(tree: Any, now: bool) -> List[_Piece]:
 
 def _write(directory: Any, pieces: List[_Piece], leaves: List[str], durable: bool, storage_options) -> None:
     """This process's member, then its report (what process 0 indexes): the
-    member's size and CRC-32C, computed as it was written, its chunks, and
+    member's size, CRC-32C and identity, computed as it was written, its
+    chunks, and
     what the index records of the save (how many processes wrote, the
     leaves), so that `finalize` needs nothing kept from the save."""
     process = jax.process_index()

@@ -20,7 +20,7 @@ The checkpoint may also be a folder of an object store: ``HurrayStorageWriter(
 "s3://bucket/run/step_5")`` (``gs://``, ``az://`` likewise; endpoints and
 credentials from the environment or ``storage_options``). Each rank uploads
 its member as one multipart upload, which no reader sees until it is
-complete, and reports its size and CRC-32C; the coordinator uploads the
+complete, and reports its size, CRC-32C and identity; the coordinator uploads the
 index last, so the checkpoint at that folder is whole or absent. A rank
 that fails or is killed leaves no index (and the checkpoint an earlier save
 left there whole).

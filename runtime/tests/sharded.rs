@@ -487,3 +487,18 @@ fn an_index_is_not_a_plain_file_and_a_plain_file_is_not_an_index() {
     let e = ShardedFile::open(dir.path().join("rank-0.hurray")).unwrap_err();
     assert!(e.to_string().contains("not the index"), "{e}");
 }
+
+/// A member may not take the index's own name: the index, put in place
+/// last, would be renamed over it.
+#[test]
+fn a_member_named_as_its_index_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = ShardedWriter::create(dir.path().join("model.hurray")).unwrap();
+    for e in [
+        w.start_member("model.hurray").unwrap_err(),
+        w.member_path("model.hurray").unwrap_err(),
+    ] {
+        assert!(e.to_string().contains("the index's own name"), "{e}");
+    }
+    assert!(!dir.path().join("model.hurray").exists());
+}

@@ -79,6 +79,7 @@ mod tests {
     /// Threads hold the lock one at a time (flock locks exclude each
     /// other's open files within a process too), and no lock file is left.
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not support a blocking flock")]
     fn holders_exclude_each_other_and_leave_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("model.hurray");

@@ -187,9 +187,17 @@ impl ShardedWriter {
         self.place(preferred)
     }
 
-    /// Records a member name asked for, once.
+    /// Records a member name asked for, once; never the index's own.
     fn request(&mut self, path: &str) -> Result<()> {
         check_member_path("member path", path)?;
+        if path == self.index {
+            return Err(Error::InvalidField {
+                tensor: String::new(),
+                field: "member path".into(),
+                value: format!("{path:?}"),
+                reason: "the index's own name: the index would be put over the member".into(),
+            });
+        }
         if !self.requested.insert(path.to_owned()) {
             return Err(written_twice(path));
         }

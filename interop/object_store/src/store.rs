@@ -128,6 +128,10 @@ impl CheckpointStore for ObjectCheckpointStore {
         }
     }
 
+    /// The claim is the placeholder at the name, which the member's upload
+    /// replaces: nothing to give up.
+    fn release(&self, _: &str) {}
+
     fn replace_index(
         &self,
         index: &str,

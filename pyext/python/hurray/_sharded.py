@@ -76,8 +76,8 @@ class ShardedWriter:
     def member_path(self, preferred: str) -> str:
         """Where another process (a rank of a distributed save) should write
         a member for :meth:`adopt_member`: ``preferred``, or its first
-        alternate where no file is, claimed for this save (an empty
-        placeholder is there until the member is written over it)."""
+        alternate where no file is, claimed for this save until it finishes
+        or is aborted."""
         return self._writer.member_path(preferred)
 
     def set_metadata(self, key: str, value: str) -> None:

@@ -268,7 +268,7 @@ impl ShardedFile {
                 // index is still at its path now, it was when the member was
                 // opened, and a save never writes over a member the index in
                 // place lists. If it is not, the member's path may hold
-                // anything (nothing, another save's placeholder or member),
+                // anything (nothing, another save's member),
                 // and that the checkpoint was replaced is the error to give.
                 let replaced = || -> Result<()> {
                     match index {

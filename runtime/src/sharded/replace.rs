@@ -7,9 +7,10 @@
 //! "Two saves at once"):
 //!
 //! - **A save writes only names it claimed.** A member's name is claimed
-//!   exclusively before anything is written there (a file created with
-//!   `O_EXCL`, a conditional put): the preferred name where nothing is at
-//!   it, else the first free alternate (`model-00001.1.hurray`, `.2`, ...).
+//!   exclusively before anything is written there (a marker beside it
+//!   created with `O_EXCL`, a conditional put of a placeholder): the
+//!   preferred name where nothing is at it, else the first free alternate
+//!   (`model-00001.1.hurray`, `.2`, ...).
 //!   So no save writes over a member that an index lists, or over another
 //!   save's member, whatever runs at the same time.
 //! - **The index is swapped knowing what it replaces.** The store puts the
@@ -130,7 +131,16 @@ mod tests {
         // Claimed: the next claim of the same name takes the next alternate.
         assert_eq!(claim("m.hurray", &|_| false), "m.3.hurray");
         assert_eq!(claim("m.hurray", &|p| p == "m.4.hurray"), "m.5.hurray");
-        // Nothing that was there was written over.
+        // Nothing that was there was written over, and nothing is at a
+        // claimed name until its member is written.
         assert_eq!(std::fs::read(dir.path().join("m.hurray")).unwrap(), b"x");
+        assert!(!dir.path().join("m.2.hurray").exists());
+        // Given up with nothing written, the name is free again; given up
+        // with its member in place, the member keeps it taken.
+        store.release("m.2.hurray");
+        std::fs::write(dir.path().join("m.3.hurray"), b"member").unwrap();
+        store.release("m.3.hurray");
+        assert_eq!(claim("m.hurray", &|_| false), "m.2.hurray");
+        assert_eq!(claim("m.hurray", &|_| false), "m.4.hurray");
     }
 }

@@ -28,16 +28,22 @@ pub trait CheckpointStore: Debug + Send + Sync {
     /// Where `path` is, as messages name it (a file path, a URL).
     fn location(&self, path: &str) -> PathBuf;
 
-    /// Claims `path` for this save: puts an empty placeholder there if,
-    /// and only if, nothing is there, in one step no other process can come
-    /// between (`O_EXCL`, a put that fails when the object exists).
-    /// `Ok(false)` when something is there.
+    /// Claims `path` for this save, if nothing is there and no other save
+    /// claimed it, in a step no other process can come between: until
+    /// [`release`](Self::release), no other save's claim of `path` succeeds.
+    /// `Ok(false)` when something is there or claimed.
     fn claim(&self, path: &str) -> Result<bool>;
 
-    /// Starts the file `path` (claimed). Nothing but the placeholder is at
-    /// `path` until [`NewFile::commit`] puts the file there; dropped
-    /// uncommitted, it leaves nothing behind (a process killed meanwhile
-    /// may leave a temporary file or an unfinished upload).
+    /// Gives up the claim of `path`, once the file there is in place (then
+    /// the file itself keeps other saves away) or removed. A store whose
+    /// claim is a placeholder at `path` itself has nothing to do.
+    fn release(&self, path: &str);
+
+    /// Starts the file `path` (claimed). Nothing appears at `path` until
+    /// [`NewFile::commit`] puts the file there (a store may keep a
+    /// placeholder there meanwhile); dropped uncommitted, it leaves nothing
+    /// behind (a process killed meanwhile may leave a temporary file or an
+    /// unfinished upload).
     fn create(&self, path: &str, durability: Durability) -> Result<Box<dyn NewFile>>;
 
     /// Puts the index `bytes` at `index`, whole, in place of whatever is
@@ -96,19 +102,35 @@ impl CheckpointStore for LocalStore {
         }
     }
 
+    /// A claim is a marker beside the name (`.NAME.claim`), created with
+    /// `O_EXCL`, not a placeholder at the name itself: renaming a member
+    /// over a file there would make ext4 start writing the member out at
+    /// once (`auto_da_alloc`), which costs a save that does not sync as
+    /// much as syncing (docs/performance.md). The name must be free too,
+    /// checked while the marker is held: every save writes a name only
+    /// while it holds the name's marker.
     fn claim(&self, path: &str) -> Result<bool> {
         let at = self.dir.join(path);
-        // `create_new` is O_CREAT | O_EXCL: a dangling symlink counts as
-        // something there too.
+        let marker = claim_marker(&at);
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&at)
+            .open(&marker)
         {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(Error::io("claiming", at, e)),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) => return Err(Error::io("claiming", marker, e)),
         }
+        // Not `exists()`: a dangling symlink is something at `path` too.
+        if at.symlink_metadata().is_ok() {
+            let _ = std::fs::remove_file(&marker);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn release(&self, path: &str) {
+        let _ = std::fs::remove_file(claim_marker(&self.dir.join(path)));
     }
 
     fn replace_index(
@@ -139,6 +161,12 @@ impl CheckpointStore for LocalStore {
     fn remove(&self, path: &str) {
         let _ = std::fs::remove_file(self.dir.join(path));
     }
+}
+
+/// The marker of a claim on `path`: `.NAME.claim` beside it.
+fn claim_marker(path: &std::path::Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    crate::atomic::parent_dir(path).join(format!(".{name}.claim"))
 }
 
 impl NewFile for AtomicFile {

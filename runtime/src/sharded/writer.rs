@@ -177,8 +177,8 @@ impl ShardedWriter {
     /// Where a member that another writer (a rank of a distributed save, a
     /// conversion) is to write for [`adopt_member`](Self::adopt_member)
     /// should go: `preferred`, or its first alternate where no file is,
-    /// claimed for this save (an empty placeholder is there until the
-    /// member is written over it). Written there, the member cannot damage
+    /// claimed for this save until it finishes or is dropped. Written
+    /// there, the member cannot damage
     /// the checkpoint this save replaces, nor another save's. Its writer
     /// should give it a [`FileId`] ([`Writer::set_file_id`]), so that the
     /// index can tell it from another file put at its path.
@@ -380,12 +380,14 @@ impl ShardedWriter {
 
 impl Drop for ShardedWriter {
     /// A save that did not put its index in place removes the members it
-    /// claimed: no index lists them.
+    /// claimed: no index lists them. Either way its claims are given up
+    /// (each name now holds its member, or nothing).
     fn drop(&mut self) {
-        if !self.committed {
-            for path in &self.placed_files {
+        for path in &self.placed_files {
+            if !self.committed {
                 self.store.remove(path);
             }
+            self.store.release(path);
         }
     }
 }

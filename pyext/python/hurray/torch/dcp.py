@@ -212,7 +212,7 @@ class HurrayStorageWriter(StorageWriter):
         except BaseException:
             # The save fails, and DCP calls no storage-writer hook when it
             # does: where this process planned it, the member names it
-            # claimed for every rank (empty placeholders) go now, not when
+            # claimed for every rank are given up now, not when
             # this writer is collected. The earlier checkpoint is untouched.
             if self._index is not None:
                 self._index.abort()

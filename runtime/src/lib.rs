@@ -75,6 +75,12 @@ mod derive_support;
 #[cfg(test)]
 mod tests;
 
+/// The README's Rust example, compiled by `cargo test --doc -p hurray`, so
+/// that a change to the API it uses cannot leave it broken.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeExample;
+
 /// Element types held in memory beyond Rust's primitives: minifloats and
 /// complex numbers, packed sub-byte codes, and the schema's float formats.
 pub mod elements {

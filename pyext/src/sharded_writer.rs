@@ -6,7 +6,7 @@ use crate::error::{HurrayError, err};
 use crate::url::{check_options_apply, with_options};
 use crate::write::{codes_of, with_source};
 use hurray::pack::pack_codes;
-use hurray::sharded::{AdoptedChunk, FILE_ID_LEN, FileId, WrittenMember};
+use hurray::sharded::{AdoptedChunk, FileId, WrittenMember};
 use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -54,30 +54,6 @@ impl PyShardedWriter {
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-}
-
-/// A member's identity as `write_member` reports it: 32 hex digits.
-fn parse_file_id(path: &str, hex: &str) -> PyResult<FileId> {
-    let bytes: Option<Vec<u8>> = (hex.len() == 2 * FILE_ID_LEN)
-        .then(|| {
-            (0..hex.len())
-                .step_by(2)
-                .map(|i| {
-                    hex.get(i..i + 2)
-                        .and_then(|b| u8::from_str_radix(b, 16).ok())
-                })
-                .collect()
-        })
-        .flatten();
-    bytes
-        .as_deref()
-        .and_then(FileId::from_slice)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "member {path:?}: file_id {hex:?} is not {} hex digits",
-                2 * FILE_ID_LEN
-            ))
-        })
 }
 
 /// `(tensor in the member, logical name, logical shape, offset)`.
@@ -220,7 +196,10 @@ impl PyShardedWriter {
                 offset,
             })
             .collect();
-        let file_id = file_id.map(|hex| parse_file_id(path, hex)).transpose()?;
+        let file_id = file_id
+            .map(|hex| hex.parse::<FileId>())
+            .transpose()
+            .map_err(|e| PyValueError::new_err(format!("member {path:?}: {e}")))?;
         let w = self.writer()?;
         match (size, crc32c) {
             (Some(size), Some(crc32c)) => {

@@ -206,3 +206,33 @@ pub(crate) fn parent_dir(path: &Path) -> PathBuf {
         _ => PathBuf::from("."),
     }
 }
+
+/// Whether `path` still names the file `handle` is open on (the same
+/// device and inode: a file replaced by rename is another). Without inodes,
+/// `true`.
+pub(crate) fn same_file(handle: &std::fs::File, path: &Path) -> Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let held = handle
+            .metadata()
+            .map_err(|e| Error::io("reading metadata of", path, e))?;
+        match std::fs::metadata(path) {
+            Ok(now) => Ok(now.dev() == held.dev() && now.ino() == held.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io("reading metadata of", path, e)),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (handle, path);
+        Ok(true)
+    }
+}
+
+/// The hidden file beside `path` that stands for it: `.NAME.SUFFIX` in its
+/// directory (a sharded checkpoint's claim markers and index lock).
+pub(crate) fn hidden_beside(path: &Path, suffix: &str) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    parent_dir(path).join(format!(".{name}.{suffix}"))
+}

@@ -34,6 +34,71 @@ impl FileId {
     pub fn from_slice(bytes: &[u8]) -> Option<FileId> {
         bytes.try_into().ok().map(FileId)
     }
+
+    /// The identity in the header field `field` (`file_id`, an index's
+    /// `shard_index.members[i].file_id`): [`Error::InvalidField`] naming it
+    /// when `bytes` are not [`FILE_ID_LEN`] long.
+    pub(crate) fn from_field(field: impl Into<String>, bytes: &[u8]) -> Result<FileId> {
+        FileId::from_slice(bytes).ok_or_else(|| FileId::wrong_length(field, bytes.len()))
+    }
+
+    /// [`Error::InvalidField`] on the header field `field`, an identity of
+    /// `len` bytes.
+    pub(crate) fn wrong_length(field: impl Into<String>, len: usize) -> Error {
+        Error::InvalidField {
+            tensor: String::new(),
+            field: field.into(),
+            value: format!("{len} byte(s)"),
+            reason: format!("a file identifier is {FILE_ID_LEN} bytes"),
+        }
+    }
+
+    /// `MemberMismatch` on `file_id`: the member at `member` holds `found`
+    /// where `expected` was recorded, so it is `what` (another file).
+    pub(crate) fn mismatch(
+        member: &str,
+        expected: FileId,
+        found: Option<FileId>,
+        what: &str,
+    ) -> Error {
+        Error::MemberMismatch {
+            member: member.to_owned(),
+            field: "file_id",
+            expected: expected.to_string(),
+            found: match found {
+                Some(id) => format!("{id}: {what}"),
+                None => format!("absent: {what}"),
+            },
+        }
+    }
+}
+
+impl std::str::FromStr for FileId {
+    type Err = Error;
+
+    /// The identity [`Display`](fmt::Display) prints: 32 hex digits.
+    fn from_str(hex: &str) -> Result<FileId> {
+        let bytes: Option<Vec<u8>> = (hex.len() == 2 * FILE_ID_LEN)
+            .then(|| {
+                (0..hex.len())
+                    .step_by(2)
+                    .map(|i| {
+                        hex.get(i..i + 2)
+                            .and_then(|b| u8::from_str_radix(b, 16).ok())
+                    })
+                    .collect()
+            })
+            .flatten();
+        bytes
+            .as_deref()
+            .and_then(FileId::from_slice)
+            .ok_or_else(|| Error::InvalidField {
+                tensor: String::new(),
+                field: "file_id".into(),
+                value: format!("{hex:?}"),
+                reason: format!("a file identifier is {} hex digits", 2 * FILE_ID_LEN),
+            })
+    }
 }
 
 impl fmt::Display for FileId {
@@ -61,6 +126,10 @@ mod tests {
         assert_eq!(FileId([0xab; 16]).to_string(), "ab".repeat(16));
         assert_eq!(FileId::from_slice(&[1; 15]), None);
         assert_eq!(FileId::from_slice(&[1; 16]), Some(FileId([1; 16])));
+        assert_eq!(a.to_string().parse::<FileId>().unwrap(), a);
+        for bad in ["ab".repeat(15), "zz".repeat(16), "é".repeat(16)] {
+            assert!(bad.parse::<FileId>().is_err(), "{bad}");
+        }
     }
 
     /// A file whose header holds an identity of another length is refused

@@ -4,7 +4,7 @@
 use crate::ElementType;
 use crate::digest::{DIGEST_LEN, Digest, DigestAlgorithm};
 use crate::error::{Error, Result};
-use crate::file_id::{FILE_ID_LEN, FileId};
+use crate::file_id::FileId;
 use crate::format::DYNAMIC_DIM;
 use crate::generated::fb;
 use crate::limits::MAX_PIECES_PER_TENSOR;
@@ -270,16 +270,10 @@ pub(crate) fn from_wire(
                 ));
             }
         };
-        let file_id = match m.file_id() {
-            None => None,
-            Some(id) => Some(FileId::from_slice(id.bytes()).ok_or_else(|| {
-                invalid(
-                    format!("shard_index.members[{i}].file_id"),
-                    format!("{} byte(s)", id.len()),
-                    &format!("a file identifier is {FILE_ID_LEN} bytes"),
-                )
-            })?),
-        };
+        let file_id = m
+            .file_id()
+            .map(|id| FileId::from_field(format!("shard_index.members[{i}].file_id"), id.bytes()))
+            .transpose()?;
         members.push(ShardMember {
             path: m.path().to_owned(),
             size: m.size(),

@@ -1,6 +1,7 @@
 //! [`IndexLock`]: one swap of a directory's index at a time, between
 //! processes.
 
+use crate::atomic::{hidden_beside, same_file};
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -21,8 +22,7 @@ pub(super) struct IndexLock {
 impl IndexLock {
     /// Waits for the lock on swapping `index`.
     pub(super) fn acquire(index: &Path) -> Result<IndexLock> {
-        let name = index.file_name().unwrap_or_default().to_string_lossy();
-        let path = crate::atomic::parent_dir(index).join(format!(".{name}.lock"));
+        let path = hidden_beside(index, "lock");
         loop {
             let file = OpenOptions::new()
                 .read(true)
@@ -35,7 +35,7 @@ impl IndexLock {
             // Its last holder may have removed the file between this open
             // and this lock: a lock on a removed file excludes nobody, so
             // start again on the file at the path now.
-            if still_at(&file, &path)? {
+            if same_file(&file, &path)? {
                 return Ok(IndexLock { path, _file: file });
             }
         }
@@ -44,30 +44,9 @@ impl IndexLock {
 
 impl Drop for IndexLock {
     /// Removed while still locked: whoever opens the path next gets a new
-    /// file, and whoever waits on this one sees it gone (`still_at`).
+    /// file, and whoever waits on this one sees it gone (`same_file`).
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Whether `path` still names the file `file` has open.
-fn still_at(file: &File, path: &Path) -> Result<bool> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let held = file
-            .metadata()
-            .map_err(|e| Error::io("reading metadata of", path, e))?;
-        Ok(match std::fs::metadata(path) {
-            Ok(now) => now.dev() == held.dev() && now.ino() == held.ino(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => return Err(Error::io("reading metadata of", path, e)),
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        Ok(true)
     }
 }
 

@@ -1,7 +1,8 @@
 //! [`ShardedFile`]: an index file and its members as one logical mapping.
 
-use crate::atomic::parent_dir;
+use crate::atomic::{parent_dir, same_file};
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::reader::{File, MapMode, TensorRef};
 use crate::shard_index::{self as index, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
 use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
@@ -9,29 +10,6 @@ use crate::source::Source;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// Whether `path` still names the file `handle` is open on (the same
-/// device and inode: a file replaced by rename is another). Without inodes,
-/// `true`.
-fn same_file(handle: &std::fs::File, path: &Path) -> Result<bool> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let held = handle
-            .metadata()
-            .map_err(|e| Error::io("reading metadata of", path, e))?;
-        match std::fs::metadata(path) {
-            Ok(now) => Ok(now.dev() == held.dev() && now.ino() == held.ino()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(Error::io("reading metadata of", path, e)),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (handle, path);
-        Ok(true)
-    }
-}
 
 fn size_mismatch(m: &ShardMember, len: u64) -> Error {
     Error::MemberMismatch {
@@ -328,17 +306,12 @@ impl ShardedFile {
             // Another save's member at this path (two saves at once, or a
             // file copied in): its values must never be read as this
             // checkpoint's, checksums or no (ADR-0010).
-            return Err(Error::MemberMismatch {
-                member: m.path.clone(),
-                field: "file_id",
-                expected: expected.to_string(),
-                found: match member.file_id() {
-                    Some(found) => {
-                        format!("{found}: not the member this index was written with")
-                    }
-                    None => "absent: not the member this index was written with".into(),
-                },
-            });
+            return Err(FileId::mismatch(
+                &m.path,
+                expected,
+                member.file_id(),
+                "not the member this index was written with",
+            ));
         }
         if member.is_shard_index() {
             // Indexes do not nest: that keeps every walk over members finite.

@@ -13,7 +13,7 @@
 //! as much as a directory is.
 
 use super::lock::IndexLock;
-use crate::atomic::{AtomicFile, CommitFailed, Durability};
+use crate::atomic::{AtomicFile, CommitFailed, Durability, hidden_beside};
 use crate::checksum::{ChecksumAlgorithm, Running};
 use crate::error::{Error, Result};
 use crate::file_id::FileId;
@@ -111,7 +111,7 @@ impl CheckpointStore for LocalStore {
     /// while it holds the name's marker.
     fn claim(&self, path: &str) -> Result<bool> {
         let at = self.dir.join(path);
-        let marker = claim_marker(&at);
+        let marker = hidden_beside(&at, "claim");
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -130,7 +130,7 @@ impl CheckpointStore for LocalStore {
     }
 
     fn release(&self, path: &str) {
-        let _ = std::fs::remove_file(claim_marker(&self.dir.join(path)));
+        let _ = std::fs::remove_file(hidden_beside(&self.dir.join(path), "claim"));
     }
 
     fn replace_index(
@@ -161,12 +161,6 @@ impl CheckpointStore for LocalStore {
     fn remove(&self, path: &str) {
         let _ = std::fs::remove_file(self.dir.join(path));
     }
-}
-
-/// The marker of a claim on `path`: `.NAME.claim` beside it.
-fn claim_marker(path: &std::path::Path) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    crate::atomic::parent_dir(path).join(format!(".{name}.claim"))
 }
 
 impl NewFile for AtomicFile {

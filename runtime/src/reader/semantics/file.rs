@@ -2,7 +2,7 @@
 //! the name index's shape and the shard index flag (format 1.3).
 
 use crate::error::{Error, Result};
-use crate::file_id::FILE_ID_LEN;
+use crate::file_id::{FILE_ID_LEN, FileId};
 use crate::generated::fb;
 use crate::generated::verifier::HeaderFields;
 use crate::{format, validate};
@@ -19,12 +19,7 @@ pub(super) fn check_file(header: &HeaderFields<'_>, flags: u64) -> Result<()> {
 /// Format 1.5: a file's identity is [`FILE_ID_LEN`] bytes.
 fn check_file_id(header: &HeaderFields<'_>) -> Result<()> {
     match header.file_id {
-        Some(id) if id.len() != FILE_ID_LEN => Err(Error::InvalidField {
-            tensor: String::new(),
-            field: "file_id".into(),
-            value: format!("{} byte(s)", id.len()),
-            reason: format!("a file identifier is {FILE_ID_LEN} bytes"),
-        }),
+        Some(id) if id.len() != FILE_ID_LEN => Err(FileId::wrong_length("file_id", id.len())),
         _ => Ok(()),
     }
 }

@@ -5,6 +5,7 @@
 use super::{ShardedWriter, check_chunk, record_chunk, resolved_shape, written_twice};
 use crate::digest::DigestAlgorithm;
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::shard_index::{ShardMember, ShardPiece, ShardedTensor, check_member_path};
 use crate::sharded::store::WrittenMember;
 use std::collections::BTreeSet;
@@ -144,15 +145,12 @@ impl ShardedWriter {
         {
             // Another save wrote this path after the member's writer did:
             // its size and CRC-32C would be recorded over another file.
-            return Err(Error::MemberMismatch {
-                member: path.to_owned(),
-                field: "file_id",
-                expected: reported.to_string(),
-                found: file.file_id().map_or_else(
-                    || "absent: another file than its writer wrote".to_owned(),
-                    |id| format!("{id}: another file than its writer wrote"),
-                ),
-            });
+            return Err(FileId::mismatch(
+                path,
+                reported,
+                file.file_id(),
+                "another file than its writer wrote",
+            ));
         }
         let (size, crc32c) = match written {
             Some(w) if w.size != file.file_len() => {

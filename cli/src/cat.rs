@@ -13,7 +13,12 @@ use crate::convert::sharded::open_index;
 use crate::input;
 use crate::output::{Shown, stdout};
 use anyhow::Result;
-use hurray::{ElementClass, ElementType, File, SliceData, minifloat, pack, parse_slice};
+use hurray::{
+    ElementType, File,
+    elements::ElementClass,
+    minifloat, pack,
+    slice::{SliceData, parse_slice},
+};
 use std::io::Write;
 use std::path::Path;
 

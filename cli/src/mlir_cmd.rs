@@ -171,7 +171,7 @@ pub fn run(command: MlirCommand) -> Result<ExitCode> {
 
 /// Writes `bytes` to `path` through the runtime's atomic writer.
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let mut file = hurray::AtomicFile::create(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut file = hurray::atomic::AtomicFile::create(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     file.write_all(bytes)
         .with_context(|| format!("writing {}", file.temp_path().display()))?;
     file.commit().map_err(|e| anyhow::anyhow!("{e}"))

@@ -14,7 +14,7 @@
 mod common;
 
 use common::{convert, convert_err};
-use hurray::{ElementType, File, QuantizationScheme};
+use hurray::{ElementType, File, descriptor::QuantizationScheme};
 use safetensors::SafeTensors;
 use std::path::{Path, PathBuf};
 

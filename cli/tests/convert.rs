@@ -5,7 +5,8 @@
 use hurray::elements::Complex128;
 use hurray::pack::pack_codes;
 use hurray::{
-    ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer, shape,
+    ElementType, File, Layout, Quantization, TensorDescriptor, Writer,
+    descriptor::QuantizationScheme, shape,
 };
 use std::path::Path;
 
@@ -98,12 +99,12 @@ fn hurray_to_hurray_keeps_everything() {
         assert_eq!(x.descriptor(), y.descriptor());
         assert_eq!(x.buffers(), y.buffers());
         assert_eq!(
-            x.buffer(hurray::BufferRole::Scales),
-            y.buffer(hurray::BufferRole::Scales)
+            x.buffer(hurray::descriptor::BufferRole::Scales),
+            y.buffer(hurray::descriptor::BufferRole::Scales)
         );
         assert_eq!(
-            x.buffer(hurray::BufferRole::ZeroPoints),
-            y.buffer(hurray::BufferRole::ZeroPoints)
+            x.buffer(hurray::descriptor::BufferRole::ZeroPoints),
+            y.buffer(hurray::descriptor::BufferRole::ZeroPoints)
         );
     }
 }

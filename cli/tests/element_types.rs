@@ -6,7 +6,7 @@
 mod common;
 
 use common::{convert, python, run_python};
-use hurray::{ElementClass, ElementType, File, minifloat, pack};
+use hurray::{ElementType, File, elements::ElementClass, minifloat, pack};
 use safetensors::tensor::{Dtype, TensorView};
 use std::collections::BTreeMap;
 

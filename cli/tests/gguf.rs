@@ -8,7 +8,10 @@
 mod common;
 
 use common::{convert, convert_err, hurray};
-use hurray::{BufferRole, ElementType, File, QuantizationScheme, TensorRef};
+use hurray::{
+    ElementType, File, TensorRef,
+    descriptor::{BufferRole, QuantizationScheme},
+};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {

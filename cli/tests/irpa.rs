@@ -9,7 +9,7 @@
 mod common;
 
 use common::{convert, convert_err};
-use hurray::{BufferRole, File};
+use hurray::{File, descriptor::BufferRole};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {

@@ -8,7 +8,10 @@
 mod common;
 
 use common::convert;
-use hurray::{BufferRole, ElementType, File, QuantizationScheme};
+use hurray::{
+    ElementType, File,
+    descriptor::{BufferRole, QuantizationScheme},
+};
 use safetensors::SafeTensors;
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! file, checkpoint and object verify; a changed one exits 1 naming what
 //! changed.
 
-use hurray::{DigestAlgorithm, ElementType, ShardedWriter, TensorDescriptor, shape};
+use hurray::{ElementType, ShardedWriter, TensorDescriptor, integrity::DigestAlgorithm, shape};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -121,7 +121,9 @@ fn a_converted_file_signs_and_verifies_and_a_changed_byte_fails() {
     let t = f.tensors().find(|t| t.byte_length() > 16).unwrap();
     let (name, at) = (
         t.name().to_owned(),
-        t.buffer_range(hurray::BufferRole::Values).unwrap().0,
+        t.buffer_range(hurray::descriptor::BufferRole::Values)
+            .unwrap()
+            .0,
     );
     drop(f);
     flip(&file, at + 3);

@@ -91,7 +91,7 @@ fn checksums_catch_a_flipped_data_byte_only_when_asked() {
     let (offset, length) = file
         .tensor("dense.weight")
         .unwrap()
-        .buffer_range(hurray::BufferRole::Values)
+        .buffer_range(hurray::descriptor::BufferRole::Values)
         .unwrap();
     drop(file);
     let mut bytes = std::fs::read(&good).unwrap();

@@ -4,7 +4,10 @@
 use crate::args::*;
 use crate::status::*;
 use crate::tensor::*;
-use hurray::{ElementType, SliceData, SliceRange};
+use hurray::{
+    ElementType,
+    slice::{SliceData, SliceRange},
+};
 use std::ffi::c_void;
 
 /// The values of a slice, copied out of a file (opaque): dense, row-major,

@@ -3,7 +3,7 @@
 use crate::HurrayStatus::*;
 use crate::args::*;
 use crate::status::*;
-use hurray::{ChecksumAlgorithm, Dim, ElementType, TensorDescriptor, Writer};
+use hurray::{Dim, ElementType, TensorDescriptor, Writer, integrity::ChecksumAlgorithm};
 use std::ffi::{c_char, c_void};
 
 /// A file being written (opaque). Not thread-safe: one thread at a time.
@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_void};
 /// succeeds. Always end it with `hurray_writer_finish` or `hurray_writer_abort`.
 #[derive(Debug)]
 pub struct HurrayWriter {
-    pub(crate) writer: Writer<hurray::OutputFile>,
+    pub(crate) writer: Writer<hurray::atomic::OutputFile>,
 }
 
 /// Starts writing a file to `path` (through a temporary file in the same

@@ -374,7 +374,7 @@ fn c_program_reads_every_compliance_vector() {
 /// The files `test_signed.c` opens (see its header).
 #[test]
 fn c_program_opens_signed_files() {
-    use hurray::{DigestAlgorithm, ElementType, File, TensorDescriptor, Writer, shape};
+    use hurray::{ElementType, File, TensorDescriptor, Writer, integrity::DigestAlgorithm, shape};
     use hurray_sign::{PrivateKey, Signature, signature_path};
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.hurray");
@@ -400,7 +400,7 @@ fn c_program_opens_signed_files() {
         .unwrap()
         .tensor("w")
         .unwrap()
-        .buffer_range(hurray::BufferRole::Values)
+        .buffer_range(hurray::descriptor::BufferRole::Values)
         .unwrap()
         .0 as usize;
     let mut data = bytes.clone();
@@ -445,7 +445,7 @@ fn c_program_opens_signed_files() {
         .unwrap()
         .tensor("t3")
         .unwrap()
-        .buffer_range(hurray::BufferRole::Values)
+        .buffer_range(hurray::descriptor::BufferRole::Values)
         .unwrap()
         .0 as usize;
     let mut bytes = std::fs::read(member("bad")).unwrap();

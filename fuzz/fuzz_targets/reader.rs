@@ -3,7 +3,7 @@
 //! copy reads back identically.
 #![no_main]
 
-use hurray::{File, Layout, SliceRange, Writer};
+use hurray::{File, Layout, Writer, slice::SliceRange};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! every tensor. The members are absent, so each read must fail cleanly.
 #![no_main]
 
-use hurray::{File, ShardedFile, SliceRange};
+use hurray::{File, ShardedFile, slice::SliceRange};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! must be an error, never a panic.
 #![no_main]
 
-use hurray::{DigestAlgorithm, ElementType, File, TensorDescriptor, Writer, shape};
+use hurray::{ElementType, File, TensorDescriptor, Writer, shape, integrity::DigestAlgorithm};
 use hurray_sign::{PrivateKey, PublicKey, Signature};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;

@@ -2,7 +2,7 @@
 //! every sparse index check. Must return errors, never panic.
 #![no_main]
 
-use hurray::Reader;
+use hurray::reader::Reader;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -271,7 +271,7 @@ const NOT_TENSORS: &[&str] = &[
     "PhantomData",
 ];
 
-const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::fields::Packed<'a, P>`, `hurray::fields::Compressed<'a, T>`, `hurray::fields::Coo<'a, T>`, `hurray::fields::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
+const SUPPORTED: &str = "expected `&'a [T]`, `Vec<T>`, `hurray::derive::Packed<'a, P>`, `hurray::derive::Compressed<'a, T>`, `hurray::derive::Coo<'a, T>`, `hurray::derive::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`";
 
 fn classify(ty: &Type) -> Result<(Kind, Option<&syn::Lifetime>), String> {
     match ty {

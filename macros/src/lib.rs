@@ -10,7 +10,7 @@ mod valid;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Implements `hurray::TensorSet` for a struct whose fields are tensors, and
+/// Implements `hurray::derive::TensorSet` for a struct whose fields are tensors, and
 /// generates `descriptors`, `save`, `write_to`, `load` and `from_reader`.
 #[proc_macro_derive(Tensors, attributes(hurray))]
 pub fn derive_tensors(input: TokenStream) -> TokenStream {
@@ -29,7 +29,7 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Implements `hurray::StaticDescriptor` for a unit struct that declares a
+/// Implements `hurray::derive::StaticDescriptor` for a unit struct that declares a
 /// tensor descriptor at compile time.
 #[proc_macro_derive(Descriptor, attributes(hurray))]
 pub fn derive_descriptor(input: TokenStream) -> TokenStream {

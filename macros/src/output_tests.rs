@@ -158,7 +158,7 @@ fn dtype_table_matches_the_runtime() {
 
 #[test]
 fn scheme_names_are_the_runtimes() {
-    let names: Vec<&str> = hurray::QuantizationKind::ALL
+    let names: Vec<&str> = hurray::descriptor::QuantizationKind::ALL
         .iter()
         .map(|k| k.name())
         .collect();
@@ -171,7 +171,7 @@ fn scheme_names_are_the_runtimes() {
 fn expressed_types_are_the_runtimes() {
     let runtime: Vec<&str> = hurray::ElementType::ALL
         .iter()
-        .filter(|t| t.class() == hurray::ElementClass::Float)
+        .filter(|t| t.class() == hurray::elements::ElementClass::Float)
         .map(|t| t.name())
         .collect();
     assert_eq!(crate::dtype::expressed_types(), runtime);

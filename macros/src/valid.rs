@@ -67,12 +67,12 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
                         format!("a `Coo` field is stored as \"coo\", not \"{}\"", v.name())
                     }
                     (k, LayoutKind::Coo) => format!(
-                        "the \"coo\" layout needs a `hurray::fields::Coo<'a, T>` field, but `{}` is {}",
+                        "the \"coo\" layout needs a `hurray::derive::Coo<'a, T>` field, but `{}` is {}",
                         f.ident,
                         k.describe()
                     ),
                     (k, _) => format!(
-                        "a sparse layout needs a `hurray::fields::Compressed<'a, T>` field, but `{}` is {}",
+                        "a sparse layout needs a `hurray::derive::Compressed<'a, T>` field, but `{}` is {}",
                         f.ident,
                         k.describe()
                     ),
@@ -111,7 +111,7 @@ pub(crate) fn tensors(cx: &mut Ctxt, input: &Input<'_>) {
                 cx.error_spanned_by(
                     tokens,
                     format!(
-                        "`{key}` needs a `hurray::fields::Quantized<'a, T>` field, but `{}` is {}",
+                        "`{key}` needs a `hurray::derive::Quantized<'a, T>` field, but `{}` is {}",
                         f.ident,
                         f.kind.describe()
                     ),

@@ -1,7 +1,7 @@
 //! COO fields: any rank, sorted or not, i32 or i64 coordinates, nnz = 0,
 //! loaded zero-copy with the canonical flag checked.
 
-use hurray::fields::Coo;
+use hurray::derive::Coo;
 use hurray::{Error, File, Layout, Tensors};
 use proptest::prelude::*;
 

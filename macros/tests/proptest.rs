@@ -2,8 +2,8 @@
 //! empty tensors, odd sub-byte lengths, empty sparse matrices, absent
 //! optional structs and any metadata included.
 
+use hurray::derive::{Compressed, Coo, Packed};
 use hurray::elements::{Int4, UInt2};
-use hurray::fields::{Compressed, Coo, Packed};
 use hurray::{File, Tensors};
 use proptest::prelude::*;
 use std::collections::BTreeMap;

@@ -1,11 +1,13 @@
 //! Round trips through `#[derive(Tensors)]`: save, mmap, load borrowing,
 //! and the checks that name the field at fault.
 
+use hurray::derive::{Compressed, Packed, Quantized};
 use hurray::elements::{Int4, UInt2};
-use hurray::fields::{Compressed, Packed, Quantized};
 use hurray::{
-    Descriptor, Dim, Element, ElementType, File, Layout, QuantizationScheme, StaticDescriptor,
-    TensorSet, Tensors, shape,
+    Descriptor, Dim, Element, ElementType, File, Layout, Tensors,
+    derive::{StaticDescriptor, TensorSet},
+    descriptor::QuantizationScheme,
+    shape,
 };
 use std::borrow::Cow;
 
@@ -326,14 +328,14 @@ fn packed_from_values_checks_the_range() {
 struct Int4Weights<'a> {
     /// int4 weights, one f16 scale and one int4 zero point per block of 2 along axis 1.
     #[hurray(shape = [2, 4], quantization = "per_block", axis = 1, block_size = 2)]
-    w: hurray::fields::PackedQuantized<'a, Int4, half::f16>,
+    w: hurray::derive::PackedQuantized<'a, Int4, half::f16>,
 }
 
 #[test]
 fn packed_quantized_round_trip() {
     let f = half::f16::from_f32;
     let q = Int4Weights {
-        w: hurray::fields::PackedQuantized::new(
+        w: hurray::derive::PackedQuantized::new(
             Packed::from_values([1, 2, 3, 4, -1, -2, -3, -4]).unwrap(),
             vec![f(1.0), f(0.5), f(2.0), f(0.25)],
             Some(Packed::from_values([0, 1, -1, 0]).unwrap()),
@@ -358,7 +360,7 @@ fn packed_quantized_round_trip() {
 #[derive(Tensors, Debug, PartialEq)]
 struct Mxfp4Weights<'a> {
     #[hurray(shape = [2, 32], quantization = "per_block", axis = 1, block_size = 32)]
-    w: hurray::fields::PackedQuantized<
+    w: hurray::derive::PackedQuantized<
         'a,
         hurray::elements::Float4E2M1FN,
         hurray::elements::Float8E8M0FNU,
@@ -370,7 +372,7 @@ fn mxfp4_field_round_trip() {
     // FP4 codes 0..15 twice; E8M0 scales 2^0 and 2^-2.
     let codes: Vec<u8> = (0..64u8).map(|i| i % 16).collect();
     let q = Mxfp4Weights {
-        w: hurray::fields::PackedQuantized::new(
+        w: hurray::derive::PackedQuantized::new(
             Packed::from_codes(codes.iter().copied()),
             vec![
                 hurray::elements::Float8E8M0FNU(127),

@@ -47,7 +47,7 @@ fn time_export_into(mut module: Module<'_>, out: &mut Vec<u8>, checksums: bool) 
 
 fn time_file_write(src: &[Vec<u8>], path: &Path) -> Duration {
     let t = Instant::now();
-    let mut f = hurray::AtomicFile::create(path).unwrap();
+    let mut f = hurray::atomic::AtomicFile::create(path).unwrap();
     for s in src {
         f.write_all(s).unwrap();
     }

@@ -31,7 +31,7 @@ pub struct Mlir {
     diagnostics: Rc<RefCell<Vec<String>>>,
     /// Parsed inputs, copied 64-byte aligned (MLIR bytecode's resource
     /// sections need alignment) and kept for modules that reference them.
-    sources: RefCell<Vec<hurray::AlignedBytes>>,
+    sources: RefCell<Vec<hurray::reader::AlignedBytes>>,
 }
 
 impl std::fmt::Debug for Mlir {
@@ -136,7 +136,7 @@ impl Mlir {
     /// Parses MLIR text or bytecode (detected by its magic) and verifies it.
     /// `source_name` names the input in errors.
     pub fn parse(&self, source: &[u8], source_name: &str) -> Result<Module<'_>> {
-        self.parse_aligned(hurray::AlignedBytes::copy_from(source), source_name)
+        self.parse_aligned(hurray::reader::AlignedBytes::copy_from(source), source_name)
     }
 
     /// [`parse`](Self::parse) of bytes already in 64-byte aligned memory:
@@ -144,7 +144,7 @@ impl Mlir {
     /// memory at least as aligned as they ask for.
     fn parse_aligned(
         &self,
-        aligned: hurray::AlignedBytes,
+        aligned: hurray::reader::AlignedBytes,
         source_name: &str,
     ) -> Result<Module<'_>> {
         // Kept for the error: the bytecode header names its producer.
@@ -200,7 +200,7 @@ impl Mlir {
             // section"). Its locations are inside it, so nothing names the file.
             let too_big = || io(std::io::Error::from(std::io::ErrorKind::OutOfMemory));
             let len = usize::try_from(len).map_err(|_| too_big())?;
-            let mut aligned = hurray::AlignedBytes::try_zeroed(len).ok_or_else(too_big)?;
+            let mut aligned = hurray::reader::AlignedBytes::try_zeroed(len).ok_or_else(too_big)?;
             file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
             file.read_exact(aligned.as_mut_slice()).map_err(io)?;
             return self.parse_aligned(aligned, &path.display().to_string());

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::types;
 use crate::vocab;
-use hurray::{Dim, ElementType, File, Layout, QuantizationScheme, TensorRef};
+use hurray::{Dim, ElementType, File, Layout, TensorRef, descriptor::QuantizationScheme};
 use melior::Context;
 use melior::ir::attribute::{
     ArrayAttribute, BoolAttribute, DenseI64ArrayAttribute, DictionaryAttribute, FloatAttribute,
@@ -431,7 +431,9 @@ fn import_ml_program<'c>(ctx: &'c Context, module: &Module<'c>, file: &'c File) 
         if d.descriptor_only {
             attrs.push((id(ctx, "is_mutable"), Attribute::unit(ctx)));
         } else {
-            let bytes = t.buffer(hurray::BufferRole::Values).unwrap_or(&[]);
+            let bytes = t
+                .buffer(hurray::descriptor::BufferRole::Values)
+                .unwrap_or(&[]);
             let value = match types::storage(d.element_type) {
                 types::Storage::Same { .. } if !bytes.is_empty() => {
                     // SAFETY: `bytes` borrows the file for 'c, which outlives

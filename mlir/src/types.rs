@@ -78,7 +78,7 @@ pub(crate) enum Storage {
 
 impl Storage {
     /// Bits of one element in Hurray's encoding (the element type's width),
-    /// for `hurray::packed_len`, the runtime's bytes-of-`n`-elements rule
+    /// for `hurray::elements::packed_len`, the runtime's bytes-of-`n`-elements rule
     /// (`ElementType::byte_len`).
     pub(crate) fn bits(self) -> u32 {
         match self {

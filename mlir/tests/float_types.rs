@@ -12,7 +12,8 @@ mod common;
 use common::*;
 use hurray::pack::{pack_codes, unpack_codes};
 use hurray::{
-    BufferRole, ElementType, File, Quantization, QuantizationScheme, TensorDescriptor, Writer,
+    ElementType, File, Quantization, TensorDescriptor, Writer,
+    descriptor::{BufferRole, QuantizationScheme},
     shape,
 };
 use hurray_mlir::{ImportStyle, LowerOptions, Mlir, import_file, lower_module};

@@ -59,7 +59,12 @@ fn canonicalize_folds_slices_to_empty_constants_that_lower_as_empty_tensors() {
     assert_eq!(empties.len(), 2, "{lowered:#?}");
     for t in empties {
         let r = file.tensor(&t.descriptor.name).unwrap();
-        assert_eq!(r.buffer(hurray::BufferRole::Values).unwrap().len(), 0);
+        assert_eq!(
+            r.buffer(hurray::descriptor::BufferRole::Values)
+                .unwrap()
+                .len(),
+            0
+        );
         assert!(
             (r.element_type() == ElementType::Float32 && r.dims() == shape(&[3, 0, 5]))
                 || (r.element_type() == ElementType::Int4 && r.dims() == shape(&[0]))

@@ -81,7 +81,7 @@ fn exported_constants_become_iree_parameters() {
     assert_eq!(
         file.tensor("f/1")
             .unwrap()
-            .buffer(hurray::BufferRole::Values)
+            .buffer(hurray::descriptor::BufferRole::Values)
             .unwrap(),
         &[
             0x80, 0x3f, 0, 0x40, 0x40, 0x40, 0x80, 0x40, 0xa0, 0x40, 0xc0, 0x40, 0xe0, 0x40, 0,

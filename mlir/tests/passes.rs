@@ -6,7 +6,7 @@
 
 mod common;
 
-use hurray::{BufferRole, Dim, ElementType, shape};
+use hurray::{Dim, ElementType, descriptor::BufferRole, shape};
 use hurray_mlir::passes::{self, ExportOptions, ImportOptions, canonical_resource_names};
 use hurray_mlir::{Error, Mlir, lower_module};
 use melior::ir::Module;

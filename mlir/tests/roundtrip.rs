@@ -4,15 +4,15 @@
 mod common;
 
 use hurray::{
-    Dim, ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer,
-    shape,
+    Dim, ElementType, File, Layout, Quantization, TensorDescriptor, Writer,
+    descriptor::QuantizationScheme, shape,
 };
 use hurray_mlir::{ImportStyle, LowerOptions, Mlir, import_file, lower_module};
 use melior::ir::operation::OperationLike;
 
 /// Deterministic bytes with every unused high bit of a packed last byte cleared.
 fn payload(et: ElementType, count: u64, seed: u8) -> Vec<u8> {
-    let len = hurray::packed_len(count, et.bits()).unwrap() as usize;
+    let len = hurray::elements::packed_len(count, et.bits()).unwrap() as usize;
     let mut v: Vec<u8> = (0..len)
         .map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed))
         .collect();
@@ -280,7 +280,7 @@ fn hurray_ops_are_verified_against_the_schema() {
     assert_eq!(
         f.tensor("t")
             .unwrap()
-            .buffer(hurray::BufferRole::Values)
+            .buffer(hurray::descriptor::BufferRole::Values)
             .unwrap(),
         [1, 2]
     );
@@ -348,7 +348,13 @@ fn the_example_model_lowers_and_round_trips_byte_identically() {
     let pruned = file.tensor("fc2.pruned").unwrap();
     assert_eq!(pruned.dims(), shape(&[0, 16]));
     assert!(!pruned.is_descriptor_only());
-    assert_eq!(pruned.buffer(hurray::BufferRole::Values).unwrap().len(), 0);
+    assert_eq!(
+        pruned
+            .buffer(hurray::descriptor::BufferRole::Values)
+            .unwrap()
+            .len(),
+        0
+    );
     let input = file.tensor("input").unwrap();
     assert!(input.is_descriptor_only());
     assert_eq!(input.dims(), vec![Dim::Dynamic, Dim::Fixed(8)]);

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use hurray::{ElementType, Layout, QuantizationScheme, shape};
+use hurray::{ElementType, Layout, descriptor::QuantizationScheme, shape};
 use hurray_mlir::Error;
 
 fn i64s(b: &[u8]) -> Vec<i64> {
@@ -58,10 +58,20 @@ fn sparse_constants_become_sparse_layouts() {
         }
     );
     assert_eq!(
-        i64s(plain.buffer(hurray::BufferRole::Indices).unwrap()),
+        i64s(
+            plain
+                .buffer(hurray::descriptor::BufferRole::Indices)
+                .unwrap()
+        ),
         [0, 1, 2, 3]
     );
-    assert_eq!(plain.buffer(hurray::BufferRole::Values).unwrap().len(), 8);
+    assert_eq!(
+        plain
+            .buffer(hurray::descriptor::BufferRole::Values)
+            .unwrap()
+            .len(),
+        8
+    );
 
     let csr = file.tensor("f/1").unwrap();
     assert_eq!(
@@ -73,15 +83,18 @@ fn sparse_constants_become_sparse_layouts() {
     );
     // Unsorted coordinates are sorted row-major with their values.
     assert_eq!(
-        i64s(csr.buffer(hurray::BufferRole::Pointers).unwrap()),
+        i64s(
+            csr.buffer(hurray::descriptor::BufferRole::Pointers)
+                .unwrap()
+        ),
         [0, 2, 2, 3]
     );
     assert_eq!(
-        i64s(csr.buffer(hurray::BufferRole::Indices).unwrap()),
+        i64s(csr.buffer(hurray::descriptor::BufferRole::Indices).unwrap()),
         [1, 3, 3]
     );
     let v: Vec<f32> = csr
-        .buffer(hurray::BufferRole::Values)
+        .buffer(hurray::descriptor::BufferRole::Values)
         .unwrap()
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
@@ -97,11 +110,19 @@ fn sparse_constants_become_sparse_layouts() {
         }
     );
     assert_eq!(
-        i32s(csr32.buffer(hurray::BufferRole::Pointers).unwrap()),
+        i32s(
+            csr32
+                .buffer(hurray::descriptor::BufferRole::Pointers)
+                .unwrap()
+        ),
         [0, 1, 1]
     );
     assert_eq!(
-        i32s(csr32.buffer(hurray::BufferRole::Indices).unwrap()),
+        i32s(
+            csr32
+                .buffer(hurray::descriptor::BufferRole::Indices)
+                .unwrap()
+        ),
         [1]
     );
 
@@ -115,14 +136,17 @@ fn sparse_constants_become_sparse_layouts() {
     );
     // Columns: col 0 has row 2; col 1 has rows 0, 1.
     assert_eq!(
-        i64s(csc.buffer(hurray::BufferRole::Pointers).unwrap()),
+        i64s(
+            csc.buffer(hurray::descriptor::BufferRole::Pointers)
+                .unwrap()
+        ),
         [0, 1, 3]
     );
     assert_eq!(
-        i64s(csc.buffer(hurray::BufferRole::Indices).unwrap()),
+        i64s(csc.buffer(hurray::descriptor::BufferRole::Indices).unwrap()),
         [2, 0, 1]
     );
-    let v = f64s(csc.buffer(hurray::BufferRole::Values).unwrap());
+    let v = f64s(csc.buffer(hurray::descriptor::BufferRole::Values).unwrap());
     assert_eq!(v, [2.0, 1.0, 3.0]);
 
     let coo = file.tensor("f/4").unwrap();
@@ -135,7 +159,7 @@ fn sparse_constants_become_sparse_layouts() {
         }
     );
     assert_eq!(
-        i64s(coo.buffer(hurray::BufferRole::Indices).unwrap()),
+        i64s(coo.buffer(hurray::descriptor::BufferRole::Indices).unwrap()),
         [1, 1, 0, 2]
     );
 
@@ -152,11 +176,19 @@ fn sparse_constants_become_sparse_layouts() {
             }
         );
         assert_eq!(
-            i64s(t.buffer(hurray::BufferRole::Pointers).unwrap()),
+            i64s(t.buffer(hurray::descriptor::BufferRole::Pointers).unwrap()),
             vec![0; rows]
         );
-        assert!(t.buffer(hurray::BufferRole::Indices).unwrap().is_empty());
-        assert!(t.buffer(hurray::BufferRole::Values).unwrap().is_empty());
+        assert!(
+            t.buffer(hurray::descriptor::BufferRole::Indices)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            t.buffer(hurray::descriptor::BufferRole::Values)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     let dense = file.tensor("f/7").unwrap();
@@ -168,11 +200,19 @@ fn sparse_constants_become_sparse_layouts() {
         }
     );
     assert_eq!(
-        i64s(dense.buffer(hurray::BufferRole::Pointers).unwrap()),
+        i64s(
+            dense
+                .buffer(hurray::descriptor::BufferRole::Pointers)
+                .unwrap()
+        ),
         [0, 1, 1, 2]
     );
     assert_eq!(
-        i64s(dense.buffer(hurray::BufferRole::Indices).unwrap()),
+        i64s(
+            dense
+                .buffer(hurray::descriptor::BufferRole::Indices)
+                .unwrap()
+        ),
         [1, 0]
     );
 }
@@ -228,13 +268,19 @@ fn quantized_constants_carry_quantization_descriptors() {
     assert_eq!(q.scale_type, ElementType::Float64);
     assert_eq!(q.zero_point_type, Some(ElementType::Int64));
     assert_eq!((q.storage_min, q.storage_max), (-128, 127));
-    assert_eq!(f64s(t.buffer(hurray::BufferRole::Scales).unwrap()), [0.25]);
     assert_eq!(
-        i64s(t.buffer(hurray::BufferRole::ZeroPoints).unwrap()),
+        f64s(t.buffer(hurray::descriptor::BufferRole::Scales).unwrap()),
+        [0.25]
+    );
+    assert_eq!(
+        i64s(
+            t.buffer(hurray::descriptor::BufferRole::ZeroPoints)
+                .unwrap()
+        ),
         [10]
     );
     assert_eq!(
-        t.buffer(hurray::BufferRole::Values).unwrap(),
+        t.buffer(hurray::descriptor::BufferRole::Values).unwrap(),
         [1, 0xFE, 3, 4]
     );
 
@@ -242,11 +288,14 @@ fn quantized_constants_carry_quantization_descriptors() {
     let q = a.quantization().unwrap();
     assert_eq!(q.scheme, QuantizationScheme::PerAxis { axis: 0 });
     assert_eq!(
-        f64s(a.buffer(hurray::BufferRole::Scales).unwrap()),
+        f64s(a.buffer(hurray::descriptor::BufferRole::Scales).unwrap()),
         [0.5, 0.25, 2.0]
     );
     assert_eq!(
-        i64s(a.buffer(hurray::BufferRole::ZeroPoints).unwrap()),
+        i64s(
+            a.buffer(hurray::descriptor::BufferRole::ZeroPoints)
+                .unwrap()
+        ),
         [0, 1, -1]
     );
 
@@ -258,9 +307,21 @@ fn quantized_constants_carry_quantization_descriptors() {
 
     // An arith.constant reinterpreted by quant.scast is quantized too.
     let c = file.tensor("q/3").unwrap();
-    assert_eq!(c.buffer(hurray::BufferRole::Values).unwrap(), [5, 6]);
-    assert_eq!(f64s(c.buffer(hurray::BufferRole::Scales).unwrap()), [0.75]);
-    assert_eq!(i64s(c.buffer(hurray::BufferRole::ZeroPoints).unwrap()), [4]);
+    assert_eq!(
+        c.buffer(hurray::descriptor::BufferRole::Values).unwrap(),
+        [5, 6]
+    );
+    assert_eq!(
+        f64s(c.buffer(hurray::descriptor::BufferRole::Scales).unwrap()),
+        [0.75]
+    );
+    assert_eq!(
+        i64s(
+            c.buffer(hurray::descriptor::BufferRole::ZeroPoints)
+                .unwrap()
+        ),
+        [4]
+    );
 
     let b = file.tensor("q/5").unwrap();
     let q = b.quantization().unwrap();
@@ -272,7 +333,7 @@ fn quantized_constants_carry_quantization_descriptors() {
         }
     );
     assert_eq!(
-        f64s(b.buffer(hurray::BufferRole::Scales).unwrap()),
+        f64s(b.buffer(hurray::descriptor::BufferRole::Scales).unwrap()),
         [2.0, 3.0, 4.0, 5.0]
     );
 
@@ -328,15 +389,15 @@ func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO
         }
     );
     assert_eq!(
-        i64s(t.buffer(hurray::BufferRole::Pointers).unwrap()),
+        i64s(t.buffer(hurray::descriptor::BufferRole::Pointers).unwrap()),
         [0, 2, 3]
     );
     assert_eq!(
-        i64s(t.buffer(hurray::BufferRole::Indices).unwrap()),
+        i64s(t.buffer(hurray::descriptor::BufferRole::Indices).unwrap()),
         [0, 2, 1]
     );
     assert_eq!(
-        f64s(t.buffer(hurray::BufferRole::Values).unwrap()),
+        f64s(t.buffer(hurray::descriptor::BufferRole::Values).unwrap()),
         [1.0, 2.0, 3.0]
     );
     let c = file.tensor("f/7").unwrap();
@@ -349,7 +410,7 @@ func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO
         }
     );
     assert_eq!(
-        i32s(c.buffer(hurray::BufferRole::Indices).unwrap()),
+        i32s(c.buffer(hurray::descriptor::BufferRole::Indices).unwrap()),
         [0, 1, 1, 2]
     );
     let s = file.tensor("csc").unwrap();
@@ -361,10 +422,13 @@ func.func @f(%rt: tensor<3xf64>) -> (tensor<2x3xf64, #CSR>, tensor<2x3xf32, #COO
         }
     );
     assert_eq!(
-        i32s(s.buffer(hurray::BufferRole::Pointers).unwrap()),
+        i32s(s.buffer(hurray::descriptor::BufferRole::Pointers).unwrap()),
         [0, 1, 1]
     );
-    assert_eq!(s.buffer(hurray::BufferRole::Values).unwrap(), [7]);
+    assert_eq!(
+        s.buffer(hurray::descriptor::BufferRole::Values).unwrap(),
+        [7]
+    );
     // Assembled from a function argument: a run-time value, reported, not stored.
     assert!(file.get("f/12").is_none());
     assert!(

@@ -22,11 +22,11 @@ pub(crate) fn element_types(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> 
             d.set_item("safetensors", t.safetensors_dtype())?;
             d.set_item("onnx", t.onnx_data_type())?;
             let class = match t.class() {
-                hurray::ElementClass::Bool => "bool",
-                hurray::ElementClass::SignedInt => "int",
-                hurray::ElementClass::UnsignedInt => "uint",
-                hurray::ElementClass::Float => "float",
-                hurray::ElementClass::Complex => "complex",
+                hurray::elements::ElementClass::Bool => "bool",
+                hurray::elements::ElementClass::SignedInt => "int",
+                hurray::elements::ElementClass::UnsignedInt => "uint",
+                hurray::elements::ElementClass::Float => "float",
+                hurray::elements::ElementClass::Complex => "complex",
             };
             d.set_item("class", class)?;
             Ok(d)

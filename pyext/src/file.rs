@@ -2,7 +2,7 @@
 
 use crate::error::err;
 use crate::tensor::PyTensor;
-use hurray::{File, MapMode};
+use hurray::{File, reader::MapMode};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::sync::Arc;

@@ -126,7 +126,7 @@ pub(crate) fn import<'py>(name: &str, obj: &Bound<'py, PyAny>) -> PyResult<Impor
         .iter()
         .map(|&d| u64::try_from(d).map_err(|_| bad(format!("has dimension {d}"))))
         .collect::<PyResult<Vec<u64>>>()?;
-    let count = hurray::element_count(&shape)
+    let count = hurray::elements::element_count(&shape)
         .known()
         .ok_or_else(|| bad(format!("shape {shape:?} has too many elements")))?;
     // An empty tensor has no element whose place strides could say.

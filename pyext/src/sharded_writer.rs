@@ -7,7 +7,7 @@ use crate::url::{check_options_apply, with_options};
 use crate::write::{codes_of, with_source};
 use hurray::pack::pack_codes;
 use hurray::sharded::{AdoptedChunk, FileId, WrittenMember};
-use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor};
+use hurray::{ElementType, ShardedWriter, TensorDescriptor, atomic::Durability};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::borrow::Cow;
@@ -95,7 +95,7 @@ impl PyShardedWriter {
                 ShardedWriter::create(&index_path).map_err(err)?
             }
         };
-        w.set_digests(digests.then_some(hurray::DigestAlgorithm::Blake3))
+        w.set_digests(digests.then_some(hurray::integrity::DigestAlgorithm::Blake3))
             .map_err(err)?;
         if let Some(bytes) = max_shard_size {
             w.set_max_shard_size(bytes);

@@ -9,6 +9,20 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::sync::Arc;
 
+/// A slice as tensor `name`, dense, of a verified file in memory (64-byte
+/// aligned). The file records no checksums: the bytes were read from a
+/// file, not written by a producer.
+fn slice_file(name: &str, data: hurray::slice::SliceData) -> hurray::Result<File> {
+    let desc = hurray::TensorDescriptor::new(name, data.element_type, hurray::shape(&data.shape));
+    let mut out = Vec::with_capacity(data.bytes.len() + 4096);
+    let mut w = hurray::Writer::in_memory(&mut out)?;
+    w.set_checksums(None)?;
+    w.add_tensor(&desc, &[&data.bytes])?;
+    drop(data);
+    w.finish()?;
+    File::from_bytes(&out)
+}
+
 /// One tensor of an open file; exportable with DLPack when dense.
 #[pyclass(name = "Tensor", module = "hurray", frozen)]
 pub(crate) struct PyTensor {
@@ -24,8 +38,8 @@ impl PyTensor {
     /// A slice as tensor `name` of a file in memory of its own (exported
     /// read-only, as `open_bytes` tensors are), so that every road into a
     /// framework (`hurray._convert`) takes a slice as it takes a tensor.
-    pub(crate) fn of_slice(name: &str, data: hurray::SliceData) -> PyResult<PyTensor> {
-        let file = data.into_file(name).map_err(err)?;
+    pub(crate) fn of_slice(name: &str, data: hurray::slice::SliceData) -> PyResult<PyTensor> {
+        let file = slice_file(name, data).map_err(err)?;
         Ok(PyTensor::new(Arc::new(file), name.to_owned()))
     }
 
@@ -120,7 +134,7 @@ impl PyTensor {
     /// for an empty one, `None` when the tensor has no such buffer. What a
     /// reader of someone else's file at an offset (IREE, ONNX Runtime) needs.
     fn buffer_range(&self, role: &str) -> PyResult<Option<(u64, u64)>> {
-        let role = hurray::BufferRole::from_name(role).ok_or_else(|| {
+        let role = hurray::descriptor::BufferRole::from_name(role).ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err(format!("{role:?} is not a buffer role"))
         })?;
         Ok(self.header()?.buffer_range(role))
@@ -195,7 +209,8 @@ impl PyTensor {
         let view = t.packed().map_err(err)?;
         let count = usize::try_from(view.len())
             .map_err(|_| PyValueError::new_err("element count overflows"))?;
-        let signed = sign_extend && t.element_type().class() == hurray::ElementClass::SignedInt;
+        let signed =
+            sign_extend && t.element_type().class() == hurray::elements::ElementClass::SignedInt;
         PyBytes::new_with(py, count, |out| {
             for (o, code) in out.iter_mut().zip(view.codes()) {
                 *o = if signed {
@@ -297,9 +312,9 @@ impl PyTensor {
 
 /// `(start, stop, step)` per dimension, as Python's `slice.indices` gives
 /// them for steps >= 1; whether they fit is the runtime's to say.
-pub(crate) fn slice_ranges(ranges: Vec<(u64, u64, u64)>) -> Vec<hurray::SliceRange> {
+pub(crate) fn slice_ranges(ranges: Vec<(u64, u64, u64)>) -> Vec<hurray::slice::SliceRange> {
     ranges
         .into_iter()
-        .map(|(start, stop, step)| hurray::SliceRange::new(start, stop, step))
+        .map(|(start, stop, step)| hurray::slice::SliceRange::new(start, stop, step))
         .collect()
 }

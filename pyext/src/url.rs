@@ -2,7 +2,7 @@
 //! the header read with two range GETs and each tensor when first used.
 
 use crate::error::err;
-use hurray::{File, MapMode};
+use hurray::{File, reader::MapMode};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 

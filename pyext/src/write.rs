@@ -6,7 +6,9 @@ use crate::import::import;
 use crate::url::{check_options_apply, with_options};
 use hurray::sharded::{Crc32cWriter, FileId};
 use hurray::{
-    ChecksumAlgorithm, DigestAlgorithm, Durability, ElementType, TensorDescriptor, Writer,
+    ElementType, TensorDescriptor, Writer,
+    atomic::Durability,
+    integrity::{ChecksumAlgorithm, DigestAlgorithm},
 };
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
@@ -204,7 +206,7 @@ fn check_len(
     data: &[u8],
     unpacked: bool,
 ) -> PyResult<()> {
-    let count = hurray::element_count(shape).known();
+    let count = hurray::elements::element_count(shape).known();
     let expected = if unpacked {
         count
     } else {

@@ -14,7 +14,8 @@ mod common;
 
 use common::{median, median_batched, median_pair};
 use hurray::{
-    ChecksumAlgorithm, Durability, ElementType, File, Reader, TensorDescriptor, Writer, shape,
+    ElementType, File, TensorDescriptor, Writer, atomic::Durability, integrity::ChecksumAlgorithm,
+    reader::Reader, shape,
 };
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::hint::black_box;

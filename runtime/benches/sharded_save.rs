@@ -7,7 +7,7 @@
 //!
 //!     cargo bench -p hurray --bench sharded_save [-- DIR]
 
-use hurray::{Durability, ElementType, ShardedWriter, TensorDescriptor, shape};
+use hurray::{ElementType, ShardedWriter, TensorDescriptor, atomic::Durability, shape};
 use std::time::Instant;
 
 const MEMBERS: usize = 64;

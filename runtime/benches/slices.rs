@@ -11,7 +11,8 @@ mod common;
 
 use common::median;
 use hurray::{
-    ElementType, File, ShardedFile, ShardedWriter, SliceRange, TensorDescriptor, Writer, shape,
+    ElementType, File, ShardedFile, ShardedWriter, TensorDescriptor, Writer, shape,
+    slice::SliceRange,
 };
 use safetensors::slice::TensorIndexer;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -40,7 +41,7 @@ fn single_file(values: &[u8]) {
     let mut w = Writer::new(&mut hurray_bytes).unwrap();
     w.add_tensor(&desc, &[values]).unwrap();
     w.finish().unwrap();
-    let aligned = hurray::AlignedBytes::copy_from(&hurray_bytes);
+    let aligned = hurray::reader::AlignedBytes::copy_from(&hurray_bytes);
     drop(hurray_bytes);
     let file = File::from_bytes(aligned.as_slice()).unwrap();
     let t = file.tensor("w").unwrap();
@@ -116,7 +117,7 @@ fn sharded(values: &[u8]) {
     let rows_per = SIDE / 8;
     let row_bytes = (SIDE * 4) as usize;
     let mut w = ShardedWriter::create(dir.path().join("model.hurray")).unwrap();
-    w.set_durability(hurray::Durability::RenameOnly);
+    w.set_durability(hurray::atomic::Durability::RenameOnly);
     for rank in 0..8u64 {
         w.start_member(&format!("rank{rank}.hurray")).unwrap();
         let lo = rank * rows_per;
@@ -128,7 +129,7 @@ fn sharded(values: &[u8]) {
     let index = w.finish().unwrap();
     let mut whole = Writer::create_with(
         dir.path().join("one.hurray"),
-        hurray::Durability::RenameOnly,
+        hurray::atomic::Durability::RenameOnly,
     )
     .unwrap();
     whole

@@ -9,7 +9,7 @@
 //! writer, `tests/golden/v1.5/sharded/` with the 1.5 writer (each member's
 //! identity in the index).
 
-use hurray::{ElementType, ShardedFile, ShardedWriter, SliceRange, TensorDescriptor, shape};
+use hurray::{ElementType, ShardedFile, ShardedWriter, TensorDescriptor, shape, slice::SliceRange};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args().nth(1).ok_or("usage: write_sharded DIR")?;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The role of one buffer of a tensor. A tensor's buffers are, in wire
-/// order, its layout's (see [`Plan::buffers`](crate::Plan::buffers)) and
+/// order, its layout's (see [`Plan::buffers`](crate::validate::Plan::buffers)) and
 /// then, when quantized, its scales, zero points and (format 1.2, when the
 /// quantization has them) offsets, then (format 1.4, each when present) the
 /// code table, the group index, and the scales and code tables of the

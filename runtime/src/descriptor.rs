@@ -1,17 +1,22 @@
 //! Owned tensor descriptors: what a writer is given and what
-//! [`TensorRef::descriptor`](crate::TensorRef::descriptor) returns.
+//! [`TensorRef::descriptor`](crate::TensorRef::descriptor) returns, and the
+//! vocabulary their fields use beyond the crate root's names: quantization
+//! schemes, buffer roles, block formats, and the [`Plan`] of a tensor's
+//! buffers that the descriptor rules compute.
 
 use crate::ElementType;
 use crate::count;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-pub use crate::scheme::QuantizationKind;
-use crate::validate::{self, LayoutParams, Plan};
+use crate::quantization::Quantization;
+use crate::validate::{self, LayoutParams};
 use std::collections::BTreeMap;
 use std::fmt;
 
-mod quantization;
-pub use quantization::{Quantization, QuantizationScheme};
+pub use crate::block_format::BlockFormat;
+pub use crate::buffer::{BufferRole, UnknownBufferRole};
+pub use crate::quantization::{QuantizationKind, QuantizationScheme};
+pub use crate::validate::Plan;
 
 /// One dimension of a shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -195,7 +200,7 @@ impl TensorDescriptor {
     }
 
     /// Number of logical elements, in ADR-0007's order (see
-    /// [`element_count`](crate::element_count)); `None` when a dimension is
+    /// [`element_count`](crate::count::element_count)); `None` when a dimension is
     /// dynamic (and none is 0) or the product overflows.
     pub fn element_count(&self) -> Option<u64> {
         count::element_count_of(self.shape.iter().map(|d| d.to_wire())).known()

@@ -30,43 +30,50 @@
 #[cfg(target_endian = "big")]
 compile_error!("hurray's zero-copy views need a little-endian target");
 
-// The file format: layout constants, the schema's generated code.
+// The file format: its layout constants, resource limits and the schema's
+// generated code.
+mod error;
 pub mod format;
 #[path = "gen/mod.rs"]
 mod generated;
-
-// The format's rules, each with one owner (docs/ARCHITECTURE.md).
-mod block_format;
-mod buffer;
-mod checksum;
-mod count;
-mod descriptor;
-mod digest;
-mod element;
-mod error;
-mod file_id;
 pub mod limits;
+
+// Element types: the schema's, Rust's primitives and the rest
+// (`elements`), minifloat conversions, sub-byte packing.
+mod count;
+mod element;
 pub mod minifloat;
 pub mod pack;
-mod scheme;
-mod shard_index;
-mod structure;
+
+// Describing tensors: the owned descriptor and the rules every descriptor
+// obeys (`validate`, shared by reader and writer), with one owner for each
+// vocabulary the rules use.
+mod block_format;
+mod buffer;
+pub mod descriptor;
+mod quantization;
 mod validate;
 
-// Reading: verify once, then zero-copy views, over one source of bytes.
+// Integrity and identity: checksums, digests, file identities.
+mod checksum;
+mod digest;
+mod file_id;
+
+// Reading: one source of bytes, verified once, then zero-copy views.
 mod aligned;
-mod describe;
 pub mod dlpack;
-mod reader;
-mod slice;
+pub mod reader;
+pub mod slice;
 pub mod source;
+mod structure;
 pub mod views;
 
-// Writing: streaming, atomic.
-mod atomic;
-mod writer;
+// Writing: streaming, to a file that appears whole or not at all.
+pub mod atomic;
+pub mod writer;
 
 // Beyond one file: a sharded checkpoint's index and members.
+mod shard_index;
 pub mod sharded;
 
 // What the derive macros stand on.
@@ -81,10 +88,11 @@ mod tests;
 #[cfg(doctest)]
 pub struct ReadmeExample;
 
-/// Element types held in memory beyond Rust's primitives: minifloats and
-/// complex numbers, packed sub-byte codes, and the schema's float formats.
+/// Element types held in memory beyond Rust's primitives (minifloats and
+/// complex numbers, packed sub-byte codes), the schema's element classes
+/// and float formats, and element counting.
 pub mod elements {
-    pub use crate::count::ElementCount;
+    pub use crate::count::{ElementCount, element_count, packed_len};
     pub use crate::derive_support::{
         Bool, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Int2, Int4, PackedElement, UInt2, UInt4,
     };
@@ -92,52 +100,47 @@ pub mod elements {
         Complex64, Complex128, Float8E3M4, Float8E4M3, Float8E4M3B11FNUZ, Float8E4M3FN,
         Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0FNU,
     };
-    pub use crate::generated::element_type::{FloatFormat, FloatSpecials};
+    pub use crate::generated::element_type::{ElementClass, FloatFormat, FloatSpecials};
 }
 
-/// The field types of structs that derive [`Tensors`](macro@crate::Tensors)
-/// beyond slices, vectors and arrays: packed, sparse and quantized tensors.
-pub mod fields {
+/// What a file records to check its bytes: per-buffer checksums (format
+/// 1.2), digests (format 1.4), and what [`File::validate`] reports.
+pub mod integrity {
+    pub use crate::checksum::ChecksumAlgorithm;
+    pub use crate::digest::{DIGEST_LEN, Digest, DigestAlgorithm};
+    pub use crate::reader::Validation;
+}
+
+/// What the derive macros implement ([`TensorSet`](derive::TensorSet),
+/// [`TensorSink`](derive::TensorSink),
+/// [`StaticDescriptor`](derive::StaticDescriptor)) and the field types of
+/// structs that derive [`Tensors`](macro@crate::Tensors) beyond slices,
+/// vectors and arrays: packed, sparse and quantized tensors.
+pub mod derive {
     pub use crate::derive_support::{
-        Compressed, Coo, Packed, PackedQuantized, Quantized, SparseIndex,
+        Compressed, Coo, Packed, PackedQuantized, Quantized, SparseIndex, StaticDescriptor,
+        TensorSet, TensorSink,
     };
 }
 
-// Opening and reading.
-pub use aligned::AlignedBytes;
-pub use describe::Validation;
-pub use reader::{Fetched, File, MapMode, Reader, TensorRef};
-pub use slice::{SliceData, SliceRange, parse_slice};
-
-// Describing tensors.
-pub use block_format::BlockFormat;
-pub use buffer::{BufferRole, UnknownBufferRole};
-pub use checksum::ChecksumAlgorithm;
-pub use count::{element_count, packed_len};
-pub use descriptor::{
-    Dim, Layout, Quantization, QuantizationKind, QuantizationScheme, TensorDescriptor, shape,
-};
-pub use digest::{DIGEST_LEN, Digest, DigestAlgorithm};
+// The names a README reader uses.
+pub use descriptor::{Dim, Layout, TensorDescriptor, shape};
 pub use element::Element;
-pub use generated::element_type::{ElementClass, ElementType};
-pub use validate::Plan;
-
-// Writing.
-pub use atomic::{AtomicFile, Durability, OutputFile};
-pub use sharded::{ShardedFile, ShardedWriter};
-pub use writer::{TensorWriter, Writer};
-
 pub use error::{Error, Result};
+pub use generated::element_type::ElementType;
+pub use quantization::Quantization;
+pub use reader::{File, TensorRef};
+pub use sharded::{ShardedFile, ShardedWriter};
+pub use writer::Writer;
 
-// Deriving: the macros (the `derive` feature, on by default; see
-// `docs/impl/derive.md`) and the traits they implement.
-#[doc(hidden)]
-pub use derive_support::private as __private;
-pub use derive_support::{StaticDescriptor, TensorSet, TensorSink};
+// The derive macros (the `derive` feature, on by default; see
+// `docs/impl/derive.md`).
 #[cfg(feature = "derive")]
 pub use hurray_derive::{Descriptor, Element, Tensors};
 
-// A test hook, not part of the documented API.
+// What the macros' expansions name, and a test hook: not the documented API.
+#[doc(hidden)]
+pub use derive_support::private as __private;
 #[doc(hidden)]
 pub use reader::verifiers;
 

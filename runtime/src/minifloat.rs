@@ -5,7 +5,7 @@
 //! [`ElementType::float_format`], so a new float type needs no code here.
 
 use crate::generated::element_type::{FloatFormat, FloatSpecials};
-use crate::{ElementClass, ElementType};
+use crate::{ElementType, elements::ElementClass};
 
 /// The value of `code` (the low bits of a stored element) in format `f`,
 /// exactly: every value of every Hurray float type is an f64.

@@ -9,7 +9,7 @@
 //! use [`code_at`] or [`unpack_codes`].
 
 pub use crate::count::packed_len;
-use crate::{ElementClass, ElementType};
+use crate::{ElementType, elements::ElementClass};
 
 /// The mask of a `bits`-wide code.
 fn mask(bits: u32) -> u8 {

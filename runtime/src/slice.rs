@@ -11,11 +11,9 @@
 //! The same gather serves a sharded tensor ([`crate::ShardedFile::slice`]):
 //! each piece a request touches copies its part into one output.
 
-use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
-use crate::reader::{File, TensorRef};
 use crate::views::row_major_strides;
-use crate::{ElementType, Layout, pack};
+use crate::{ElementType, pack};
 
 /// One dimension of a slice: the indices `start, start + step, ...` below
 /// `stop`. `step` is at least 1; `start == stop` selects nothing.
@@ -201,24 +199,6 @@ pub struct SliceData {
     pub bytes: Vec<u8>,
 }
 
-impl SliceData {
-    /// This slice as tensor `name`, dense, of a verified file in memory
-    /// (64-byte aligned): what a front door built on [`File`] hands out for
-    /// a slice, so that it takes every road a whole tensor takes. The file
-    /// records no checksums: the bytes were read from a file, not written
-    /// by a producer.
-    pub fn into_file(self, name: &str) -> Result<File> {
-        let desc = crate::TensorDescriptor::new(name, self.element_type, crate::shape(&self.shape));
-        let mut out = Vec::with_capacity(self.bytes.len() + 4096);
-        let mut w = crate::Writer::in_memory(&mut out)?;
-        w.set_checksums(None)?;
-        w.add_tensor(&desc, &[&self.bytes])?;
-        drop(self);
-        w.finish()?;
-        File::from_bytes(&out)
-    }
-}
-
 /// Bytes per element in the unpacked working form of a gather: sub-byte
 /// codes take one byte each until the result is packed.
 pub(crate) fn unit_of(element_type: ElementType) -> usize {
@@ -283,35 +263,20 @@ impl Gathered {
 }
 
 /// Copies `src[ranges]` into `out` at position `at` (a coordinate of the
-/// output). `ranges` are checked against `src`'s dims by the caller.
+/// output). `ranges` are checked against the source's dims by the caller.
 pub(crate) fn gather(
-    src: &TensorRef<'_>,
+    src: &Stored<'_>,
     ranges: &[SliceRange],
     out: &mut Gathered,
     at: &[u64],
 ) -> Result<()> {
-    gather_in(src, src.data()?, 0, ranges, out, at)
-}
-
-/// [`gather`] from `values`, the part of `src`'s values buffer that starts
-/// at element `base` (a byte boundary): what a slice read through a source
-/// fetched.
-fn gather_in(
-    src: &TensorRef<'_>,
-    values: &[u8],
-    base: u64,
-    ranges: &[SliceRange],
-    out: &mut Gathered,
-    at: &[u64],
-) -> Result<()> {
-    let name = src.name();
-    let bits = src.element_type().bits();
+    let (name, bits, values, base) = (src.name, src.bits, src.values, src.base);
+    let src_strides = &src.strides;
     let unit = out.unit;
     let counts: Vec<u64> = ranges.iter().map(SliceRange::len).collect();
     if counts.contains(&0) {
         return Ok(());
     }
-    let src_strides = src.element_strides();
     let stored = base + values.len() as u64 * 8 / u64::from(bits);
     let out_of_bounds = || Error::InvalidField {
         tensor: name.to_owned(),
@@ -321,7 +286,7 @@ fn gather_in(
     };
     let element = |coords: &[u64]| -> Result<u64> {
         let mut e: i128 = 0;
-        for ((c, r), s) in coords.iter().zip(ranges).zip(&src_strides) {
+        for ((c, r), s) in coords.iter().zip(ranges).zip(src_strides) {
             let i = i128::from(r.start) + i128::from(*c) * i128::from(r.step);
             e += i * i128::from(*s);
         }
@@ -395,6 +360,31 @@ fn gather_in(
     }
 }
 
+/// The stored values a gather reads: the part of a tensor's values buffer
+/// that starts at element `base` (a byte boundary; 0 for the whole buffer,
+/// more for the window a slice read through a source fetched).
+pub(crate) struct Stored<'a> {
+    /// The tensor, for errors.
+    pub(crate) name: &'a str,
+    pub(crate) bits: u32,
+    /// Element strides of the tensor's dimensions.
+    pub(crate) strides: Vec<i64>,
+    pub(crate) values: &'a [u8],
+    pub(crate) base: u64,
+}
+
+/// The element offset `p` of a whole number of bytes at or below element
+/// `first`, for elements of `bits` bits (packed sub-byte types start a byte
+/// only every few elements).
+pub(crate) fn byte_boundary_at_or_below(first: u64, bits: u64) -> u64 {
+    let per_byte_boundary = 8 / gcd(bits, 8);
+    first - first % per_byte_boundary
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// One row of `U`-byte elements, `step` elements apart in `values` from
 /// element `first` (the caller checked both ends lie in `values`).
 ///
@@ -440,9 +430,13 @@ fn copy_element(values: &[u8], bits: u32, unit: usize, e: u64, dst: &mut [u8]) {
 /// touches (strides of either sign), when they lie in the buffer of
 /// `stored` elements; `None` for an empty slice or one that leaves the
 /// buffer (the gather over the whole buffer then names the problem).
-fn element_span(src: &TensorRef<'_>, ranges: &[SliceRange], stored: u64) -> Option<(u64, u64)> {
+pub(crate) fn element_span(
+    strides: &[i64],
+    ranges: &[SliceRange],
+    stored: u64,
+) -> Option<(u64, u64)> {
     let (mut lo, mut hi) = (0i128, 0i128);
-    for (r, s) in ranges.iter().zip(&src.element_strides()) {
+    for (r, s) in ranges.iter().zip(strides) {
         let n = r.len();
         if n == 0 {
             return None;
@@ -454,90 +448,6 @@ fn element_span(src: &TensorRef<'_>, ranges: &[SliceRange], stored: u64) -> Opti
     }
     let (lo, hi) = (u64::try_from(lo).ok()?, u64::try_from(hi).ok()?);
     (hi < stored).then_some((lo, hi))
-}
-
-impl File {
-    /// Reads `name[ranges]` as [`TensorRef::read_slice`] does. Of a file
-    /// read through a source whose tensor is not read yet, only the span
-    /// of the values buffer the slice covers is read, in one request: one
-    /// row of a matrix costs that row's bytes.
-    pub fn read_slice(&self, name: &str, ranges: &[SliceRange]) -> Result<SliceData> {
-        let t = self.get(name).ok_or_else(|| Error::NotFound {
-            name: name.to_owned(),
-        })?;
-        if t.is_read() || t.is_descriptor_only() {
-            return t.read_slice(ranges);
-        }
-        check_sliceable(&t)?;
-        let shape = check_ranges(name, ranges, &t.shape().to_wire())?;
-        let mut out = Gathered::new(name, t.element_type(), shape)?;
-        let bits = u64::from(t.element_type().bits());
-        let (offset, length) = t.buffer_range(BufferRole::Values).unwrap_or((0, 0));
-        let stored = length * 8 / bits;
-        let Some((first, last)) = element_span(&t, ranges, stored) else {
-            // Nothing to read, or a slice the whole buffer's gather refuses.
-            return match ranges.iter().any(SliceRange::is_empty) {
-                true => Ok(out.finish()),
-                false => self.tensor(name)?.read_slice(ranges),
-            };
-        };
-        // Start at an element that starts a byte (packed sub-byte types).
-        let per_byte_boundary = 8 / gcd(bits, 8);
-        let base = first - first % per_byte_boundary;
-        let start = base * bits / 8;
-        let end = ((last + 1) * bits).div_ceil(8).min(length);
-        let window = self.read_range(name, BufferRole::Values, offset + start, end - start)?;
-        let at = vec![0; ranges.len()];
-        gather_in(&t, window.as_slice(), base, ranges, &mut out, &at)?;
-        Ok(out.finish())
-    }
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
-/// [`Error::LayoutMismatch`] for a layout a slice does not read.
-fn check_sliceable(t: &TensorRef<'_>) -> Result<()> {
-    t.refuse_blocks("a slice")?;
-    if !matches!(t.layout(), Layout::Dense | Layout::Strided(_)) {
-        return Err(Error::LayoutMismatch {
-            tensor: t.name().to_owned(),
-            found: t.plan().layout,
-            needed: "dense or strided",
-            operation: "a slice",
-        });
-    }
-    Ok(())
-}
-
-impl TensorRef<'_> {
-    /// Reads `self[ranges]` (one range per dimension) into a dense,
-    /// row-major buffer, touching only the bytes the slice covers. Dense
-    /// and strided tensors of every element type; sparse tensors are
-    /// [`Error::LayoutMismatch`], descriptor-only ones [`Error::NoData`],
-    /// bad ranges [`Error::InvalidSlice`] naming the dimension.
-    pub fn read_slice(&self, ranges: &[SliceRange]) -> Result<SliceData> {
-        self.require_data()?;
-        check_sliceable(self)?;
-        let shape = check_ranges(self.name(), ranges, &self.shape().to_wire())?;
-        // A dense tensor's slice is at most its element count, which its
-        // verified values buffer holds. A strided one may repeat its bytes
-        // (a stride of 0 broadcasts): its slice is held to the expansion
-        // limit before anything is allocated.
-        if let Layout::Strided(_) = self.layout() {
-            let unit = unit_of(self.element_type()) as u64;
-            let out = shape
-                .iter()
-                .try_fold(unit, |acc, &d| acc.checked_mul(d))
-                .unwrap_or(u64::MAX);
-            crate::limits::check_expansion(self.name(), self.byte_length(), out)?;
-        }
-        let mut out = Gathered::new(self.name(), self.element_type(), shape)?;
-        let at = vec![0; ranges.len()];
-        gather(self, ranges, &mut out, &at)?;
-        Ok(out.finish())
-    }
 }
 
 #[cfg(test)]
@@ -573,7 +483,7 @@ mod tests {
     #[test]
     fn a_broadcast_slice_past_the_expansion_limit_is_refused() {
         use crate::{
-            ElementType, Error, File, Layout, SliceRange, TensorDescriptor, Writer, shape,
+            ElementType, Error, File, Layout, TensorDescriptor, Writer, shape, slice::SliceRange,
         };
         let mut bytes = Vec::new();
         let mut w = Writer::new(&mut bytes).unwrap();

@@ -2,7 +2,11 @@
 //! destination before commit, no temporary left after a drop, and the mode
 //! of any new file (what `touch` gives under the same umask).
 
-use hurray::{AtomicFile, Durability, ElementType, TensorDescriptor, shape};
+use hurray::{
+    ElementType, TensorDescriptor,
+    atomic::{AtomicFile, Durability},
+    shape,
+};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

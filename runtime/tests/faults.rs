@@ -13,7 +13,9 @@
 //! namespace), to be killed with SIGKILL at a random moment of a save, or
 //! to save beside another process.
 
-use hurray::{Durability, ElementType, Error, File, ShardedFile, ShardedWriter, TensorDescriptor};
+use hurray::{
+    ElementType, Error, File, ShardedFile, ShardedWriter, TensorDescriptor, atomic::Durability,
+};
 use hurray::{Writer, shape};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -639,7 +641,7 @@ fn a_member_written_over_after_its_report_is_not_adopted() {
     let write = |generation: u8| {
         let path = dir.path().join("process-0.hurray");
         let id = FileId::random().unwrap();
-        let file = hurray::AtomicFile::create(&path).unwrap();
+        let file = hurray::atomic::AtomicFile::create(&path).unwrap();
         let mut w = Writer::to_file_at(Crc32cWriter::new(file), &path).unwrap();
         w.set_file_id(Some(id));
         for_each_tensor(generation, 2, 4096, |d, b| w.add_tensor(d, b)).unwrap();

@@ -7,8 +7,9 @@
 
 use hurray::pack::pack_codes;
 use hurray::{
-    BufferRole, ElementType, Error, File, Quantization, QuantizationScheme, TensorDescriptor,
-    Writer, format,
+    ElementType, Error, File, Quantization, TensorDescriptor, Writer,
+    descriptor::{BufferRole, QuantizationScheme},
+    format,
 };
 
 fn flags(bytes: &[u8]) -> u64 {
@@ -257,7 +258,7 @@ fn mxfp8_dequantizes_as_the_ocp_definition() {
 /// the buffer and both values.
 #[test]
 fn checksums_are_written_by_default_and_catch_a_flipped_byte() {
-    use hurray::ChecksumAlgorithm;
+    use hurray::integrity::ChecksumAlgorithm;
     let mut q = Quantization::new(
         QuantizationScheme::PerTensor,
         ElementType::Float32,
@@ -344,7 +345,7 @@ fn checksums_can_be_turned_off() {
 #[test]
 #[cfg_attr(miri, ignore = "maps a file, and 9 MiB of CRC under Miri is too slow")]
 fn verify_checksums_of_a_map_names_any_flipped_tensor() {
-    use hurray::ChecksumAlgorithm;
+    use hurray::integrity::ChecksumAlgorithm;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.hurray");
     let sizes: Vec<usize> = (0..24)

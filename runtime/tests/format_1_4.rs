@@ -5,7 +5,8 @@
 
 use hurray::pack::pack_codes;
 use hurray::{
-    ElementType, Error, File, Quantization, QuantizationScheme, TensorDescriptor, Writer,
+    ElementType, Error, File, Quantization, TensorDescriptor, Writer,
+    descriptor::QuantizationScheme,
 };
 
 /// GPTQ's activation order: u4 codes [2, 8] in blocks of 4 along axis 1

@@ -99,8 +99,8 @@ fn check_sharded(release: &str, version: (u16, u16)) -> hurray::ShardedFile {
         .slice(
             "embed",
             &[
-                hurray::SliceRange::new(2, 7, 1),
-                hurray::SliceRange::index(5),
+                hurray::slice::SliceRange::new(2, 7, 1),
+                hurray::slice::SliceRange::index(5),
             ],
         )
         .unwrap();
@@ -148,8 +148,8 @@ fn v1_4_composite_quantization_and_new_types_read_with_current_code() {
     assert!(refused(t.as_slice::<u8>().unwrap_err()));
     assert!(refused(t.packed().unwrap_err()));
     let all = [
-        hurray::SliceRange::new(0, 2, 1),
-        hurray::SliceRange::new(0, 256, 1),
+        hurray::slice::SliceRange::new(0, 2, 1),
+        hurray::slice::SliceRange::new(0, 256, 1),
     ];
     assert!(refused(t.read_slice(&all).unwrap_err()));
     assert_eq!(t.quantized().unwrap().dequantize().len(), 512);

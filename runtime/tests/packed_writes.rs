@@ -6,7 +6,10 @@
 //! and codes that do not fit their buffer are a typed error.
 
 use hurray::pack::pack_codes;
-use hurray::{BufferRole, Dim, ElementType, Error, File, TensorDescriptor, Writer, packed_len};
+use hurray::{
+    Dim, ElementType, Error, File, TensorDescriptor, Writer, descriptor::BufferRole,
+    elements::packed_len,
+};
 use proptest::prelude::*;
 
 fn element(bits: u32) -> ElementType {

@@ -3,7 +3,9 @@
 
 mod common;
 use common::*;
-use hurray::{Dim, ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor};
+use hurray::{
+    Dim, ElementType, File, Layout, Quantization, TensorDescriptor, descriptor::QuantizationScheme,
+};
 use proptest::prelude::*;
 
 fn element_type() -> impl Strategy<Value = ElementType> {
@@ -26,7 +28,8 @@ fn dense_case() -> impl Strategy<Value = (TensorDescriptor, Vec<Vec<u8>>)> {
             }
             let int = matches!(
                 et.class(),
-                hurray::ElementClass::SignedInt | hurray::ElementClass::UnsignedInt
+                hurray::elements::ElementClass::SignedInt
+                    | hurray::elements::ElementClass::UnsignedInt
             );
             if quantize && int {
                 let scheme = match (scheme, dims.len()) {

@@ -89,7 +89,9 @@ fn comes_in(bytes: &[u8]) -> bool {
 
 fn values<'f>(file: &'f File, name: &str) -> &'f [u8] {
     let t = file.get(name).unwrap();
-    let (at, len) = t.buffer_range(hurray::BufferRole::Values).unwrap();
+    let (at, len) = t
+        .buffer_range(hurray::descriptor::BufferRole::Values)
+        .unwrap();
     &file.bytes().unwrap()[at as usize..(at + len) as usize]
 }
 

@@ -4,8 +4,8 @@
 mod common;
 use common::*;
 use hurray::{
-    Dim, ElementType, Error, File, Layout, Quantization, QuantizationScheme, TensorDescriptor,
-    Writer, shape,
+    Dim, ElementType, Error, File, Layout, Quantization, TensorDescriptor, Writer,
+    descriptor::QuantizationScheme, shape,
 };
 
 fn roundtrip(tensors: &[(TensorDescriptor, Vec<Vec<u8>>)]) -> File {

@@ -4,8 +4,8 @@
 use hurray::pack::pack_codes;
 use hurray::sharded::AdoptedChunk;
 use hurray::{
-    ElementType, Error, File, Layout, ShardedFile, ShardedWriter, SliceRange, TensorDescriptor,
-    Writer, parse_slice, shape,
+    ElementType, Error, File, Layout, ShardedFile, ShardedWriter, TensorDescriptor, Writer, shape,
+    slice::{SliceRange, parse_slice},
 };
 
 /// `full[ranges]` by plain index arithmetic over a row-major array.

@@ -3,7 +3,7 @@
 //! `File::read_buffer` (pread) reports the truncation as an error instead of
 //! the SIGBUS any access to the lost mapped pages would raise.
 
-use hurray::{BufferRole, ElementType, Error, File, TensorDescriptor, Writer, shape};
+use hurray::{ElementType, Error, File, TensorDescriptor, Writer, descriptor::BufferRole, shape};
 
 fn write(path: &std::path::Path) -> Vec<u8> {
     let values: Vec<u8> = (0..=255u8).cycle().take(1 << 16).collect();

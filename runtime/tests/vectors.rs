@@ -10,7 +10,7 @@
 //! the generator lives.
 
 use hurray::views::Indices;
-use hurray::{ElementClass, ElementType, Error, File, Layout, minifloat, pack};
+use hurray::{ElementType, Error, File, Layout, elements::ElementClass, minifloat, pack};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -236,7 +236,7 @@ fn check_valid(name: &str, exp: &Value) {
         let mut total = 0;
         for b in buffers {
             let role = b["role"].as_str().expect("role");
-            let role: hurray::BufferRole = role.parse().expect("a known role");
+            let role: hurray::descriptor::BufferRole = role.parse().expect("a known role");
             let bytes = t.buffer(role).unwrap_or_else(|| panic!("{ctx}: no {role}"));
             assert_eq!(json!(bytes.len()), b["length"], "{ctx}: {role} length");
             assert_eq!(json!(hex(bytes)), b["hex"], "{ctx}: {role} bytes");
@@ -333,13 +333,15 @@ fn check_valid(name: &str, exp: &Value) {
                 );
                 assert_eq!(json!(q.storage_min), qe["storage_min"]);
                 assert_eq!(json!(q.storage_max), qe["storage_max"]);
-                let scales = t.buffer(hurray::BufferRole::Scales).expect("scales");
+                let scales = t
+                    .buffer(hurray::descriptor::BufferRole::Scales)
+                    .expect("scales");
                 let n = qe["scales"].as_array().map_or(0, Vec::len) as u64;
                 let got: Vec<Value> = (0..n).map(|i| element(q.scale_type, scales, i)).collect();
                 assert_eq!(Value::Array(got), qe["scales"], "{ctx}: scales");
                 if let Some(zt) = q.zero_point_type {
                     let zps = t
-                        .buffer(hurray::BufferRole::ZeroPoints)
+                        .buffer(hurray::descriptor::BufferRole::ZeroPoints)
                         .expect("zero points");
                     let got: Vec<Value> = (0..n).map(|i| element(zt, zps, i)).collect();
                     assert_eq!(Value::Array(got), qe["zero_points"], "{ctx}: zero points");
@@ -352,7 +354,9 @@ fn check_valid(name: &str, exp: &Value) {
                     "{ctx}"
                 );
                 if let Some(ot) = q.offset_type {
-                    let offsets = t.buffer(hurray::BufferRole::Offsets).expect("offsets");
+                    let offsets = t
+                        .buffer(hurray::descriptor::BufferRole::Offsets)
+                        .expect("offsets");
                     let got: Vec<Value> = (0..n).map(|i| element(ot, offsets, i)).collect();
                     assert_eq!(Value::Array(got), qe["offsets"], "{ctx}: offsets");
                 }
@@ -376,7 +380,7 @@ fn check_quantization_1_4(
     assert_eq!(json!(q.tensor_offset), qe["tensor_offset"], "{ctx}");
     assert_eq!(name(q.group_index_type), qe["group_index_type"], "{ctx}");
     assert_eq!(
-        json!(q.block_format.map(hurray::BlockFormat::name)),
+        json!(q.block_format.map(hurray::descriptor::BlockFormat::name)),
         qe["block_format"],
         "{ctx}"
     );
@@ -401,12 +405,12 @@ fn check_quantization_1_4(
     for (ty, role, key) in [
         (
             q.code_table_type,
-            hurray::BufferRole::CodeTable,
+            hurray::descriptor::BufferRole::CodeTable,
             "code_table",
         ),
         (
             q.group_index_type,
-            hurray::BufferRole::GroupIndex,
+            hurray::descriptor::BufferRole::GroupIndex,
             "group_index",
         ),
     ] {

@@ -34,7 +34,7 @@ fn agree(bytes: &[u8], what: &str) -> Verdict {
         "{what}: generated {generated:?}, reference {reference:?}"
     );
     // What `Reader::new` returns is the reference's verdict, error and all.
-    let opened = hurray::Reader::new(bytes);
+    let opened = hurray::reader::Reader::new(bytes);
     match (&reference, &opened) {
         (Verdict::Valid, Ok(_)) => {}
         (Verdict::Overlap | Verdict::Unexpected(_), _) => {
@@ -276,7 +276,7 @@ proptest! {
         // Look-ups through the index of names built while verifying find
         // every tensor, and nothing else.
         let file = File::from_bytes(&bytes).unwrap();
-        let reader = hurray::Reader::new(&bytes).unwrap();
+        let reader = hurray::reader::Reader::new(&bytes).unwrap();
         for t in file.tensors() {
             prop_assert_eq!(file.get(t.name()).map(|x| x.name()), Some(t.name()));
             prop_assert_eq!(reader.get(t.name()).map(|x| x.name()), Some(t.name()));

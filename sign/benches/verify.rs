@@ -18,7 +18,9 @@
 //!     cargo bench -p hurray-sign --bench verify
 
 use hurray::{
-    ChecksumAlgorithm, DigestAlgorithm, ElementType, File, TensorDescriptor, Writer, shape,
+    ElementType, File, TensorDescriptor, Writer,
+    integrity::{ChecksumAlgorithm, DigestAlgorithm},
+    shape,
 };
 use hurray_sign::{PrivateKey, Signature};
 use std::hint::black_box;
@@ -32,7 +34,7 @@ const PAGE: usize = 4096;
 /// Writes `tensors` tensors of `data` to `path` (renamed into place, not
 /// fsynced), with CRC-32C and BLAKE3 as asked.
 fn write(path: &Path, tensors: usize, data: &[u8], checksums: bool, digests: bool) {
-    let mut w = Writer::create_with(path, hurray::Durability::RenameOnly).unwrap();
+    let mut w = Writer::create_with(path, hurray::atomic::Durability::RenameOnly).unwrap();
     w.set_checksums(checksums.then_some(ChecksumAlgorithm::Crc32c))
         .unwrap();
     w.set_digests(digests.then_some(DigestAlgorithm::Blake3))

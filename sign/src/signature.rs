@@ -4,7 +4,10 @@
 use crate::error::{Error, Result};
 use crate::key::{PrivateKey, PublicKey, hex, unhex};
 use ed25519_dalek::Signer;
-use hurray::{Digest, DigestAlgorithm, File};
+use hurray::{
+    File,
+    integrity::{Digest, DigestAlgorithm},
+};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -239,7 +242,7 @@ impl Signature {
     /// Writes the signature file at `path`, atomically.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let mut file = hurray::AtomicFile::create(path)?;
+        let mut file = hurray::atomic::AtomicFile::create(path)?;
         std::io::Write::write_all(&mut file, self.to_json().as_bytes()).map_err(|source| {
             Error::Io {
                 action: "writing",

@@ -40,7 +40,7 @@ fn keys_openssl_writes_are_read_and_ours_are_read_by_openssl() {
     // The message signed is what OpenSSL verifies with the public key.
     let mut bytes = Vec::new();
     let mut w = hurray::Writer::new(&mut bytes).unwrap();
-    w.set_digests(Some(hurray::DigestAlgorithm::Blake3))
+    w.set_digests(Some(hurray::integrity::DigestAlgorithm::Blake3))
         .unwrap();
     w.finish().unwrap();
     let s = Signature::sign(&hurray::File::from_bytes(&bytes).unwrap(), &key).unwrap();
@@ -109,7 +109,7 @@ fn signature_files_that_are_not_signatures_are_refused_by_field() {
     let key = PrivateKey::from_seed([1; 32]);
     let mut bytes = Vec::new();
     let mut w = hurray::Writer::new(&mut bytes).unwrap();
-    w.set_digests(Some(hurray::DigestAlgorithm::Blake3))
+    w.set_digests(Some(hurray::integrity::DigestAlgorithm::Blake3))
         .unwrap();
     w.finish().unwrap();
     let good = Signature::sign(&hurray::File::from_bytes(&bytes).unwrap(), &key)

@@ -3,7 +3,7 @@
 //! refused with an error; none panics, and no mutant of the signature
 //! verifies except the untouched one (and changes of case in its hex).
 
-use hurray::{DigestAlgorithm, ElementType, File, TensorDescriptor, Writer, shape};
+use hurray::{ElementType, File, TensorDescriptor, Writer, integrity::DigestAlgorithm, shape};
 use hurray_sign::{PrivateKey, PublicKey, Signature};
 
 /// xorshift64*: fixed mutants, the same on every run.

@@ -1,7 +1,9 @@
 //! Every way of changing a signed file or checkpoint is refused, naming
 //! what failed; an untouched one verifies.
 
-use hurray::{DigestAlgorithm, ElementType, File, ShardedFile, ShardedWriter, Writer, shape};
+use hurray::{
+    ElementType, File, ShardedFile, ShardedWriter, Writer, integrity::DigestAlgorithm, shape,
+};
 use hurray_sign::{Error, PrivateKey, PublicKey, Signature, verify_checkpoint, verify_file};
 use std::path::{Path, PathBuf};
 
@@ -81,7 +83,10 @@ fn replace(path: &Path, from: &[u8], to: &[u8]) {
 fn data_offset(path: &Path, tensor: &str) -> u64 {
     let f = File::open(path).unwrap();
     let t = f.tensor(tensor).unwrap();
-    t.buffer_range(hurray::BufferRole::Values).unwrap().0 + 17
+    t.buffer_range(hurray::descriptor::BufferRole::Values)
+        .unwrap()
+        .0
+        + 17
 }
 
 fn fresh_file(dir: &Path, k: &PrivateKey) -> PathBuf {

@@ -33,7 +33,10 @@
 
 use super::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
-use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
+use hurray::{
+    ElementType, Quantization, TensorRef,
+    descriptor::{BufferRole, QuantizationScheme},
+};
 use std::collections::BTreeMap;
 
 /// The tensor metadata key holding the quant state's JSON, verbatim.

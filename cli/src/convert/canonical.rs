@@ -6,7 +6,7 @@
 
 use super::{CHUNK, Emit, Entry};
 use anyhow::{Result, anyhow};
-use hurray::ElementClass;
+use hurray::elements::ElementClass;
 
 /// Streams `e`'s values, stored as `data`, in canonical form.
 pub(super) fn canonical(e: &Entry<'_>, data: &[u8], emit: &mut Emit<'_>) -> Result<()> {

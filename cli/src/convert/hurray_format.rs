@@ -139,7 +139,7 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
 
 /// Writes converted tensors to a `.hurray` file.
 pub(super) struct Sink {
-    writer: Writer<hurray::OutputFile>,
+    writer: Writer<hurray::atomic::OutputFile>,
 }
 
 impl Sink {

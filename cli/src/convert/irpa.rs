@@ -14,7 +14,7 @@
 use super::{Data, Entry, Feed, Source};
 use crate::limits::{IRPA_MAX_METADATA, IRPA_MAX_NAME, IRPA_MAX_RANK};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, ElementClass, ElementType};
+use hurray::{ElementType, atomic::AtomicFile, elements::ElementClass};
 use std::borrow::Cow;
 use std::io::{BufWriter, Write};
 use std::path::Path;

@@ -10,7 +10,7 @@
 //! its name and the reason. Then the tensors are copied one at a time, in
 //! chunks, straight from the map to the destination; only a compressed `.npz`
 //! member is inflated into memory (one tensor at a time). Every destination is
-//! written through `hurray::AtomicFile`, so a failed conversion leaves no
+//! written through `hurray::atomic::AtomicFile`, so a failed conversion leaves no
 //! partial file and a finished one has the mode any new file gets.
 //!
 //! Between the formats the values travel in one canonical form
@@ -41,7 +41,7 @@ pub use probe::{
 use format::Format;
 
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, ElementType};
+use hurray::{ElementType, atomic::AtomicFile};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -106,13 +106,15 @@ impl<'a> Entry<'a> {
 
     /// The element count, in the runtime's order (a 0 dimension first).
     fn count(&self) -> Result<u64> {
-        hurray::element_count(&self.shape).known().ok_or_else(|| {
-            anyhow!(
-                "tensor {:?}: shape {:?} has no element count that fits 64 bits",
-                self.name,
-                self.shape
-            )
-        })
+        hurray::elements::element_count(&self.shape)
+            .known()
+            .ok_or_else(|| {
+                anyhow!(
+                    "tensor {:?}: shape {:?} has no element count that fits 64 bits",
+                    self.name,
+                    self.shape
+                )
+            })
     }
 
     /// Bytes of the canonical form: row-major, a bool per byte, the other
@@ -126,7 +128,7 @@ impl<'a> Entry<'a> {
         }
         let count = self.count()?;
         let len = if self.dtype.bits() < 8 && self.dtype != ElementType::Bool {
-            hurray::packed_len(count, self.dtype.bits())
+            hurray::elements::packed_len(count, self.dtype.bits())
         } else {
             count.checked_mul(self.dtype.unpacked_size())
         };
@@ -287,8 +289,9 @@ pub struct Options {
 
 impl Options {
     /// The digest algorithm of the Hurray files written.
-    pub(crate) fn digest_algorithm(self) -> Option<hurray::DigestAlgorithm> {
-        self.digests.then_some(hurray::DigestAlgorithm::Blake3)
+    pub(crate) fn digest_algorithm(self) -> Option<hurray::integrity::DigestAlgorithm> {
+        self.digests
+            .then_some(hurray::integrity::DigestAlgorithm::Blake3)
     }
 }
 

@@ -18,7 +18,10 @@
 
 use super::{Data, Entry, Quantized};
 use anyhow::{Result, bail};
-use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
+use hurray::{
+    ElementType, Quantization, TensorRef,
+    descriptor::{BufferRole, QuantizationScheme},
+};
 use std::collections::BTreeMap;
 
 /// Suffix of the tensor holding the packed FP4 codes.

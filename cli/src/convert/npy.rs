@@ -10,7 +10,7 @@
 
 use super::{Data, Entry, Feed, Source};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, ElementType};
+use hurray::{ElementType, atomic::AtomicFile};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};

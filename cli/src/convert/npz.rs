@@ -10,7 +10,7 @@
 
 use super::{CHUNK, Data, Entry, Feed, Source, npy};
 use anyhow::{Context, Result, bail};
-use hurray::AtomicFile;
+use hurray::atomic::AtomicFile;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::cell::RefCell;

@@ -9,7 +9,7 @@
 
 use super::{Data, Entry, Feed, Source};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, ElementType};
+use hurray::{ElementType, atomic::AtomicFile};
 use safetensors::SafeTensors;
 use std::borrow::Cow;
 use std::io::{BufWriter, Write};

@@ -14,7 +14,7 @@
 
 use super::{Format, Options, map, safetensors_format};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{AtomicFile, File, ShardedFile, ShardedWriter};
+use hurray::{File, ShardedFile, ShardedWriter, atomic::AtomicFile};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -48,7 +48,7 @@ pub fn view(input: &Path, output: &Path, stats: bool) -> Result<()> {
         model::of_file(&source, &file, stats)?
     };
     let page = page::render(&report)?;
-    let mut out = hurray::AtomicFile::create(output)?;
+    let mut out = hurray::atomic::AtomicFile::create(output)?;
     out.write_all(page.as_bytes())
         .map_err(|e| hurray::Error::io("writing", output, e))?;
     out.commit()?;

@@ -5,7 +5,7 @@ use crate::HurrayQuantScheme::{
     HURRAY_QUANT_PER_AXIS, HURRAY_QUANT_PER_BLOCK, HURRAY_QUANT_PER_FLAT_BLOCK,
     HURRAY_QUANT_PER_TENSOR,
 };
-use hurray::QuantizationKind;
+use hurray::descriptor::QuantizationKind;
 
 /// The granularity of a quantization descriptor.
 #[repr(C)]

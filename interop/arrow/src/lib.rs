@@ -220,7 +220,7 @@ fn build(file: &Arc<File>, t: &TensorRef<'_>, batch: bool) -> Result<Exported> {
     };
     // The runtime's count: a 0 decides before any multiplication (ADR-007),
     // and a product past 64 bits is an error like one past i32.
-    let list_size = hurray::element_count(&shape)
+    let list_size = hurray::elements::element_count(&shape)
         .known()
         .and_then(|n| i32::try_from(n).ok())
         .ok_or_else(|| too_large("the list size"))?;

@@ -8,7 +8,8 @@ use arrow_array::{Array, FixedSizeListArray};
 use arrow_schema::DataType;
 use hurray::pack::pack_codes;
 use hurray::{
-    ElementType, File, Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer, shape,
+    ElementType, File, Layout, Quantization, TensorDescriptor, Writer,
+    descriptor::QuantizationScheme, shape,
 };
 use hurray_arrow::{EXTENSION_NAME, Error, export, export_batch};
 use std::sync::Arc;

@@ -21,7 +21,10 @@ use hurray::limits::{
     MAX_INDEX_SWAP_ATTEMPTS, UPLOAD_MAX_PARTS, UPLOAD_PART_BYTES, UPLOADS_IN_FLIGHT,
 };
 use hurray::sharded::{CheckpointStore, CommitFailed, NewFile};
-use hurray::{AtomicFile, Durability, Error, File, Result, ShardedWriter};
+use hurray::{
+    Error, File, Result, ShardedWriter,
+    atomic::{AtomicFile, Durability},
+};
 use object_store::path::Path;
 use object_store::{
     ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion, WriteMultipart,

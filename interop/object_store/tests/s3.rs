@@ -2,7 +2,7 @@
 //! requests): opening costs two range GETs, tensors read by range GETs
 //! equal the local file's, and what goes wrong is an error naming the URL.
 
-use hurray::{ElementType, File, SliceRange, TensorDescriptor, Writer, shape};
+use hurray::{ElementType, File, TensorDescriptor, Writer, shape, slice::SliceRange};
 use hurray_s3_test_server::{Request, Server};
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! object behind, and the checkpoint it would have replaced whole.
 
 use hurray::sharded::{AdoptedChunk, Crc32cWriter, WrittenMember};
-use hurray::{Durability, ElementType, Error, TensorDescriptor, Writer, shape};
+use hurray::{ElementType, Error, TensorDescriptor, Writer, atomic::Durability, shape};
 use hurray_s3_test_server::{Request, Server};
 use std::io::Write;
 use std::path::Path;
@@ -81,7 +81,10 @@ fn a_file_is_uploaded_in_parts_and_appears_only_when_committed() {
     let bytes = std::fs::read(s3.object("one/model.hurray")).unwrap();
     assert_eq!(written.size, len);
     assert_eq!(bytes.len() as u64, len);
-    assert_eq!(written.crc32c, hurray::ChecksumAlgorithm::Crc32c.of(&bytes));
+    assert_eq!(
+        written.crc32c,
+        hurray::integrity::ChecksumAlgorithm::Crc32c.of(&bytes)
+    );
     let f = hurray_object_store::open_with_options(url, &s3.options()).unwrap();
     assert_eq!(
         f.tensor("big").unwrap().as_slice::<f32>().unwrap(),

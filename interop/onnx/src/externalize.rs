@@ -7,7 +7,8 @@ use crate::model::Model;
 use crate::wire::{self, Fields};
 use hurray::limits::MAX_ONNX_MODEL_BYTES;
 use hurray::{
-    AtomicFile, BufferRole, ElementType, File, Layout, TensorDescriptor, TensorRef, Writer, shape,
+    ElementType, File, Layout, TensorDescriptor, TensorRef, Writer, atomic::AtomicFile,
+    descriptor::BufferRole, shape,
 };
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -362,7 +363,7 @@ fn location_from(out_onnx: &Path, weights: &Path, existing: bool) -> Result<Stri
     Ok(text.to_owned())
 }
 
-/// Writes `bytes` to `path` through `hurray::AtomicFile` (a temporary file
+/// Writes `bytes` to `path` through `hurray::atomic::AtomicFile` (a temporary file
 /// renamed over it), so a failure leaves whatever was there before.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path)?;

@@ -26,7 +26,7 @@ pub use model::Model;
 pub fn exercise(bytes: &[u8]) -> Result<()> {
     let model = Model::from_bytes(bytes.to_vec(), std::path::PathBuf::from("/nonexistent"))?;
     for init in model.initializers() {
-        let _ = init.values(&model);
+        let _ = model.values(init);
     }
     let rewritten = model.rewrite(|i| {
         let proto = &model.bytes[model.initializers()[i].proto.clone()];

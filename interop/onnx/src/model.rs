@@ -170,6 +170,12 @@ impl Model {
         &self.initializers
     }
 
+    /// An initializer's values as Hurray stores them (ONNX's bytes, with
+    /// `BOOL` packed to bits), read from the model or its external data file.
+    pub fn values<'m>(&'m self, initializer: &Initializer) -> Result<std::borrow::Cow<'m, [u8]>> {
+        initializer.hurray_bytes(&self.bytes, &self.base_dir)
+    }
+
     /// The model with the initializers `replace` gives new `TensorProto`
     /// bytes for (by position in [`initializers`](Self::initializers)).
     pub(crate) fn rewrite(

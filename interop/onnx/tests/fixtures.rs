@@ -4,7 +4,7 @@
 //! hold initializers. Both forms give the same Hurray bytes, which are
 //! `raw_data` byte for byte (BOOL: packed to bits).
 
-use hurray::{BufferRole, ElementType, File};
+use hurray::{ElementType, File, descriptor::BufferRole};
 use hurray_onnx::{Model, write_weights};
 use std::path::Path;
 
@@ -35,7 +35,7 @@ fn typed_fields_and_raw_data_give_the_same_tensors() {
             "{base}"
         );
         // And both are the raw_data onnx wrote (bools packed to bits).
-        let stored = init.values(&model).unwrap();
+        let stored = model.values(init).unwrap();
         assert_eq!(
             raw.buffer(BufferRole::Values).unwrap(),
             &stored[..],

@@ -3,7 +3,7 @@
 //! (torch.onnx.export, the onnx package) are tested from Python
 //! (python/tests/test_onnx.py) with ONNX Runtime as the reader.
 
-use hurray::{BufferRole, ElementType, File};
+use hurray::{ElementType, File, descriptor::BufferRole};
 use hurray_onnx::{Error, Model, Options, externalize, write_weights};
 use std::path::PathBuf;
 
@@ -105,7 +105,7 @@ fn initializers_of_subgraphs_are_found() {
     let mask = &m.initializers()[2];
     assert_eq!(mask.element_type(), ElementType::Bool);
     // ONNX's bool bytes become Hurray's bits.
-    assert_eq!(&mask.values(&m).unwrap()[..], &[0b101]);
+    assert_eq!(&m.values(mask).unwrap()[..], &[0b101]);
     assert_eq!(m.initializers()[4].element_type(), ElementType::BFloat16);
 }
 
@@ -124,10 +124,7 @@ fn externalized_models_keep_every_other_byte_and_point_at_the_values() {
     let rewritten = Model::from_bytes(std::fs::read(&out).unwrap(), dir.path().to_owned()).unwrap();
     for (before, after) in m.initializers().iter().zip(rewritten.initializers()) {
         assert_eq!(before.name(), after.name());
-        assert_eq!(
-            before.values(&m).unwrap(),
-            after.values(&rewritten).unwrap()
-        );
+        assert_eq!(m.values(before).unwrap(), rewritten.values(after).unwrap());
         let t = file.tensor(before.name()).unwrap();
         if after.is_external() {
             assert_eq!(t.buffer_range(BufferRole::Values).unwrap().0 % 4096, 0);
@@ -169,12 +166,12 @@ fn typed_fields_decode_as_raw_data_does() {
     let m = open(model(&graph(&[t, neg], &[]))).unwrap();
     let h = &m.initializers()[0];
     assert_eq!(
-        &h.values(&m).unwrap()[..],
+        &m.values(h).unwrap()[..],
         &[0x00, 0x3c, 0x00, 0x40, 0x00, 0xc0]
     );
     let i = &m.initializers()[1];
     let want: Vec<u8> = [-5i64, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
-    assert_eq!(&i.values(&m).unwrap()[..], &want[..]);
+    assert_eq!(&m.values(i).unwrap()[..], &want[..]);
 }
 
 fn refusal(bytes: Vec<u8>) -> String {
@@ -311,7 +308,7 @@ fn external_data_is_read_inside_its_file_and_directory_only() {
     };
     let m = at("d.bin", 8, 16);
     assert_eq!(
-        &m.initializers()[0].values(&m).unwrap()[..],
+        &m.values(&m.initializers()[0]).unwrap()[..],
         &f32_bytes(&[2.0, 3.0, 4.0, 5.0])[..]
     );
     for (location, offset, length, want) in [
@@ -323,7 +320,7 @@ fn external_data_is_read_inside_its_file_and_directory_only() {
         ("missing.bin", 0, 16, "missing.bin"),
     ] {
         let m = at(location, offset, length);
-        let e = m.initializers()[0].values(&m).unwrap_err().to_string();
+        let e = m.values(&m.initializers()[0]).unwrap_err().to_string();
         assert!(e.contains("\"ext\"") || e.contains(location), "{e}");
         assert!(e.contains(want), "{e} lacks {want}");
     }
@@ -452,7 +449,9 @@ fn mutated_models_are_errors_or_models_never_panics() {
 fn hurray_tensors_onnx_cannot_point_at_are_refused_by_name() {
     // An existing file whose "m" is sparse, and one whose "m" is quantized
     // (per-tensor int8): ONNX external data holds dense plain values only.
-    use hurray::{Layout, Quantization, QuantizationScheme, TensorDescriptor, Writer, shape};
+    use hurray::{
+        Layout, Quantization, TensorDescriptor, Writer, descriptor::QuantizationScheme, shape,
+    };
     let dir = tempfile::tempdir().unwrap();
     let model_bytes = model(&graph(&[tensor("m", 3, &[2, 2], &[1, 0, 0, 2])], &[]));
     let m = Model::from_bytes(model_bytes, dir.path().to_owned()).unwrap();

@@ -2,7 +2,7 @@
     "unknown hurray attribute `bogus` here; expected one of: rename, shape, layout, quantization, axis, block_size, expressed, metadata, metadata_of",
 )
 ::core::compile_error!(
-    "`String` is not a tensor field type: expected `&'a [T]`, `Vec<T>`, `hurray::fields::Packed<'a, P>`, `hurray::fields::Compressed<'a, T>`, `hurray::fields::Coo<'a, T>`, `hurray::fields::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`",
+    "`String` is not a tensor field type: expected `&'a [T]`, `Vec<T>`, `hurray::derive::Packed<'a, P>`, `hurray::derive::Compressed<'a, T>`, `hurray::derive::Coo<'a, T>`, `hurray::derive::Quantized<'a, T>`, an ndarray `ArrayView`/`Array`, an `Option` of one of them, or a struct deriving `Tensors`",
 )
 const _: () = {
     #[automatically_derived]

@@ -206,7 +206,7 @@ impl<'c> Collector<'c> {
             (true, Storage::Same { bytes }) => Some(bytes as u64),
             (true, _) => Some(1),
             (false, Storage::BytePerElement { .. }) => Some(count),
-            (false, _) => hurray::packed_len(count, storage.bits()),
+            (false, _) => hurray::elements::packed_len(count, storage.bits()),
         }
         .ok_or_else(|| Error::Malformed {
             op: desc.to_owned(),

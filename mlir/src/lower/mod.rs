@@ -500,9 +500,9 @@ pub(crate) fn dims(raw: &[RawDim], desc: &str, ty: Type<'_>) -> Result<Vec<Dim>>
 }
 
 /// The element count of `shape` by the runtime's rule
-/// ([`hurray::element_count`], ADR-0007: a 0 dimension makes the tensor empty
+/// ([`hurray::elements::element_count`], ADR-0007: a 0 dimension makes the tensor empty
 /// before anything is multiplied, so `[2^40, 2^40, 0]` is empty).
 pub(crate) fn element_count(shape: &[Dim]) -> ElementCount {
     let wire: Vec<u64> = shape.iter().map(|d| d.to_wire()).collect();
-    hurray::element_count(&wire)
+    hurray::elements::element_count(&wire)
 }

@@ -8,7 +8,7 @@ use crate::ffi::{self, Blob, RawDim};
 use crate::typed;
 use crate::types::Storage;
 use hurray::pack::clear_padding;
-use hurray::{TensorWriter, Writer};
+use hurray::{Writer, writer::TensorWriter};
 use melior::ir::Attribute;
 use std::io::Write;
 
@@ -85,10 +85,10 @@ impl Buf<'_> {
             Buf::Owned(d) => d.len() as u64,
             Buf::Packed { data, .. } => data.len() as u64,
             Buf::Unpacked { data, bits } => {
-                hurray::packed_len(data.len() as u64, *bits).unwrap_or(u64::MAX)
+                hurray::elements::packed_len(data.len() as u64, *bits).unwrap_or(u64::MAX)
             }
             Buf::Splat { storage, count, .. } => {
-                hurray::packed_len(*count, storage.bits()).unwrap_or(u64::MAX)
+                hurray::elements::packed_len(*count, storage.bits()).unwrap_or(u64::MAX)
             }
         }
     }
@@ -141,14 +141,14 @@ fn write_splat<W: Write>(
     let (pattern, total, bits): (Vec<u8>, u64, u32) = match storage {
         Storage::Same { bytes } => (
             element[..bytes.min(element.len())].to_vec(),
-            hurray::packed_len(count, storage.bits()).unwrap_or(0),
+            hurray::elements::packed_len(count, storage.bits()).unwrap_or(0),
             8,
         ),
         Storage::Bits => {
             let on = element.first().is_some_and(|b| b & 1 == 1);
             (
                 vec![if on { 0xFF } else { 0 }],
-                hurray::packed_len(count, 1).unwrap_or(0),
+                hurray::elements::packed_len(count, 1).unwrap_or(0),
                 1,
             )
         }
@@ -160,7 +160,7 @@ fn write_splat<W: Write>(
             let codes = 8 / gcd(bits, 8);
             (
                 hurray::pack::pack_codes(std::iter::repeat_n(code, codes as usize), bits),
-                hurray::packed_len(count, bits).unwrap_or(0),
+                hurray::elements::packed_len(count, bits).unwrap_or(0),
                 bits,
             )
         }
@@ -308,7 +308,7 @@ pub(crate) fn blob_buf<'c>(
     };
     match storage {
         Storage::Same { bytes: per } => {
-            if Some(len) == hurray::packed_len(count, storage.bits()) {
+            if Some(len) == hurray::elements::packed_len(count, storage.bits()) {
                 Ok(Buf::Raw(bytes))
             } else {
                 Err(bad(format!("{count} x {per}")))
@@ -319,7 +319,7 @@ pub(crate) fn blob_buf<'c>(
                 Storage::BytePerElement { bits } => bits,
                 _ => 1,
             };
-            let packed = hurray::packed_len(count, bits).unwrap_or(u64::MAX);
+            let packed = hurray::elements::packed_len(count, bits).unwrap_or(u64::MAX);
             if len == packed {
                 Ok(Buf::Packed {
                     data: bytes,
@@ -346,7 +346,7 @@ pub(crate) fn blob_buf<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hurray::{BufferRole, Dim, ElementType, TensorDescriptor};
+    use hurray::{Dim, ElementType, TensorDescriptor, descriptor::BufferRole};
 
     /// One-per-byte codes (garbage in the high bits) across a chunk boundary
     /// and packed bytes with garbage padding come out as the runtime packs

@@ -5,7 +5,9 @@ use super::Collector;
 use crate::error::{Error, Result};
 use crate::ffi::{self, QuantKind};
 use crate::types::Storage;
-use hurray::{Dim, ElementClass, ElementType, Quantization, QuantizationScheme};
+use hurray::{
+    Dim, ElementType, Quantization, descriptor::QuantizationScheme, elements::ElementClass,
+};
 use melior::ir::Type;
 
 /// Storage element type, descriptor, and the scale / zero-point bytes.

@@ -8,7 +8,7 @@ use crate::lower::{Slot, all_attributes, describe_op, dims, for_each_child};
 use crate::reference::{self, FILE_ATTR, Form};
 use crate::typed;
 use crate::types::{self, Storage};
-use hurray::{BufferRole, File, Layout, TensorRef};
+use hurray::{File, Layout, TensorRef, descriptor::BufferRole};
 use melior::ir::operation::{OperationLike, OperationMutLike, OperationRefMut};
 use melior::ir::{Attribute, OperationRef};
 use std::collections::{BTreeMap, BTreeSet};

@@ -42,7 +42,7 @@ pub(crate) fn lower_err_with(text: &str, options: LowerOptions) -> hurray_mlir::
 pub(crate) fn values(file: &hurray::File, name: &str) -> Vec<u8> {
     file.tensor(name)
         .unwrap_or_else(|e| panic!("{e}"))
-        .buffer(hurray::BufferRole::Values)
+        .buffer(hurray::descriptor::BufferRole::Values)
         .unwrap_or_else(|| panic!("{name} has no values"))
         .to_vec()
 }

@@ -165,10 +165,12 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         let empty = file.tensor(&format!("f/{}", 3 * i + 1)).unwrap();
         let zero = file.tensor(&format!("f/{}", 3 * i + 2)).unwrap();
         // A splat of 15 elements is expanded to all of them.
-        let bytes = splat.buffer(hurray::BufferRole::Values).unwrap();
+        let bytes = splat
+            .buffer(hurray::descriptor::BufferRole::Values)
+            .unwrap();
         assert_eq!(
             bytes.len() as u64,
-            hurray::packed_len(15, et.bits()).unwrap()
+            hurray::elements::packed_len(15, et.bits()).unwrap()
         );
         let (_, one_bytes) = sample(et);
         match et.bits() {
@@ -196,13 +198,16 @@ fn every_element_type_lowers_splats_and_empty_shapes() {
         for (t, dims) in [(empty, vec![3, 0, 5]), (zero, vec![0])] {
             assert_eq!(t.dims(), shape(&dims));
             assert!(t.is_empty() && !t.is_descriptor_only());
-            assert_eq!(t.buffer(hurray::BufferRole::Values).unwrap(), &[] as &[u8]);
+            assert_eq!(
+                t.buffer(hurray::descriptor::BufferRole::Values).unwrap(),
+                &[] as &[u8]
+            );
             assert_eq!(t.element_type(), et);
         }
     }
 }
 
-/// ADR-0007 through the runtime's `hurray::element_count`: a 0 dimension
+/// ADR-0007 through the runtime's `hurray::elements::element_count`: a 0 dimension
 /// makes the tensor empty before anything is multiplied, so 2^40 x 2^40 x 0
 /// is an empty tensor, not an overflow.
 #[test]
@@ -221,7 +226,10 @@ fn an_empty_shape_whose_other_dimensions_overflow_is_an_empty_tensor() {
     let v = file.tensor("f/0").unwrap();
     assert_eq!(v.dims(), shape(&[big, big, 0]));
     assert!(v.is_empty() && !v.is_descriptor_only());
-    assert_eq!(v.buffer(hurray::BufferRole::Values).unwrap(), &[] as &[u8]);
+    assert_eq!(
+        v.buffer(hurray::descriptor::BufferRole::Values).unwrap(),
+        &[] as &[u8]
+    );
 }
 
 #[test]

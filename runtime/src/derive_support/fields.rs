@@ -6,7 +6,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::pack;
 use crate::views::Indices;
-use crate::{ElementClass, ElementType};
+use crate::{ElementType, elements::ElementClass};
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
@@ -99,10 +99,11 @@ impl<'a, P: PackedElement> Packed<'a, P> {
     /// ceil(len * bits / 8) bytes long.
     pub fn from_bytes(bytes: impl Into<Cow<'a, [u8]>>, len: u64) -> Result<Self> {
         let bytes = bytes.into();
-        let expected = crate::packed_len(len, P::TYPE.bits()).ok_or(Error::SizeOverflow {
-            tensor: String::new(),
-            field: "packed length",
-        })?;
+        let expected =
+            crate::count::packed_len(len, P::TYPE.bits()).ok_or(Error::SizeOverflow {
+                tensor: String::new(),
+                field: "packed length",
+            })?;
         if expected != bytes.len() as u64 {
             return Err(Error::BufferLength {
                 tensor: String::new(),

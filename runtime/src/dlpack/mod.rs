@@ -22,7 +22,7 @@
 //!   Hurray itself never dereferences it, and neither may a consumer.
 //! - [`DLPACK_FLAG_BITMASK_READ_ONLY`] is set unless the consumer may write:
 //!   a read-only map faults on a write and in-memory bytes are shared by
-//!   every reader, while a copy-on-write map ([`crate::MapMode::CopyOnWrite`])
+//!   every reader, while a copy-on-write map ([`crate::reader::MapMode::CopyOnWrite`])
 //!   keeps each write in the writing process (the file never changes), as
 //!   do the tensors of a file read through a source opened so
 //!   ([`File::open_source_with`]), and a copy belongs to the consumer alone.

@@ -262,7 +262,8 @@ fn copy_on_write_exports_are_writable_and_never_reach_the_file() {
 
     // SAFETY: the one write below happens while no reference to the bytes is
     // in use; the reads before and after it are sequential.
-    let cow = Arc::new(unsafe { File::open_with(&path, crate::MapMode::CopyOnWrite) }.unwrap());
+    let cow =
+        Arc::new(unsafe { File::open_with(&path, crate::reader::MapMode::CopyOnWrite) }.unwrap());
     assert!(cow.is_writable());
     let m = ManagedTensor::by_name(cow.clone(), "w").unwrap();
     assert_eq!(m.as_managed().flags, 0);
@@ -303,7 +304,8 @@ fn exports_of_a_file_read_through_a_source_are_writable_only_when_opened_so() {
     // SAFETY: the one write below happens while no reference to the bytes is
     // in use; the reads before and after it are sequential.
     let rw = Arc::new(
-        unsafe { File::open_source_with(source.clone(), crate::MapMode::CopyOnWrite) }.unwrap(),
+        unsafe { File::open_source_with(source.clone(), crate::reader::MapMode::CopyOnWrite) }
+            .unwrap(),
     );
     assert!(rw.is_writable());
     let m = ManagedTensor::by_name(rw.clone(), "w").unwrap();

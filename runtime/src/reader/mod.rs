@@ -10,7 +10,9 @@ use crate::checksum::Algorithms;
 use crate::error::{Error, Result};
 use crate::format::{self, FOOTER_LEN, PREFIX_LEN, VERSION_MAJOR};
 use crate::generated::fb;
+use crate::structure::{self, Structural};
 use names::NameTable;
+use tensor::FileData;
 
 mod fetch;
 mod file;
@@ -21,21 +23,19 @@ mod quant;
 mod semantics;
 mod shape;
 mod storage;
+mod tensor;
 // The two verifiers side by side, for differential tests and fuzz targets:
 // a test hook, not part of the documented API.
 #[doc(hidden)]
 pub mod verifiers;
-use crate::structure::{self, Structural};
-mod tensor;
 
+pub use crate::aligned::AlignedBytes;
 pub use fetch::Fetched;
-pub use file::File;
-pub use storage::MapMode;
-
+pub use file::{File, Validation};
 pub use iter::Tensors;
 pub use metadata::Metadata;
 pub use shape::Shape;
-use tensor::FileData;
+pub use storage::MapMode;
 pub use tensor::TensorRef;
 
 /// Why one of the two verifiers refused a header.

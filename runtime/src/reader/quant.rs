@@ -5,9 +5,8 @@
 use crate::ElementType;
 use crate::block_format::BlockFormat;
 use crate::buffer::BufferRole;
-use crate::descriptor::{Quantization, QuantizationScheme};
 use crate::generated::fb;
-use crate::validate::{LevelParams, QuantParams};
+use crate::quantization::{LevelParams, QuantParams, Quantization, QuantizationScheme};
 
 /// The fields the rules (`validate::plan`) check.
 pub(crate) fn params(q: &fb::Quantization<'_>) -> QuantParams {

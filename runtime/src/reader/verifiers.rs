@@ -1,4 +1,4 @@
-//! The two verifiers behind [`Reader::new`](crate::Reader::new), side by
+//! The two verifiers behind [`Reader::new`](crate::reader::Reader::new), side by
 //! side, for differential testing (`fuzz/fuzz_targets/verifier.rs`,
 //! `runtime/tests/verifier.rs`).
 //!

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::file_id::FileId;
 use crate::reader::{File, MapMode, TensorRef};
 use crate::shard_index::{self as index, ShardIndex, ShardMember, ShardPiece, ShardedTensor};
-use crate::slice::{Gathered, SliceData, SliceRange, check_ranges, gather};
+use crate::slice::{Gathered, SliceData, SliceRange, check_ranges};
 use crate::source::Source;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ impl ShardedFile {
     /// The algorithm of the members' header digests that the index records
     /// (format 1.4), `None` when it records none. Every member is checked
     /// against its digest when it is opened.
-    pub fn digest_algorithm(&self) -> Option<crate::DigestAlgorithm> {
+    pub fn digest_algorithm(&self) -> Option<crate::digest::DigestAlgorithm> {
         self.index.digest
     }
 
@@ -421,7 +421,7 @@ impl ShardedFile {
         }
         let mut out = Gathered::new(name, t.element_type, shape)?;
         for (tensor, local, at) in &hits {
-            gather(tensor, local, &mut out, at)?;
+            tensor.gather_into(local, &mut out, at)?;
         }
         Ok(out.finish())
     }

@@ -262,7 +262,7 @@ fn name_index_is_checked_and_only_a_hint() {
     let f = File::from_bytes(&out).unwrap();
     // A reader over `out` in place (a `File` reads a copy of the header), so
     // the index's position in `out` can be found.
-    let r = crate::Reader::new(&out).unwrap();
+    let r = crate::reader::Reader::new(&out).unwrap();
     let index = r.header().name_index().expect("the writer emits an index");
     assert_eq!(index.len(), 128);
     for i in 0..50 {

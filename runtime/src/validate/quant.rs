@@ -6,14 +6,14 @@
 
 use super::{Seq, ShapeFacts, element_type, invalid, one_of};
 use crate::block_format::BlockFormat;
-use crate::descriptor::QuantizationScheme;
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
-use crate::scheme::{
+use crate::quantization::QuantizationScheme;
+use crate::quantization::{
     CODE_TABLE_TYPES, GROUP_INDEX_TYPES, OFFSET_TYPES, QuantizationKind, SCALE_TYPES,
 };
-use crate::validate::{LevelParams, QuantParams};
-use crate::{ElementClass, ElementType};
+use crate::quantization::{LevelParams, QuantParams};
+use crate::{ElementType, elements::ElementClass};
 
 /// The byte lengths a quantization implies.
 #[derive(Debug, Default)]

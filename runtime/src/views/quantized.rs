@@ -2,46 +2,12 @@
 //! scales, zero points, offsets and (format 1.4) code table, group index
 //! and quantized scales and offsets, and the one dequantization formula.
 
-use crate::QuantizationKind as Kind;
+use super::values::PackedOrWide;
 use crate::buffer::BufferRole;
 use crate::error::{Error, Result};
+use crate::quantization::QuantizationKind as Kind;
 use crate::reader::TensorRef;
-use crate::{ElementClass, ElementType, Layout, Quantization, QuantizationScheme, minifloat, pack};
-
-#[derive(Debug, Clone, Copy)]
-pub(super) struct PackedOrWide<'a> {
-    pub(super) bytes: &'a [u8],
-    pub(super) element_type: ElementType,
-}
-
-impl PackedOrWide<'_> {
-    /// Element `i` as a number (integers exact; floats decoded exactly).
-    pub(super) fn get(&self, i: u64) -> f64 {
-        let t = self.element_type;
-        let bits = t.bits();
-        let raw = self.raw(i);
-        match t.class() {
-            ElementClass::SignedInt => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
-            ElementClass::Float => minifloat::to_f64(t, raw).unwrap_or(f64::NAN),
-            _ => raw as f64,
-        }
-    }
-
-    /// Element `i`'s bits (0 past the end, which verified buffers never reach).
-    fn raw(&self, i: u64) -> u64 {
-        let bits = self.element_type.bits();
-        if bits < 8 || !bits.is_multiple_of(8) {
-            return u64::from(pack::code_at(self.bytes, bits, i).unwrap_or(0));
-        }
-        let n = (bits / 8) as usize;
-        let at = i as usize * n;
-        let mut w = [0u8; 8];
-        if let Some(b) = self.bytes.get(at..at + n) {
-            w[..n].copy_from_slice(b);
-        }
-        u64::from_le_bytes(w)
-    }
-}
+use crate::{Layout, Quantization, quantization::QuantizationScheme};
 
 /// A dense quantized tensor: stored values plus their scales, zero points
 /// and offsets.
@@ -100,7 +66,7 @@ impl QuantizedView<'_> {
     /// first, so an empty `[2^40, 2^40, 0]` is 0, not an overflow). A
     /// non-empty count is bounded by the verified stored buffer.
     pub fn len(&self) -> u64 {
-        crate::element_count(&self.dims).known().unwrap_or(0)
+        crate::count::element_count(&self.dims).known().unwrap_or(0)
     }
 
     /// Whether the tensor has no elements.

@@ -2,11 +2,8 @@
 //! checkpoint's values (`hurray view --stats`) reads, in bounded memory,
 //! whatever the element type, layout or quantization.
 
-use super::quantized::PackedOrWide;
-use crate::buffer::BufferRole;
-use crate::error::{Error, Result};
-use crate::reader::TensorRef;
-use crate::{ElementClass, ElementType, Layout};
+use crate::{ElementType, elements::ElementClass};
+use crate::{minifloat, pack};
 
 /// The most values [`TensorRef::for_each_value_chunk`] hands over at once.
 pub const VALUE_CHUNK: usize = 1 << 16;
@@ -36,80 +33,17 @@ impl Values<'_> {
     }
 }
 
-impl TensorRef<'_> {
-    /// How many values [`for_each_value_chunk`](Self::for_each_value_chunk)
-    /// hands over: a sparse tensor's `nnz`, every other tensor's element
-    /// count (0 when it is dynamic or descriptor-only).
-    pub fn value_count(&self) -> u64 {
-        if self.is_descriptor_only() {
-            return 0;
-        }
-        match self.layout() {
-            Layout::Coo { nnz, .. } | Layout::Csr { nnz, .. } | Layout::Csc { nnz, .. } => nnz,
-            Layout::Dense | Layout::Strided(_) => self.element_count().unwrap_or(0),
-        }
-    }
-
-    /// The values this tensor holds, handed to `f` at most [`VALUE_CHUNK`]
-    /// at a time: a dense tensor's elements and a strided tensor's (its
-    /// logical elements in row-major order, never the gaps between them), a
-    /// sparse tensor's stored values, a quantized tensor's values dequantized (as
-    /// [`QuantizedView::dequantize`] computes them). Every value is decoded
-    /// exactly (see [`Values`]). Memory is one chunk, whatever the tensor's
-    /// size. Complex tensors have no real values: [`Error::InvalidField`]; a
-    /// descriptor-only tensor is [`Error::NoData`].
-    ///
-    /// [`QuantizedView::dequantize`]: crate::views::QuantizedView::dequantize
-    pub fn for_each_value_chunk(&self, mut f: impl FnMut(Values<'_>)) -> Result<()> {
-        let t = self.element_type();
-        if t.class() == ElementClass::Complex {
-            return Err(Error::InvalidField {
-                tensor: self.name().to_owned(),
-                field: "element_type".into(),
-                value: t.name().into(),
-                reason: "complex values have no order: no real values to summarize".into(),
-            });
-        }
-        if self.quantization().is_some() {
-            let q = self.quantized()?;
-            let mut chunk = vec![0f32; VALUE_CHUNK];
-            let mut start = 0;
-            while start < q.len() {
-                let n = (q.len() - start).min(VALUE_CHUNK as u64) as usize;
-                q.dequantize_into(start, &mut chunk[..n]);
-                f(Values::F32(&chunk[..n]));
-                start += n as u64;
-            }
-            return Ok(());
-        }
-        let bytes = match self.layout() {
-            Layout::Strided(strides) => {
-                let bytes = self.data()?;
-                strided_chunks(bytes, t, &self.dims_u64(), &strides, &mut f);
-                return Ok(());
-            }
-            Layout::Dense => self.data()?,
-            Layout::Coo { .. } | Layout::Csr { .. } | Layout::Csc { .. } => {
-                self.buffer(BufferRole::Values).unwrap_or(&[])
-            }
-        };
-        let count = usize::try_from(self.value_count()).unwrap_or(usize::MAX);
-        decode_chunks(bytes, t, count, &mut f);
-        Ok(())
-    }
-}
-
 /// A strided tensor's logical elements, row-major, each read at its
 /// offset (strides in elements, verified at open to keep every element
 /// inside `bytes`; strided types are byte-aligned).
-fn strided_chunks(
+pub(crate) fn strided_chunks(
     bytes: &[u8],
     t: ElementType,
     dims: &[u64],
     strides: &[i64],
     f: &mut impl FnMut(Values<'_>),
 ) {
-    let count = crate::element_count(dims).known().unwrap_or(0);
+    let count = crate::count::element_count(dims).known().unwrap_or(0);
     if count == 0 {
         return;
     }
@@ -167,7 +101,12 @@ fn exact_in_f32(t: ElementType) -> bool {
 /// `f`. The common float types take a direct path, one tight loop per
 /// type; every other type goes through the exact per-element decoding the
 /// dequantization uses.
-fn decode_chunks(bytes: &[u8], t: ElementType, count: usize, f: &mut impl FnMut(Values<'_>)) {
+pub(crate) fn decode_chunks(
+    bytes: &[u8],
+    t: ElementType,
+    count: usize,
+    f: &mut impl FnMut(Values<'_>),
+) {
     match t {
         ElementType::Float32 => decode_with(bytes, count, f, f32::from_le_bytes),
         ElementType::BFloat16 => decode_with(bytes, count, f, |b: [u8; 2]| {
@@ -235,9 +174,46 @@ fn decode_with<const W: usize>(
     }
 }
 
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PackedOrWide<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) element_type: ElementType,
+}
+
+impl PackedOrWide<'_> {
+    /// Element `i` as a number (integers exact; floats decoded exactly).
+    pub(crate) fn get(&self, i: u64) -> f64 {
+        let t = self.element_type;
+        let bits = t.bits();
+        let raw = self.raw(i);
+        match t.class() {
+            ElementClass::SignedInt => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
+            ElementClass::Float => minifloat::to_f64(t, raw).unwrap_or(f64::NAN),
+            _ => raw as f64,
+        }
+    }
+
+    /// Element `i`'s bits (0 past the end, which verified buffers never reach).
+    pub(crate) fn raw(&self, i: u64) -> u64 {
+        let bits = self.element_type.bits();
+        if bits < 8 || !bits.is_multiple_of(8) {
+            return u64::from(pack::code_at(self.bytes, bits, i).unwrap_or(0));
+        }
+        let n = (bits / 8) as usize;
+        let at = i as usize * n;
+        let mut w = [0u8; 8];
+        if let Some(b) = self.bytes.get(at..at + n) {
+            w[..n].copy_from_slice(b);
+        }
+        u64::from_le_bytes(w)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::{ElementType, File, Quantization, QuantizationScheme, TensorDescriptor, Writer};
+    use crate::{
+        ElementType, File, Quantization, TensorDescriptor, Writer, quantization::QuantizationScheme,
+    };
     use crate::{Layout, shape};
 
     fn values_of(file: &File, name: &str) -> Vec<f64> {

@@ -5,8 +5,9 @@ use super::Written;
 use crate::ElementType;
 use crate::block_format::BlockFormat;
 use crate::buffer::BufferRole;
-use crate::descriptor::{Layout, Quantization, QuantizationScheme};
+use crate::descriptor::Layout;
 use crate::generated::fb;
+use crate::quantization::{Quantization, QuantizationScheme};
 use flatbuffers::{FlatBufferBuilder, WIPOffset};
 use std::collections::BTreeMap;
 

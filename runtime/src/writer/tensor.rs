@@ -167,7 +167,7 @@ impl<W: Write> TensorWriter<'_, W> {
             let reason = "a descriptor-only tensor carries no data".to_owned();
             return Err(self.mismatch(reason));
         }
-        let packed = crate::packed_len(codes.len() as u64, bits).unwrap_or(u64::MAX);
+        let packed = crate::count::packed_len(codes.len() as u64, bits).unwrap_or(u64::MAX);
         let room = self.room()?;
         let role = self.roles[self.buffers.len() - 1];
         let ends_inside_a_byte = !(codes.len() as u64 * u64::from(bits)).is_multiple_of(8);

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
-use hurray::{BufferRole, ElementType, TensorDescriptor, Writer};
+use hurray::{ElementType, TensorDescriptor, Writer, descriptor::BufferRole};
 
 /// Deterministic bytes for a buffer of `len` bytes, with the unused high bits
 /// of a packed last byte cleared as the format requires.

@@ -6,8 +6,8 @@ use super::Vector;
 use super::encode::{decode_all, encode, f32_codes, float_json, hex, int_codes, ints_json};
 use anyhow::{Context, Result, bail};
 use hurray::{
-    Dim, ElementClass, ElementType, Layout, Quantization, QuantizationScheme, TensorDescriptor,
-    Writer, shape,
+    Dim, ElementType, Layout, Quantization, TensorDescriptor, Writer,
+    descriptor::QuantizationScheme, elements::ElementClass, shape,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -82,7 +82,7 @@ pub(super) fn build(
     let mut bytes = Vec::new();
     let mut w = Writer::new(&mut bytes)?;
     // Format 1.4: every vector records a BLAKE3 digest of each buffer too.
-    w.set_digests(Some(hurray::DigestAlgorithm::Blake3))?;
+    w.set_digests(Some(hurray::integrity::DigestAlgorithm::Blake3))?;
     // Format 1.5: and an identity, drawn from its name rather than at
     // random, so that regenerating the vectors gives the same bytes.
     let file_id = file_id_of(name);
@@ -149,8 +149,8 @@ pub(super) fn build(
                 .zip(&s.buffers)
                 .map(|((role, len), b)| {
                     // Computed here from the bytes, not taken from the writer.
-                    let crc32c = hurray::ChecksumAlgorithm::Crc32c.of(b);
-                    let blake3 = hurray::DigestAlgorithm::Blake3.of(b).to_hex();
+                    let crc32c = hurray::integrity::ChecksumAlgorithm::Crc32c.of(b);
+                    let blake3 = hurray::integrity::DigestAlgorithm::Blake3.of(b).to_hex();
                     json!({
                         "role": role.name(), "length": len, "hex": hex(b),
                         "crc32c": crc32c, "blake3": blake3,
@@ -181,7 +181,7 @@ pub(super) fn build(
                         ),
                         (
                             "block_format",
-                            json!(q.block_format.map(hurray::BlockFormat::name)),
+                            json!(q.block_format.map(hurray::descriptor::BlockFormat::name)),
                         ),
                         (
                             "scale_quantization",
@@ -238,7 +238,7 @@ pub(super) fn build(
 /// A vector's identity (format 1.5): the first 16 bytes of its name's
 /// BLAKE3 digest.
 fn file_id_of(name: &str) -> hurray::sharded::FileId {
-    let digest = hurray::DigestAlgorithm::Blake3.of(name.as_bytes());
+    let digest = hurray::integrity::DigestAlgorithm::Blake3.of(name.as_bytes());
     let mut id = [0u8; hurray::sharded::FILE_ID_LEN];
     id.copy_from_slice(&digest.0[..hurray::sharded::FILE_ID_LEN]);
     hurray::sharded::FileId(id)

@@ -16,7 +16,9 @@ use super::build::{Spec, build};
 use super::encode::{decode_all, encode, f32_codes, float_json, int_codes, ints_json};
 use anyhow::Result;
 use hurray::{
-    BlockFormat, ElementType as E, Quantization, QuantizationScheme, TensorDescriptor, shape,
+    ElementType as E, Quantization, TensorDescriptor,
+    descriptor::{BlockFormat, QuantizationScheme},
+    shape,
 };
 use serde_json::{Value, json};
 

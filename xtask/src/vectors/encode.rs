@@ -4,7 +4,7 @@
 //! float or `"nan"`/`"inf"`/`"-inf"`, `[re, im]` for complex).
 
 use anyhow::{Result, bail};
-use hurray::{ElementClass, ElementType, minifloat};
+use hurray::{ElementType, elements::ElementClass, minifloat};
 use serde_json::{Value, json};
 
 /// The stored bytes of elements given as raw codes (the low `bits` bits of each).

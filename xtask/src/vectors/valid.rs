@@ -8,7 +8,9 @@ use super::encode::{
     decode_all, encode, f32_codes, f64_codes, int_code, int_codes, ints_json, sample_codes,
 };
 use anyhow::{Context, Result};
-use hurray::{Dim, ElementType, Layout, Quantization, QuantizationScheme, TensorDescriptor, shape};
+use hurray::{
+    Dim, ElementType, Layout, Quantization, TensorDescriptor, descriptor::QuantizationScheme, shape,
+};
 use serde_json::json;
 
 /// The valid vectors, as the writer of this version writes them.

@@ -23,7 +23,7 @@ mod unpacked;
 
 use super::{Data, Entry};
 use anyhow::{Context, Result, bail};
-use hurray::{ElementType, Quantization, QuantizationScheme, TensorRef};
+use hurray::{ElementType, Quantization, TensorRef, descriptor::QuantizationScheme};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -25,7 +25,10 @@
 use super::{Group, Strategy, group_index, group_of, marked, sizes, slice, unfolds_to};
 use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
-use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
+use hurray::{
+    ElementType, Quantization, TensorRef,
+    descriptor::{BufferRole, QuantizationScheme},
+};
 
 /// The tensor metadata key saying whether the layer stored zero points.
 pub(super) const ZERO_POINT_KEY: &str = "compressed_tensors.zero_point";
@@ -101,7 +104,7 @@ pub(super) fn fold_layer<'a>(
     // The schema's unsigned integer type of that width (there is no 1-bit one).
     let code_type = ElementType::ALL
         .into_iter()
-        .find(|t| t.class() == hurray::ElementClass::UnsignedInt && t.bits() == bits)
+        .find(|t| t.class() == hurray::elements::ElementClass::UnsignedInt && t.bits() == bits)
         .with_context(|| format!("layer {layer:?}: no unsigned {bits}-bit element type"))?;
     // The config's group size, never one guessed from the scales' shape: 100
     // columns in groups of 32 have 4 scales a row, as groups of 25 would.
@@ -208,7 +211,7 @@ pub(super) fn unfold<'a>(t: &TensorRef<'a>) -> Result<Option<Vec<Entry<'a>>>> {
     let bits = t.element_type().bits();
     let (&[rows, cols], true) = (
         &shape[..],
-        t.element_type().class() == hurray::ElementClass::UnsignedInt && bits <= 8,
+        t.element_type().class() == hurray::elements::ElementClass::UnsignedInt && bits <= 8,
     ) else {
         bail!("tensor {name:?}: not [out, in] unsigned codes of at most 8 bits");
     };

@@ -21,7 +21,10 @@
 use super::{Group, Strategy, group_index, group_of, marked, sizes, slice, unfolds_to};
 use crate::convert::{Data, Entry, Quantized};
 use anyhow::{Context, Result, bail};
-use hurray::{BufferRole, ElementType, Quantization, QuantizationScheme, TensorRef};
+use hurray::{
+    ElementType, Quantization, TensorRef,
+    descriptor::{BufferRole, QuantizationScheme},
+};
 
 /// The tensor metadata key holding the saved shape of the layer's scales.
 pub(super) const SCALE_SHAPE_KEY: &str = "compressed_tensors.scale_shape";

@@ -30,7 +30,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use anyhow::{Result, bail};
-use hurray::{ElementType, Quantization, QuantizationScheme};
+use hurray::{ElementType, Quantization, descriptor::QuantizationScheme};
 
 /// One block's fields, each value in its Hurray element type's low bits.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -408,13 +408,15 @@ pub(super) fn parse(bytes: &[u8]) -> Result<GgufFile<'_>> {
         if let Some(d) = info.dims.iter().find(|&&d| i64::try_from(d).is_err()) {
             bail!("{}: dimension {d} is over ggml's limit of 2^63 - 1", what());
         }
-        let count = hurray::element_count(&shape).known().with_context(|| {
-            format!(
-                "{}: dimensions {:?} have no element count that fits 64 bits",
-                what(),
-                info.dims
-            )
-        })?;
+        let count = hurray::elements::element_count(&shape)
+            .known()
+            .with_context(|| {
+                format!(
+                    "{}: dimensions {:?} have no element count that fits 64 bits",
+                    what(),
+                    info.dims
+                )
+            })?;
         if i64::try_from(count).is_err() {
             bail!(
                 "{}: {count} elements, over ggml's limit of 2^63 - 1",

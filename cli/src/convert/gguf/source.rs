@@ -24,7 +24,7 @@ use super::blocks::{self, Parts};
 use super::codec::{self, IQ4_LEVELS};
 use crate::convert::{Data, Entry, Quantized, Source};
 use anyhow::{Context, Result, bail};
-use hurray::{BlockFormat, ElementType, Quantization};
+use hurray::{ElementType, Quantization, descriptor::BlockFormat};
 use std::cell::RefCell;
 
 /// The file metadata entry that records a GGUF file's layout.
@@ -213,7 +213,7 @@ fn split_entry<'a>(
     let q = spec.quantization(t.shape.len());
     let mut buffers = Vec::new();
     for role in q.buffer_roles() {
-        use hurray::BufferRole as R;
+        use hurray::descriptor::BufferRole as R;
         buffers.push(match role {
             R::Scales => data(Part::Scales, bytes(scales, spec.scales)?),
             R::ZeroPoints if spec.zero_point.is_some() => data(Part::ZeroPoints, scales),

@@ -173,9 +173,9 @@ fn dequantize_via_hurray(t: &GgufTensor<'_>) -> Vec<f32> {
     let mut buffers: Vec<&[u8]> = vec![&p.codes];
     for role in q.buffer_roles() {
         buffers.push(match role {
-            hurray::BufferRole::Scales => &p.scales,
-            hurray::BufferRole::ZeroPoints => &p.zero_points,
-            hurray::BufferRole::Offsets => &p.offsets,
+            hurray::descriptor::BufferRole::Scales => &p.scales,
+            hurray::descriptor::BufferRole::ZeroPoints => &p.zero_points,
+            hurray::descriptor::BufferRole::Offsets => &p.offsets,
             _ => &[],
         });
     }

@@ -20,7 +20,7 @@ use super::source::{BLOCK_FORMATS, LAYOUT_KEY, PLAIN};
 use super::value::encode_string;
 use super::{DEFAULT_ALIGNMENT, GGML_MAX_DIMS, GgufValue};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{BufferRole, File, Layout, TensorRef};
+use hurray::{File, Layout, TensorRef, descriptor::BufferRole};
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;

@@ -149,7 +149,7 @@ fn entry_range(t: ElementType, number: u32) -> Range32 {
         b => b,
     };
     match (t.class(), bits) {
-        (hurray::ElementClass::SignedInt, b) if t.bits() >= 8 => Range32::Int32 {
+        (hurray::elements::ElementClass::SignedInt, b) if t.bits() >= 8 => Range32::Int32 {
             min: -(1 << (b - 1)),
             max: (1 << (b - 1)) - 1,
         },

@@ -1,5 +1,5 @@
 use hurray::{Tensors};
-use hurray::fields::{Compressed, Coo};
+use hurray::derive::{Compressed, Coo};
 
 #[derive(Tensors)]
 struct Sparse<'a> {

@@ -1,6 +1,6 @@
 use hurray::{Tensors};
 use hurray::elements::Int4;
-use hurray::fields::Packed;
+use hurray::derive::Packed;
 
 // A borrowed field needs the struct's lifetime.
 #[derive(Tensors)]

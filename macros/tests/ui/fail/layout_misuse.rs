@@ -1,5 +1,5 @@
 use hurray::{Tensors};
-use hurray::fields::Compressed;
+use hurray::derive::Compressed;
 
 #[derive(Tensors)]
 struct Weights<'a> {

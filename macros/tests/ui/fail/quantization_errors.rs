@@ -1,5 +1,5 @@
 use hurray::{Tensors};
-use hurray::fields::Quantized;
+use hurray::derive::Quantized;
 
 #[derive(Tensors)]
 struct Q<'a> {

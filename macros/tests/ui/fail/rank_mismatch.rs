@@ -1,5 +1,5 @@
 use hurray::{Tensors};
-use hurray::fields::{Compressed, Quantized};
+use hurray::derive::{Compressed, Quantized};
 
 #[derive(Tensors)]
 struct Sparse<'a> {

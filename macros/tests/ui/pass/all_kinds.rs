@@ -1,7 +1,7 @@
 // Every field kind, with each attribute, through a full save/load.
-use hurray::{Descriptor, Element, File, StaticDescriptor, Tensors};
+use hurray::{Descriptor, Element, File, Tensors, derive::StaticDescriptor};
 use hurray::elements::Int4;
-use hurray::fields::{Compressed, Packed, Quantized};
+use hurray::derive::{Compressed, Packed, Quantized};
 
 #[derive(Tensors)]
 struct Head<'a> {

@@ -174,7 +174,7 @@ impl<'c> Collector<'c> {
 }
 
 /// The number of elements of a rank-1 (or `nnz x rank`) static tensor type,
-/// by the runtime's rule ([`hurray::element_count`], a 0 dimension first).
+/// by the runtime's rule ([`hurray::elements::element_count`], a 0 dimension first).
 fn elements_of(ty: Type<'_>) -> Option<u64> {
     let dims = ffi::ranked_shape(ty)?
         .iter()
@@ -184,5 +184,5 @@ fn elements_of(ty: Type<'_>) -> Option<u64> {
             RawDim::Invalid(_) => None,
         })
         .collect::<Option<Vec<u64>>>()?;
-    hurray::element_count(&dims).known()
+    hurray::elements::element_count(&dims).known()
 }

@@ -7,7 +7,9 @@ use crate::lower::payload::raw_bytes;
 use crate::lower::{Collector, Entry, FileAttrs, attr};
 use crate::typed;
 use crate::vocab;
-use hurray::{Dim, ElementType, Layout, Quantization, QuantizationScheme, TensorDescriptor};
+use hurray::{
+    Dim, ElementType, Layout, Quantization, TensorDescriptor, descriptor::QuantizationScheme,
+};
 use melior::ir::Attribute;
 use melior::ir::OperationRef;
 use std::collections::BTreeMap;

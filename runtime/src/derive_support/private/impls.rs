@@ -3,9 +3,10 @@
 use super::check::{check_declared, invalid};
 use super::{FieldSpec, LayoutKind, QuantSpec, TensorField, check, infer_shape};
 use crate::derive_support::fields::*;
-use crate::descriptor::{Dim, Layout, Quantization, TensorDescriptor};
+use crate::descriptor::{Dim, Layout, TensorDescriptor};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::quantization::Quantization;
 use crate::reader::TensorRef;
 // The typed views' own cast: an empty buffer is never dereferenced (ADR-007).
 use crate::ElementType;

@@ -12,8 +12,8 @@ mod impls;
 
 pub use super::{StaticDescriptor, TensorSet, TensorSink};
 pub use crate::{
-    Dim, Element, ElementType, Error, File, Layout, Quantization, QuantizationScheme, Reader,
-    Result, TensorDescriptor, Writer,
+    Dim, Element, ElementType, Error, File, Layout, Quantization, Result, TensorDescriptor, Writer,
+    quantization::QuantizationScheme, reader::Reader,
 };
 pub use check::{check, infer_shape};
 pub use impls::{assert_same_size, static_descriptor};

@@ -3,7 +3,7 @@
 //! them.
 
 use crate::error::Error;
-use crate::validate::QuantParams;
+use crate::quantization::QuantParams;
 
 /// A 1.4 quantization field in a file without footer flag bit 2: a 1.3
 /// reader would ignore the field and misread every value.

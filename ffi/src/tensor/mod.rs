@@ -5,7 +5,7 @@ use crate::HurrayLayout::*;
 use crate::HurrayStatus::*;
 use crate::args::*;
 use crate::status::*;
-use hurray::{BufferRole, ElementType, File, Layout, TensorRef};
+use hurray::{ElementType, File, Layout, TensorRef, descriptor::BufferRole};
 use std::ffi::{CString, c_char, c_void};
 use std::sync::{Arc, OnceLock};
 

@@ -325,12 +325,6 @@ impl Initializer {
         }
     }
 
-    /// The values as Hurray stores them (ONNX's bytes, with `BOOL` packed to
-    /// bits), read from the model or its external data file.
-    pub fn values<'m>(&self, model: &'m crate::Model) -> Result<Cow<'m, [u8]>> {
-        self.hurray_bytes(&model.bytes, &model.base_dir)
-    }
-
     /// The bytes as Hurray stores them: ONNX's, with `BOOL` packed to bits.
     pub(crate) fn hurray_bytes<'m>(
         &self,

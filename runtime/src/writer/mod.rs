@@ -326,7 +326,7 @@ impl<W: Write> Writer<W> {
     fn start_planned(
         &mut self,
         desc: &TensorDescriptor,
-        plan: Vec<(crate::BufferRole, u64)>,
+        plan: Vec<(crate::buffer::BufferRole, u64)>,
     ) -> TensorWriter<'_, W> {
         let (roles, lengths) = plan.into_iter().unzip();
         self.names.insert(desc.name.clone());

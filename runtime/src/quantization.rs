@@ -1,13 +1,116 @@
-//! How a quantized tensor's codes become values: the scheme (which
-//! elements share a scale) and [`Quantization`], its parameters.
+//! Quantization: how a quantized tensor's codes become values. The
+//! vocabulary ([`QuantizationKind`] and the element types scales, offsets
+//! and code tables may have), the scheme and its arithmetic (which elements
+//! share a scale: [`QuantizationScheme::scale_shape`]), the owned record
+//! [`Quantization`], and the fields as stored that the descriptor rules
+//! check (`QuantParams`).
+//!
+//! The module sits below both the descriptor (`descriptor`) and its rules
+//! (`validate`), so that neither imports the other to learn a scheme.
 
 use crate::ElementType;
 use crate::block_format::BlockFormat;
 use crate::buffer::BufferRole;
 use crate::count;
 use crate::format::DYNAMIC_DIM;
-use crate::scheme::QuantizationKind;
-use crate::validate::{LevelParams, QuantParams};
+use crate::generated::fb;
+use std::fmt;
+
+/// The types scales may have: the floats of at least 16 bits, and (since
+/// format 1.2) the 8-bit block scales of microscaling: E8M0 (OCP MX) and
+/// E4M3FN (NVFP4). Public as [`Quantization::SCALE_TYPES`](crate::Quantization::SCALE_TYPES).
+pub(crate) const SCALE_TYPES: &[ElementType] = &[
+    ElementType::Float16,
+    ElementType::BFloat16,
+    ElementType::Float32,
+    ElementType::Float64,
+    ElementType::Float8E8M0FNU,
+    ElementType::Float8E4M3FN,
+];
+
+/// The types offsets may have (format 1.2): the floats of at least 16 bits.
+/// Public as [`Quantization::OFFSET_TYPES`](crate::Quantization::OFFSET_TYPES).
+pub(crate) const OFFSET_TYPES: &[ElementType] = &[
+    ElementType::Float16,
+    ElementType::BFloat16,
+    ElementType::Float32,
+    ElementType::Float64,
+];
+
+/// The types a code table may have (format 1.4): `i8` (GGUF IQ4_NL's
+/// levels) and the floats of at least 16 bits (bitsandbytes' NF4 and FP4).
+/// Public as [`Quantization::CODE_TABLE_TYPES`](crate::Quantization::CODE_TABLE_TYPES).
+pub(crate) const CODE_TABLE_TYPES: &[ElementType] = &[
+    ElementType::Int8,
+    ElementType::Float16,
+    ElementType::BFloat16,
+    ElementType::Float32,
+    ElementType::Float64,
+];
+
+/// The types a group index may have (format 1.4).
+pub(crate) const GROUP_INDEX_TYPES: &[ElementType] = &[ElementType::Int32];
+
+/// The kind of a quantization scheme: the schema's `QuantizationScheme`
+/// enum, and the one spelling of its names (JSON, derive attributes, the
+/// CLI, the C API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QuantizationKind {
+    PerTensor,
+    PerAxis,
+    PerBlock,
+    /// Format 1.4.
+    PerFlatBlock,
+}
+
+impl QuantizationKind {
+    /// Every kind.
+    pub const ALL: [QuantizationKind; 4] = [
+        QuantizationKind::PerTensor,
+        QuantizationKind::PerAxis,
+        QuantizationKind::PerBlock,
+        QuantizationKind::PerFlatBlock,
+    ];
+
+    /// `per_tensor`, `per_axis`, `per_block` or `per_flat_block`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            QuantizationKind::PerTensor => "per_tensor",
+            QuantizationKind::PerAxis => "per_axis",
+            QuantizationKind::PerBlock => "per_block",
+            QuantizationKind::PerFlatBlock => "per_flat_block",
+        }
+    }
+
+    /// The kind called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        QuantizationKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The schema's value.
+    pub const fn to_wire(self) -> u8 {
+        match self {
+            QuantizationKind::PerTensor => fb::QuantizationScheme::PerTensor.0,
+            QuantizationKind::PerAxis => fb::QuantizationScheme::PerAxis.0,
+            QuantizationKind::PerBlock => fb::QuantizationScheme::PerBlock.0,
+            QuantizationKind::PerFlatBlock => fb::QuantizationScheme::PerFlatBlock.0,
+        }
+    }
+
+    /// The kind of a schema value; `None` for `Invalid` (0) and values this
+    /// build does not know.
+    pub fn from_wire(value: u8) -> Option<Self> {
+        QuantizationKind::ALL
+            .into_iter()
+            .find(|k| k.to_wire() == value)
+    }
+}
+
+impl fmt::Display for QuantizationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// The granularity of quantization parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -172,13 +275,13 @@ impl Quantization {
     /// format 1.2) the 8-bit block scales of microscaling: E8M0 (OCP MX) and
     /// E4M3FN (NVFP4). The verifier, the derive attributes and the lowering
     /// all check against this list.
-    pub const SCALE_TYPES: &'static [ElementType] = crate::scheme::SCALE_TYPES;
+    pub const SCALE_TYPES: &'static [ElementType] = SCALE_TYPES;
 
     /// The types offsets may have (format 1.2): the floats of at least 16 bits.
-    pub const OFFSET_TYPES: &'static [ElementType] = crate::scheme::OFFSET_TYPES;
+    pub const OFFSET_TYPES: &'static [ElementType] = OFFSET_TYPES;
 
     /// The types a code table may have (format 1.4).
-    pub const CODE_TABLE_TYPES: &'static [ElementType] = crate::scheme::CODE_TABLE_TYPES;
+    pub const CODE_TABLE_TYPES: &'static [ElementType] = CODE_TABLE_TYPES;
 
     /// The roles of the buffers the quantization adds after the layout's, in
     /// wire order: scales, zero points (0 bytes when symmetric), offsets when
@@ -326,6 +429,97 @@ impl Quantization {
             tensor_scale: self.tensor_scale,
             tensor_offset: self.tensor_offset,
             forbidden,
+        }
+    }
+}
+
+/// Quantization fields as stored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QuantParams {
+    pub(crate) scheme: u8,
+    pub(crate) expressed_type: u8,
+    pub(crate) scale_type: u8,
+    pub(crate) zero_point_type: u8,
+    pub(crate) axis: u32,
+    pub(crate) block_size: u64,
+    /// Format 1.2: 1.0 when unused.
+    pub(crate) tensor_scale: f64,
+    /// Format 1.2: 0 (`Invalid`) when there are no offsets.
+    pub(crate) offset_type: u8,
+    /// Format 1.4: 0 (`Invalid`) when there is no code table.
+    pub(crate) code_table_type: u8,
+    /// Format 1.4: 0.0 when unused.
+    pub(crate) tensor_offset: f64,
+    /// Format 1.4: 0 (`Invalid`) when there is no group index.
+    pub(crate) group_index_type: u8,
+    /// Format 1.4: 0 (`None`) when the values are codes.
+    pub(crate) block_format: u8,
+    /// Format 1.4: the scales' own quantization.
+    pub(crate) scale_level: Option<LevelParams>,
+    /// Format 1.4: the offsets' own quantization.
+    pub(crate) offset_level: Option<LevelParams>,
+}
+
+/// A second level's fields as stored (format 1.4: the quantization of the
+/// scales or of the offsets).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LevelParams {
+    pub(crate) scheme: u8,
+    pub(crate) axis: u32,
+    pub(crate) block_size: u64,
+    pub(crate) expressed_type: u8,
+    pub(crate) scale_type: u8,
+    pub(crate) code_table_type: u8,
+    pub(crate) tensor_scale: f64,
+    pub(crate) tensor_offset: f64,
+    /// The first field set that a second level may not have.
+    pub(crate) forbidden: Option<&'static str>,
+}
+
+impl QuantParams {
+    /// Whether the quantization uses a 1.2 field that a 1.1 reader would
+    /// silently ignore: the file must then set the footer flag that makes
+    /// such readers refuse it.
+    pub(crate) fn is_extended(&self) -> bool {
+        self.tensor_scale != 1.0 || self.offset_type != 0
+    }
+
+    /// Whether the quantization uses a 1.4 field that a 1.2 or 1.3 reader
+    /// would silently ignore (footer flag bit 2); `Some` names the first.
+    pub(crate) fn composite_field(&self) -> Option<(&'static str, String)> {
+        if self.code_table_type != 0 {
+            Some(("code_table_type", self.code_table_type.to_string()))
+        } else if self.scale_level.is_some() {
+            Some(("scale_quantization", "present".into()))
+        } else if self.offset_level.is_some() {
+            Some(("offset_quantization", "present".into()))
+        } else if self.tensor_offset != 0.0 {
+            Some(("tensor_offset", self.tensor_offset.to_string()))
+        } else if self.group_index_type != 0 {
+            Some(("group_index_type", self.group_index_type.to_string()))
+        } else if self.block_format != 0 {
+            Some(("block_format", self.block_format.to_string()))
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn is_composite(&self) -> bool {
+        self.composite_field().is_some()
+    }
+
+    /// Whether the quantization has the format 1.4 buffer of `role`.
+    pub(crate) fn has_buffer(&self, role: BufferRole) -> bool {
+        match role {
+            BufferRole::CodeTable => self.code_table_type != 0,
+            BufferRole::GroupIndex => self.group_index_type != 0,
+            BufferRole::ScaleScales => self.scale_level.is_some(),
+            BufferRole::ScaleCodeTable => self.scale_level.is_some_and(|l| l.code_table_type != 0),
+            BufferRole::OffsetScales => self.offset_level.is_some(),
+            BufferRole::OffsetCodeTable => {
+                self.offset_level.is_some_and(|l| l.code_table_type != 0)
+            }
+            _ => false,
         }
     }
 }

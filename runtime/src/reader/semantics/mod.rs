@@ -3,6 +3,7 @@
 //! data region, alignment and the other buffers, names, metadata and the
 //! name index. Nothing here allocates in proportion to what a header claims.
 
+use super::Reader;
 use super::names::{Entry, NameTable};
 use super::structure::LeVector;
 use crate::buffer::BufferRole;
@@ -15,7 +16,6 @@ use crate::validate::{self, LayoutParams, Plan};
 mod errors;
 mod file;
 mod overlap;
-mod passes;
 
 use errors::{buffer_count, checksums_error, digests_error, names_not_sorted};
 use file::{check_file, check_metadata, check_name_index};
@@ -568,6 +568,35 @@ impl<'a> crate::generated::verifier::Visit<'a> for Fused<'a> {
         {
             self.failure = Some(Box::new(e));
         }
+    }
+}
+
+/// The reference pass runs [`Checks`] after the generic FlatBuffers
+/// verifier. (The fused pass, [`Fused`], lives beside `Checks` too: the
+/// generated verifier's walk calls into it for every tensor, and keeping
+/// the two together keeps that call inlined.)
+impl Reader<'_> {
+    /// The reference semantic pass, after the generic FlatBuffers verifier:
+    /// the file-wide checks, every tensor in order, the name index, overlaps.
+    pub(in crate::reader) fn check_semantics(&self, data_end: u64, flags: u64) -> Result<()> {
+        let header = HeaderFields::of(self.header);
+        check_file(&header, flags)?;
+        let tensors = header.tensors;
+        let mut checks = Checks::new(
+            data_end,
+            flags,
+            header.alignment,
+            crate::checksum::Algorithms {
+                checksum: fb::ChecksumAlgorithm(header.checksum_algorithm),
+                digest: fb::DigestAlgorithm(header.digest_algorithm),
+            },
+            tensors.map_or(0, |t| t.len()),
+            false,
+        );
+        for t in tensors.iter().flatten() {
+            checks.tensor(&TensorFields::of(t))?;
+        }
+        checks.finish(&header)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::buffer::BufferRole;
 use crate::count::{self, ElementCount};
 use crate::error::{Error, Result};
 use crate::format::DYNAMIC_DIM;
+use crate::quantization::QuantParams;
 
 mod name_and_alignment;
 mod quant;
@@ -29,97 +30,6 @@ pub(crate) enum LayoutParams<S> {
     Csr { nnz: u64, index_type: u8 },
     Csc { nnz: u64, index_type: u8 },
     Unknown(u8),
-}
-
-/// Quantization fields as stored.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct QuantParams {
-    pub(crate) scheme: u8,
-    pub(crate) expressed_type: u8,
-    pub(crate) scale_type: u8,
-    pub(crate) zero_point_type: u8,
-    pub(crate) axis: u32,
-    pub(crate) block_size: u64,
-    /// Format 1.2: 1.0 when unused.
-    pub(crate) tensor_scale: f64,
-    /// Format 1.2: 0 (`Invalid`) when there are no offsets.
-    pub(crate) offset_type: u8,
-    /// Format 1.4: 0 (`Invalid`) when there is no code table.
-    pub(crate) code_table_type: u8,
-    /// Format 1.4: 0.0 when unused.
-    pub(crate) tensor_offset: f64,
-    /// Format 1.4: 0 (`Invalid`) when there is no group index.
-    pub(crate) group_index_type: u8,
-    /// Format 1.4: 0 (`None`) when the values are codes.
-    pub(crate) block_format: u8,
-    /// Format 1.4: the scales' own quantization.
-    pub(crate) scale_level: Option<LevelParams>,
-    /// Format 1.4: the offsets' own quantization.
-    pub(crate) offset_level: Option<LevelParams>,
-}
-
-/// A second level's fields as stored (format 1.4: the quantization of the
-/// scales or of the offsets).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LevelParams {
-    pub(crate) scheme: u8,
-    pub(crate) axis: u32,
-    pub(crate) block_size: u64,
-    pub(crate) expressed_type: u8,
-    pub(crate) scale_type: u8,
-    pub(crate) code_table_type: u8,
-    pub(crate) tensor_scale: f64,
-    pub(crate) tensor_offset: f64,
-    /// The first field set that a second level may not have.
-    pub(crate) forbidden: Option<&'static str>,
-}
-
-impl QuantParams {
-    /// Whether the quantization uses a 1.2 field that a 1.1 reader would
-    /// silently ignore: the file must then set the footer flag that makes
-    /// such readers refuse it.
-    pub(crate) fn is_extended(&self) -> bool {
-        self.tensor_scale != 1.0 || self.offset_type != 0
-    }
-
-    /// Whether the quantization uses a 1.4 field that a 1.2 or 1.3 reader
-    /// would silently ignore (footer flag bit 2); `Some` names the first.
-    pub(crate) fn composite_field(&self) -> Option<(&'static str, String)> {
-        if self.code_table_type != 0 {
-            Some(("code_table_type", self.code_table_type.to_string()))
-        } else if self.scale_level.is_some() {
-            Some(("scale_quantization", "present".into()))
-        } else if self.offset_level.is_some() {
-            Some(("offset_quantization", "present".into()))
-        } else if self.tensor_offset != 0.0 {
-            Some(("tensor_offset", self.tensor_offset.to_string()))
-        } else if self.group_index_type != 0 {
-            Some(("group_index_type", self.group_index_type.to_string()))
-        } else if self.block_format != 0 {
-            Some(("block_format", self.block_format.to_string()))
-        } else {
-            None
-        }
-    }
-
-    pub(crate) fn is_composite(&self) -> bool {
-        self.composite_field().is_some()
-    }
-
-    /// Whether the quantization has the format 1.4 buffer of `role`.
-    pub(crate) fn has_buffer(&self, role: BufferRole) -> bool {
-        match role {
-            BufferRole::CodeTable => self.code_table_type != 0,
-            BufferRole::GroupIndex => self.group_index_type != 0,
-            BufferRole::ScaleScales => self.scale_level.is_some(),
-            BufferRole::ScaleCodeTable => self.scale_level.is_some_and(|l| l.code_table_type != 0),
-            BufferRole::OffsetScales => self.offset_level.is_some(),
-            BufferRole::OffsetCodeTable => {
-                self.offset_level.is_some_and(|l| l.code_table_type != 0)
-            }
-            _ => false,
-        }
-    }
 }
 
 /// The buffers each layout needs, in wire order.

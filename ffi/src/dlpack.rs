@@ -41,7 +41,7 @@ const _: () = {
 /// per bool, so they leave as `{kDLBool, 8}`, an unpacked copy flagged
 /// `HURRAY_DLPACK_FLAG_IS_COPIED` (and not read-only). The export keeps the file's bytes alive until the consumer
 /// calls `(*out)->deleter(*out)` — exactly once — even after
-/// [`hurray_file_close`]. Dense and strided tensors with data only:
+/// `hurray_file_close`. Dense and strided tensors with data only:
 /// sparse and quantized tensors give `HURRAY_ERR_UNSUPPORTED`,
 /// descriptor-only ones `HURRAY_ERR_NO_DATA`.
 ///

@@ -302,7 +302,7 @@ pub unsafe extern "C" fn hurray_sharded_read_slice(
 }
 
 /// The tensor `name` in place, when one member holds it whole: `*out_file`
-/// is a new handle to that member (free it with [`hurray_file_close`];
+/// is a new handle to that member (free it with `hurray_file_close`;
 /// the checkpoint handle may be closed first) and `*out_tensor` the tensor
 /// in it, borrowed from `*out_file`: every `hurray_tensor_*` call, DLPack
 /// export included, works on it without a copy. A tensor stored in pieces

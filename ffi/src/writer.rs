@@ -139,7 +139,7 @@ pub unsafe extern "C" fn hurray_writer_add_dense(
 }
 
 /// Adds a descriptor-only tensor (a signature without data); its dimensions
-/// may be [`HURRAY_DYNAMIC_DIM`].
+/// may be `HURRAY_DYNAMIC_DIM`.
 ///
 /// # Safety
 /// As [`hurray_writer_add_dense`], without data.

@@ -1,7 +1,7 @@
 """Opening a Hurray file: prefix, footer, header verification, semantic rules.
 
-The rules and their order follow the reference reader (``runtime/src/reader.rs``
-and ``runtime/src/validate.rs``) so that an invalid file is reported as the
+The rules and their order follow the reference reader (``runtime/src/reader/mod.rs``
+and ``runtime/src/validate/mod.rs``) so that an invalid file is reported as the
 same error variant by both; see docs/impl/compliance.md.
 """
 

@@ -49,7 +49,7 @@ def test_safe_open_on_a_url_reads_what_the_disk_reads(hurray, s3):
     assert remote.metadata == local.metadata and remote.keys() == local.keys()
     remote.read(["empty", "mask"])
     remote.read()  # the rest, in one batch
-    # A mapped file's pages are read in and mapped now (tests/residency.rs watches the pages).
+    # A mapped file's pages are read in and mapped now (runtime/tests/residency.rs watches the pages).
     local.read()
     local.read(["mask"])
     with pytest.raises(KeyError, match="missing"):

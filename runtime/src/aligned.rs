@@ -21,10 +21,8 @@ const ALIGN: usize = MIN_ALIGNMENT as usize;
 /// before the first read began.)
 ///
 /// The allocation is held as a raw pointer, not a `Vec`, so that a pointer
-/// consumers of an export may write through ([`writable_ptr`]) can be had
+/// consumers of an export may write through (`writable_ptr`) can be had
 /// from a shared borrow: every access goes through that one pointer.
-///
-/// [`writable_ptr`]: AlignedBytes::writable_ptr
 pub struct AlignedBytes {
     /// The allocation: a `Vec<u8>` of `capacity` bytes, taken apart.
     alloc: NonNull<u8>,

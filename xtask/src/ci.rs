@@ -14,6 +14,7 @@ fn cargo(root: &Path, args: &[&str]) -> Command {
 pub(crate) fn test(root: &Path) -> Result<()> {
     setup::all(root)?;
     setup::run(&mut cargo(root, &["fmt", "--all", "--check"]))?;
+    crate::tidy::run(root)?;
     crate::codegen(root, true)?;
     crate::cbindgen::run(root, true)?;
     let clippy = ["clippy", "--all-targets", "--", "-D", "warnings"];
@@ -33,6 +34,10 @@ pub(crate) fn test(root: &Path) -> Result<()> {
         root,
         &[&clippy[..1], &ffi_remote, &clippy[1..]].concat(),
     ))?;
+    // Broken intra-doc links and malformed doc comments fail, as warnings do in clippy.
+    setup::run(
+        cargo(root, &["doc", "--no-deps", "--workspace"]).env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
     setup::run(&mut cargo(root, &["test", "--workspace"]))?;
     setup::run(&mut cargo(root, &[&["test"][..], &cli_mlir].concat()))?;
     setup::run(&mut cargo(

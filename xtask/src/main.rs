@@ -10,7 +10,10 @@
 //! (`hurray_codegen::output`): generate in memory, then compare or write.
 //! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
 //! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
-//! - `test`: set up, then fmt, codegen --check, clippy, every Rust and Python test.
+//! - `tidy`: fail on import cycles between a crate's files and on paths that
+//!   docs and comments name but that do not exist.
+//! - `test`: set up, then fmt, tidy, codegen --check, clippy, rustdoc, every
+//!   Rust and Python test.
 //! - `example`: the main job on the bundled example.
 //! - `bench-peers [-- ARGS]`: load and save one state dict with Hurray and with
 //!   every peer loader, each load in a fresh process (`python/bench/peers.py`).
@@ -19,6 +22,7 @@ mod bench;
 mod cbindgen;
 mod ci;
 mod setup;
+mod tidy;
 mod vectors;
 
 use anyhow::{Result, bail};
@@ -35,6 +39,7 @@ fn main() -> Result<()> {
         ["codegen", "--check"] => codegen(&root, true),
         ["install-flatc"] => Flatc::install(&root).map(|_| ()),
         ["setup"] => setup::all(&root),
+        ["tidy"] => tidy::run(&root),
         ["test"] => ci::test(&root),
         ["example"] => ci::example(&root),
         ["vectors"] => vectors::run(&root, false),
@@ -45,7 +50,7 @@ fn main() -> Result<()> {
             bench::peers(&root, rest.strip_prefix(&["--"]).unwrap_or(rest))
         }
         _ => bail!(
-            "usage: cargo xtask codegen [--check] | vectors [--check] | cbindgen [--check] | install-flatc | setup | test | example | bench-peers [-- ARGS]"
+            "usage: cargo xtask codegen [--check] | vectors [--check] | cbindgen [--check] | install-flatc | setup | tidy | test | example | bench-peers [-- ARGS]"
         ),
     }
 }

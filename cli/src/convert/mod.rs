@@ -14,7 +14,7 @@
 //! partial file and a finished one has the mode any new file gets.
 //!
 //! Between the formats the values travel in one canonical form
-//! ([`canonical`]): row-major, little-endian, a bool one byte (0 or 1). Every
+//! (`canonical`): row-major, little-endian, a bool one byte (0 or 1). Every
 //! format rule (element counts, dtype names, bit packing) is the runtime's.
 
 mod bnb;

@@ -188,7 +188,7 @@ pub unsafe extern "C" fn hurray_tensor_name(
     })
 }
 
-/// The stored element type as its schema wire value (see [`hurray_dtype_name`]).
+/// The stored element type as its schema wire value (see `hurray_dtype_name`).
 ///
 /// # Safety
 /// `tensor` is a live handle; `out` is writable.
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn hurray_tensor_rank(
 }
 
 /// The dimensions: `*dims` points at `rank` values owned by the handle (not
-/// NULL, even for rank 0). A dynamic dimension is [`HURRAY_DYNAMIC_DIM`]; 0 is
+/// NULL, even for rank 0). A dynamic dimension is `HURRAY_DYNAMIC_DIM`; 0 is
 /// a resolved empty dimension.
 ///
 /// # Safety

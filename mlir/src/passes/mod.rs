@@ -20,7 +20,7 @@
 //!   drops the blob), a `dense` one as the `dense` attribute it was.
 //!
 //! The passes are registered with MLIR as C++ pass shells (`csrc/passes.cpp`,
-//! options and registry only) that call [`entry`]'s functions, so the same
+//! options and registry only) that call `entry`'s functions, so the same
 //! code runs from a Rust [`melior::pass::PassManager`] ([`export_pass`],
 //! [`import_pass`], or a textual pipeline: [`run_pipeline`]), from
 //! `hurray opt`, and from stock `mlir-opt-22 --load-pass-plugin` with the

@@ -2,7 +2,7 @@
 //!
 //! [`Reader::new`] is the one verifying constructor: after it returns, every
 //! descriptor has passed the FlatBuffers verifier and the semantic rules of
-//! [`crate::validate`], every buffer lies in the data region, is aligned and
+//! the descriptor rules (`validate`), every buffer lies in the data region, is aligned and
 //! overlaps no other. Opening touches only the prefix, footer and header, so
 //! its cost does not depend on the size of the data.
 

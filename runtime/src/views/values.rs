@@ -5,7 +5,7 @@
 use crate::{ElementType, elements::ElementClass};
 use crate::{minifloat, pack};
 
-/// The most values [`TensorRef::for_each_value_chunk`] hands over at once.
+/// The most values [`TensorRef::for_each_value_chunk`](crate::TensorRef::for_each_value_chunk) hands over at once.
 pub const VALUE_CHUNK: usize = 1 << 16;
 
 /// A chunk of a tensor's values: `f32` where every value of the type is

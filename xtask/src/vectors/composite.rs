@@ -114,7 +114,7 @@ fn two_level() -> Result<Spec> {
     Ok(s)
 }
 
-/// IQ4_NL's form: u4 codes [64] standing for 16 i8 levels, f16 scales per block 32.
+/// IQ4_NL's form: u4 codes \[64\] standing for 16 i8 levels, f16 scales per block 32.
 fn iq4_nl() -> Result<Spec> {
     let levels: [i128; 16] = [
         -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,

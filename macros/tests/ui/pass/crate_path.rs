@@ -20,7 +20,7 @@ struct Sig;
 struct Id(u32);
 
 fn main() {
-    use facade::runtime::StaticDescriptor;
+    use facade::runtime::derive::StaticDescriptor;
     let w = Weights { w: &[1.0] };
     assert_eq!(w.descriptors().unwrap().len(), 1);
     assert_eq!(Sig::descriptor().name, "Sig");

@@ -9,7 +9,7 @@ instead of 38,912.
     python make_grids.py          # rewrite grids.rs
     python make_grids.py --check  # exit 1 if grids.rs is stale
 
-python/tests/test_ggml_grids.py runs the check in `cargo xtask test`.
+python/tests/test_gguf_types.py runs the check in `cargo xtask test`.
 """
 
 import sys

@@ -90,7 +90,7 @@ fn invalid(
 struct Bases<'v> {
     /// Every valid vector, for the bases only one invalid vector patches.
     valid: &'v [Vector],
-    /// Tensors a (f32 [2,3], offset 64), b (i16 [2,2,2], offset 128).
+    /// Tensors a (f32 \[2,3\], offset 64), b (i16 \[2,2,2\], offset 128).
     dense: &'v Vector,
     coo: &'v Vector,
     csr: &'v Vector,

@@ -235,7 +235,7 @@ const char *hurray_version(void);
 // per bool, so they leave as `{kDLBool, 8}`, an unpacked copy flagged
 // `HURRAY_DLPACK_FLAG_IS_COPIED` (and not read-only). The export keeps the file's bytes alive until the consumer
 // calls `(*out)->deleter(*out)` — exactly once — even after
-// [`hurray_file_close`]. Dense and strided tensors with data only:
+// `hurray_file_close`. Dense and strided tensors with data only:
 // sparse and quantized tensors give `HURRAY_ERR_UNSUPPORTED`,
 // descriptor-only ones `HURRAY_ERR_NO_DATA`.
 //
@@ -452,7 +452,7 @@ enum HurrayStatus hurray_sharded_read_slice(const struct HurraySharded *sharded,
                                             struct HurraySlice **out);
 
 // The tensor `name` in place, when one member holds it whole: `*out_file`
-// is a new handle to that member (free it with [`hurray_file_close`];
+// is a new handle to that member (free it with `hurray_file_close`;
 // the checkpoint handle may be closed first) and `*out_tensor` the tensor
 // in it, borrowed from `*out_file`: every `hurray_tensor_*` call, DLPack
 // export included, works on it without a copy. A tensor stored in pieces
@@ -595,7 +595,7 @@ enum HurrayStatus hurray_tensor_name(const struct HurrayTensor *tensor,
                                      const char **name,
                                      size_t *len);
 
-// The stored element type as its schema wire value (see [`hurray_dtype_name`]).
+// The stored element type as its schema wire value (see `hurray_dtype_name`).
 //
 // # Safety
 // `tensor` is a live handle; `out` is writable.
@@ -608,7 +608,7 @@ enum HurrayStatus hurray_tensor_dtype(const struct HurrayTensor *tensor, uint8_t
 enum HurrayStatus hurray_tensor_rank(const struct HurrayTensor *tensor, size_t *out);
 
 // The dimensions: `*dims` points at `rank` values owned by the handle (not
-// NULL, even for rank 0). A dynamic dimension is [`HURRAY_DYNAMIC_DIM`]; 0 is
+// NULL, even for rank 0). A dynamic dimension is `HURRAY_DYNAMIC_DIM`; 0 is
 // a resolved empty dimension.
 //
 // # Safety
@@ -812,7 +812,7 @@ enum HurrayStatus hurray_writer_add_dense(struct HurrayWriter *writer,
                                           size_t len);
 
 // Adds a descriptor-only tensor (a signature without data); its dimensions
-// may be [`HURRAY_DYNAMIC_DIM`].
+// may be `HURRAY_DYNAMIC_DIM`.
 //
 // # Safety
 // As [`hurray_writer_add_dense`], without data.

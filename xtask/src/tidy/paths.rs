@@ -7,7 +7,7 @@
 //! top-level directory, contain a `/` and end in a file extension or a `/` —
 //! and reports each one that exists neither from the repository root nor from
 //! the naming file's directory or crate (a crate's code and docs may name
-//! `tests/data.bin` meaning its own). URLs, placeholders (`<case>`,
+//! `tests/<file>` meaning its own). URLs, placeholders (`<case>`,
 //! `{name}`, `*.fbs`, `1.N`), build outputs (`target/`, `.tools/`) and other
 //! projects' headers (`mlir/IR/Builders.h`) are not paths of the repository.
 //! Generated code and test data are not scanned, and neither are lock files,

@@ -1,18 +1,15 @@
 //! Lowering hand-written IR: every element type, splats, empty shapes,
 //! dense_resource blobs, dynamic signatures, naming, and the error cases.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 // Dynamic signatures and naming are tested here, the other groups in
 // `lower/`: a test target's root finds `mod x;` next to itself, where Cargo
 // would take `x.rs` for a test target of its own, hence the paths.
-#[path = "lower/element_types.rs"]
 mod element_types;
-#[path = "lower/malformed.rs"]
 mod malformed;
-#[path = "lower/refusals.rs"]
 mod refusals;
-#[path = "lower/resources.rs"]
 mod resources;
 
 use common::*;

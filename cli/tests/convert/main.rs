@@ -10,15 +10,14 @@ use hurray::{
 };
 use std::path::Path;
 
+#[path = "../common/mod.rs"]
 mod common;
 use common::{convert, convert_err, hurray};
 
 // The fixtures and the Python packages' tests sit in `convert/`: a test
 // target's root finds `mod x;` next to itself, where Cargo would take `x.rs`
 // for a test target of its own, hence the paths.
-#[path = "convert/fixtures.rs"]
 mod fixtures;
-#[path = "convert/python.rs"]
 mod python;
 use fixtures::{read_hurray, read_safetensors, sample};
 

@@ -14,11 +14,8 @@ use std::borrow::Cow;
 // Groups of tests with the structs they declare sit in `roundtrip/`: a test
 // target's root finds `mod x;` next to itself, where Cargo would take `x.rs`
 // for a test target of its own, hence the paths.
-#[path = "roundtrip/mismatch.rs"]
 mod mismatch;
-#[path = "roundtrip/more.rs"]
 mod more;
-#[path = "roundtrip/nd.rs"]
 mod nd;
 
 #[derive(Tensors, Debug, PartialEq)]

@@ -10,7 +10,7 @@
 //! reader that loads one tensor never hashes the others.
 //!
 //! ```
-//! use hurray::{DigestAlgorithm, ElementType, File, TensorDescriptor, Writer, shape};
+//! use hurray::{ElementType, File, TensorDescriptor, Writer, integrity::DigestAlgorithm, shape};
 //! use hurray_sign::{PrivateKey, Signature};
 //!
 //! let mut bytes = Vec::new();

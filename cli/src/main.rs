@@ -106,7 +106,8 @@ enum Command {
     },
     /// Sign a file (or a sharded checkpoint's index) written with digests: an ed25519
     /// signature over its header digest, which commits to every byte (of every member), written
-    /// to FILE.sig.
+    /// to FILE.sig. A file without digests is refused, or with --add-digests rewritten with
+    /// them first.
     Sign {
         /// The Hurray file, or a sharded checkpoint's index, to sign (a local path).
         file: PathBuf,
@@ -116,6 +117,10 @@ enum Command {
         /// Where to write the signature (default FILE.sig).
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// If FILE records no digests, first rewrite it with them (atomically: its tensors,
+        /// metadata and alignment unchanged, BLAKE3 digests added), then sign it.
+        #[arg(long)]
+        add_digests: bool,
     },
     /// Check a signed file or checkpoint: the signature, then every member's header and every
     /// buffer's digest; exit 1 naming what failed.
@@ -191,9 +196,12 @@ fn main() -> ExitCode {
             },
         )
         .map(|()| ExitCode::SUCCESS),
-        Command::Sign { file, key, output } => {
-            sign::sign(&file, &key, output.as_deref()).map(|()| ExitCode::SUCCESS)
-        }
+        Command::Sign {
+            file,
+            key,
+            output,
+            add_digests,
+        } => sign::sign(&file, &key, output.as_deref(), add_digests).map(|()| ExitCode::SUCCESS),
         Command::Verify {
             file,
             key,

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Signs the file (or index) at `path` with the private key in `key`,
-/// writing the signature to `out` (`PATH.sig` by default).
-pub fn sign(path: &Path, key: &Path, out: Option<&Path>) -> Result<()> {
+/// writing the signature to `out` (`PATH.sig` by default). A file written
+/// without digests is refused, naming the command that adds them; with
+/// `add_digests` it is first rewritten with them, atomically.
+pub fn sign(path: &Path, key: &Path, out: Option<&Path>, add_digests: bool) -> Result<()> {
     if input::is_url(path) {
         // The signature is written beside the file: a URL is refused, not
         // taken for a local name.
@@ -21,8 +23,22 @@ pub fn sign(path: &Path, key: &Path, out: Option<&Path>) -> Result<()> {
             path.display()
         );
     }
-    let key = PrivateKey::from_pem_file(key)?;
-    let file = File::open(path)?;
+    let private = PrivateKey::from_pem_file(key)?;
+    let mut file = File::open(path)?;
+    if file.digest_algorithm()?.is_none() {
+        digests_missing(&file, path, key, add_digests)?;
+        // A new file at `path`, with digests (written atomically).
+        crate::convert::convert(
+            path,
+            path,
+            crate::convert::Options {
+                digests: true,
+                ..Default::default()
+            },
+        )?;
+        file = File::open(path)?;
+        println!("{}: rewritten with BLAKE3 digests", path.display());
+    }
     if file.is_shard_index() {
         // Every member's header is checked against the index now (each is
         // opened), so a checkpoint whose members no longer match it is not
@@ -32,7 +48,7 @@ pub fn sign(path: &Path, key: &Path, out: Option<&Path>) -> Result<()> {
             checkpoint.member(i)?;
         }
     }
-    let signature = Signature::sign(&file, &key)?;
+    let signature = Signature::sign(&file, &private)?;
     let out = out.map_or_else(|| signature_path(path), Path::to_path_buf);
     signature.write(&out)?;
     println!(
@@ -44,6 +60,53 @@ pub fn sign(path: &Path, key: &Path, out: Option<&Path>) -> Result<()> {
         signature.public_key.to_hex()
     );
     Ok(())
+}
+
+/// `Ok` when the file at `path`, which records no digests, may be
+/// rewritten with them (`add_digests`, a plain file); otherwise the error
+/// that names the way to digests.
+fn digests_missing(file: &File, path: &Path, key: &Path, add_digests: bool) -> Result<()> {
+    let p = shell_word(&path.display().to_string());
+    let why = format!(
+        "{}: the file records no digests, so a signature over its header would not cover its data",
+        path.display()
+    );
+    if file.is_shard_index() {
+        bail!(
+            "{why}. A sharded checkpoint gets digests when it is saved: `hurray convert \
+             MODEL.safetensors.index.json {p} --digests`, or in Python \
+             `hurray.save_sharded(..., digests=True)` (a ShardedWriter with digests=True)"
+        );
+    }
+    if let Some(id) = file.file_id() {
+        bail!(
+            "{why}. It is a member of a sharded checkpoint (identity {id}), whose index records its \
+             length and checksum, so it is not rewritten alone: save the checkpoint with digests"
+        );
+    }
+    if !add_digests {
+        let k = shell_word(&key.display().to_string());
+        bail!(
+            "{why}. `hurray sign {p} --key {k} --add-digests` rewrites it with digests \
+             (atomically, its tensors and metadata unchanged) and signs it; `hurray convert {p} \
+             COPY.hurray --digests` writes a copy with them; in Python, save with digests=True"
+        );
+    }
+    Ok(())
+}
+
+/// `word` as one word of a POSIX shell command line: quoted when it holds
+/// anything but letters, digits and `/._-+:@%,=`.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// Checks the signature of the file (or index) at `path` with the public

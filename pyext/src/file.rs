@@ -120,6 +120,16 @@ impl PyFile {
         self.file.tensors().map(|t| t.name().to_owned()).collect()
     }
 
+    /// Names of the descriptor-only tensors (a type and shape, no data:
+    /// an MLIR function's arguments and results), in file order.
+    fn descriptor_only_keys(&self) -> Vec<String> {
+        self.file
+            .tensors()
+            .filter(|t| t.is_descriptor_only())
+            .map(|t| t.name().to_owned())
+            .collect()
+    }
+
     fn values(&self) -> Vec<PyTensor> {
         self.keys().into_iter().map(|n| self.tensor(n)).collect()
     }

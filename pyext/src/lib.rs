@@ -5,7 +5,8 @@
 //! - [`file`]: `open(path, read_only=False)` and `open_bytes(data)` →
 //!   `File`, a mapping of names to tensors over a verified file.
 //! - [`tensor`]: `Tensor`, one tensor of a file: facts, `repr`, and the
-//!   unpacked codes of sub-byte types.
+//!   unpacked codes of sub-byte types; [`dequantized`]: what
+//!   `Tensor.dequantize()` returns, float32 values with the tensor's shape.
 //! - [`export`]: `Tensor.__dlpack__` (zero-copy, writable over a
 //!   copy-on-write map, `copy=True/False`) and the capsules it returns.
 //! - [`import`]: reading another runtime's DLPack capsule (torch, JAX,
@@ -24,6 +25,7 @@
 // `cargo doc --document-private-items`.
 #![allow(rustdoc::private_intra_doc_links)]
 
+mod dequantized;
 mod dtypes;
 mod error;
 mod export;
@@ -59,6 +61,7 @@ fn _hurray(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::PyFile>()?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<export::StoredBits>()?;
+    m.add_class::<dequantized::DequantizedValues>()?;
     m.add_class::<sharded::PyShardedFile>()?;
     m.add_class::<sharded::PyShardedTensor>()?;
     m.add_class::<sharded_writer::PyShardedWriter>()?;

@@ -1,7 +1,7 @@
 //! `sign`, `verify` and `check_signature`: ed25519 signatures over a file's
 //! or a sharded checkpoint's header digest (`hurray-sign`, ADR-0012).
 
-use crate::error::sign_err;
+use crate::error::{SignatureError, sign_err};
 use crate::file::PyFile;
 use hurray::{File, ShardedFile};
 use hurray_sign::{PrivateKey, PublicKey, Signature, signature_path};
@@ -104,7 +104,15 @@ pub(crate) fn sign(
         signature.write(&out)?;
         Ok(out)
     })
-    .map_err(sign_err)
+    .map_err(|e| match e {
+        hurray_sign::Error::NoDigests { location } => SignatureError::new_err(format!(
+            "{location}: the file records no digests, so a signature over its header would not \
+             cover its data; save it with digests=True (hurray.save, the framework modules' \
+             save_file, save_sharded), or rewrite it with them: `hurray sign {location} --key KEY \
+             --add-digests`"
+        )),
+        e => sign_err(e),
+    })
 }
 
 /// Checks the signature of the file (or index) at `path` with

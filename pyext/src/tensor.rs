@@ -1,5 +1,6 @@
 //! `Tensor`: one tensor of an open file.
 
+use crate::dequantized::DequantizedValues;
 use crate::error::err;
 use crate::export::{self, StoredBits};
 use hurray::dlpack::KDL_CPU;
@@ -178,11 +179,12 @@ impl PyTensor {
 
     /// A quantized tensor's values, dequantized by the runtime (the one
     /// formula of data-model.md section 7, block formats included): a copy,
-    /// row-major little-endian `f32` bytes.
-    fn dequantize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let values = self.tensor()?.quantized().map_err(err)?.dequantize();
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        Ok(PyBytes::new(py, &bytes))
+    /// float32 with the tensor's shape through the buffer protocol
+    /// (`numpy.asarray(t.dequantize())` is the float32 array).
+    fn dequantize(&self, py: Python<'_>) -> PyResult<DequantizedValues> {
+        let t = self.tensor()?;
+        let view = t.quantized().map_err(err)?;
+        DequantizedValues::new(py, &self.name, t.shape(), &view)
     }
 
     /// A dense sub-byte tensor's elements one per byte, a copy: the raw codes

@@ -84,14 +84,44 @@
     });
     return root;
   }
-  var tree = buildTree();
-
-  function mainKind(node) {
-    var best = null;
-    Object.keys(node.kinds).forEach(function (k) {
-      if (best === null || node.kinds[k] > node.kinds[best]) { best = k; }
+  // A chain of single children is one cell, its names joined by dots (as
+  // disk usage viewers pass through a folder holding one folder): a
+  // checkpoint's `model` -> `layers` is one step, not two clicks.
+  function compact(node) {
+    Object.keys(node.children).forEach(function (k) {
+      var c = node.children[k];
+      var only = Object.keys(c.children);
+      while (!c.tensor && only.length === 1) {
+        var next = c.children[only[0]];
+        next.name = c.name + "." + next.name;
+        c = next;
+        only = Object.keys(c.children);
+      }
+      node.children[k] = c;
+      compact(c);
     });
-    return best;
+  }
+  var tree = buildTree();
+  compact(tree);
+
+  // A node's kinds, the most bytes first, with their share of its bytes.
+  function mix(node) {
+    var ks = Object.keys(node.kinds).filter(function (k) { return node.kinds[k] > 0; });
+    ks.sort(function (a, b) { return node.kinds[b] - node.kinds[a]; });
+    return ks.map(function (k) { return { kind: k, share: node.bytes ? node.kinds[k] / node.bytes : 0 }; });
+  }
+
+  // A cell's fill: its kind's colour, or, for a branch of several kinds,
+  // stripes of their colours as wide as their shares of its bytes.
+  function fill(parts) {
+    if (parts.length <= 1) { return colour(parts.length ? parts[0].kind : null); }
+    var at = 0;
+    var stops = parts.map(function (p) {
+      var from = (100 * at).toFixed(2);
+      at += p.share;
+      return colour(p.kind) + " " + from + "% " + (100 * at).toFixed(2) + "%";
+    });
+    return "linear-gradient(90deg, " + stops.join(", ") + ")";
   }
 
   // Squarified treemap (Bruls, Huizing, van Wijk): rows of children laid
@@ -166,20 +196,26 @@
     rects.forEach(function (r) {
       var c = r.item.node;
       var branch = Object.keys(c.children).length > 0;
-      var kind = mainKind(c);
+      var parts = mix(c);
+      var kindsText = parts.map(function (p) {
+        return parts.length > 1 ? p.kind + " " + Math.round(100 * p.share) + "%" : p.kind;
+      }).join(", ");
       var cell = el("div", {
         "class": branch ? "cell branch" : "cell",
         "data-path": c.path,
         "data-bytes": String(c.bytes),
         "data-depth": String(depth),
-        "title": c.path + "\n" + bytes(c.bytes) + (c.tensor ? "\n" + c.tensor.dtype : "")
+        "data-kinds": parts.map(function (p) { return p.kind; }).join(" "),
+        "title": c.path + "\n" + bytes(c.bytes) + (kindsText ? "\n" + kindsText : "")
       });
       cell.style.left = r.x + "px";
       cell.style.top = r.y + "px";
       cell.style.width = Math.max(0, r.w) + "px";
       cell.style.height = Math.max(0, r.h) + "px";
-      cell.style.background = colour(kind);
-      var nest = branch && depth === 0 && r.w > 80 && r.h > 60;
+      cell.style.background = fill(parts);
+      // Up to three levels at once where there is room: a checkpoint's
+      // `model` shows its `layers`, and they their blocks.
+      var nest = branch && depth < 2 && r.w > 80 && r.h > 60;
       if (r.w > 40 && r.h > 16) {
         cell.appendChild(el("span", null, nest ? c.name + "  " + bytes(c.bytes) : c.name));
         if (!nest && r.h > 30) { cell.appendChild(el("span", { "class": "muted" }, bytes(c.bytes))); }
@@ -196,9 +232,20 @@
       }
     });
   }
-  showTree(tree, [tree]);
+  // The first screen starts where the names branch: a root holding one
+  // branch (every name under `model.`) shows that branch's children.
+  var start = [tree];
+  for (var only = Object.keys(tree.children); only.length === 1;) {
+    var top = start[start.length - 1].children[only[0]];
+    if (top.tensor) { break; }
+    start.push(top);
+    only = Object.keys(top.children);
+  }
+  showTree(start[start.length - 1], start);
 
   var legend = document.getElementById("legend");
+  legend.appendChild(el("span", { "class": "muted" },
+    "Colour: element type (and quantization). A branch of several is striped, each as wide as its share of the bytes."));
   kinds.forEach(function (k) {
     var item = el("span", { "data-kind": k });
     var sw = el("span", { "class": "swatch" });

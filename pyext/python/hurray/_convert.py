@@ -15,6 +15,9 @@ takes into each framework:
 - sub-byte types (int4, uint2, float4_e2m1fn, float6_e2m3fn, ...) reach NumPy
   and JAX as ``ml_dtypes`` arrays (a copy, one element per byte); PyTorch gets
   sub-byte integers as int8/uint8 (sign-extended);
+- a quantized tensor's codes are not its values: it is refused (naming
+  ``dequantize=True`` and ``get_dequantized``), or with ``dequantize=True``
+  arrives as float32 values of its shape (:func:`dequantized`, a copy);
 - a float type a framework has no scalar type for (PyTorch: fp4, fp6 and the
   fp8 types without a ``torch.float8_*``; JAX: those its backend cannot hold,
   fp6 on the CPU) raises TypeError naming the tensor.
@@ -81,9 +84,52 @@ class _Copied:
         return self._tensor.__dlpack__(**kwargs)
 
 
+def check_exportable(tensor) -> None:
+    """Refuses, naming the tensor and the way to its values, what no
+    framework array can be: a quantized tensor's codes (DLPack cannot carry
+    its scales) and a descriptor-only tensor (it has no data)."""
+    if getattr(tensor, "quantized", False):
+        raise _hurray.HurrayError(
+            f"tensor {tensor.name!r} is quantized: its stored codes are not its values, and DLPack cannot "
+            "carry its scales and zero points. Read its float32 values with load_file(..., dequantize=True) "
+            "or safe_open(..., dequantize=True) (every quantized tensor of the file), or "
+            f"safe_open(...).get_dequantized({tensor.name!r})"
+        )
+    if getattr(tensor, "descriptor_only", False):
+        raise _hurray.HurrayError(
+            f"tensor {tensor.name!r} is descriptor-only: the file records its type and shape (as an MLIR "
+            "function's argument or result), not values. safe_open(...).keys() and load_file list the "
+            "tensors with values; descriptor_only_keys() lists these"
+        )
+
+
+def dequantized(tensor, framework: str, device: Any = "cpu"):
+    """A quantized tensor's values as float32 of its shape in ``framework``
+    (a copy: the runtime's one dequantization)."""
+    import numpy as np
+
+    values = np.asarray(tensor.dequantize())
+    if framework in ("pt", "torch"):
+        import torch
+
+        out = torch.from_numpy(values)
+        return out if str(device) == "cpu" else out.to(device)
+    if framework in ("jax", "flax"):
+        import jax
+        import jax.numpy as jnp
+
+        out = jnp.asarray(values)
+        return out if str(device) == "cpu" else jax.device_put(out, jax.devices(str(device))[0])
+    if framework in ("np", "numpy"):
+        return values
+    raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}, not {framework!r}")
+
+
 def to_numpy(tensor, dtype=None, copy: Optional[bool] = None):
     """The tensor as a NumPy array: zero-copy unless a copy is asked for or needed."""
     import numpy as np
+
+    check_exportable(tensor)
 
     facts = BY_NAME[tensor.dtype]
     if facts.numpy:
@@ -104,6 +150,7 @@ def to_torch(tensor, device: Any = "cpu", copy: Optional[bool] = None):
     """The tensor as a torch.Tensor: zero-copy (writable over a copy-on-write map)."""
     import torch
 
+    check_exportable(tensor)
     facts = BY_NAME[tensor.dtype]
     if not tensor.writable:
         # torch ignores DLPack's read-only flag: a write to a tensor over a
@@ -180,6 +227,7 @@ def to_jax(tensor, device: Any = "cpu"):
     import jax
     import jax.numpy as jnp
 
+    check_exportable(tensor)
     facts = BY_NAME[tensor.dtype]
     check_jax_holds(tensor, facts)
     if facts.numpy and facts.cls != "bool" and tensor.writable:
@@ -193,8 +241,13 @@ def to_jax(tensor, device: Any = "cpu"):
     return out
 
 
-def to_framework(tensor, framework: str, device: Any = "cpu", copy: Optional[bool] = None):
-    """``tensor`` in ``framework`` (``np``/``numpy``, ``pt``/``torch``, ``jax``/``flax``)."""
+def to_framework(
+    tensor, framework: str, device: Any = "cpu", copy: Optional[bool] = None, dequantize: bool = False
+):
+    """``tensor`` in ``framework`` (``np``/``numpy``, ``pt``/``torch``, ``jax``/``flax``);
+    with ``dequantize``, a quantized tensor as its float32 values."""
+    if dequantize and getattr(tensor, "quantized", False):
+        return dequantized(tensor, framework, device)
     if framework in ("np", "numpy"):
         return to_numpy(tensor, copy=copy)
     if framework in ("pt", "torch"):

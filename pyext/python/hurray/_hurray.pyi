@@ -59,8 +59,9 @@ class Tensor:
         """True when every buffer matches its checksum, False when none is
         recorded; raises ChecksumError on a mismatch."""
     def tobytes(self) -> bytes: ...
-    def dequantize(self) -> bytes:
-        """A quantized tensor's values, dequantized: row-major float32 bytes."""
+    def dequantize(self) -> "DequantizedValues":
+        """A quantized tensor's values, dequantized: float32 with the tensor's
+        shape through the buffer protocol (``numpy.asarray`` of it is the array)."""
     def unpacked(self, *, sign_extend: bool = False) -> bytes:
         """A dense sub-byte tensor's elements one per byte."""
     def read_slice(self, ranges: Sequence[Tuple[int, int, int]]) -> "Tensor":
@@ -79,6 +80,23 @@ class Tensor:
         copy: Optional[bool] = None,
     ) -> Any: ...
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any: ...
+
+class DequantizedValues:
+    """A quantized tensor's values as float32, row-major, with its shape, through the
+    buffer protocol (format ``f``, writable): ``numpy.asarray`` and ``memoryview`` take it
+    as an array of the tensor's shape (``torch.asarray`` reads buffers flat: go through NumPy)."""
+
+    @property
+    def shape(self) -> List[int]: ...
+    @property
+    def dtype(self) -> str:
+        """Always ``"f32"``."""
+    @property
+    def nbytes(self) -> int: ...
+    def tobytes(self) -> bytes:
+        """The values as row-major native-endian float32 bytes (a copy)."""
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int) -> memoryview: ...
 
 class StoredBits:
     """A tensor exported as the unsigned integers of its width, bits unchanged."""
@@ -100,7 +118,10 @@ class File:
     def __getitem__(self, name: str) -> Tensor: ...
     def __contains__(self, name: object) -> bool: ...
     def __iter__(self) -> Iterator[str]: ...
-    def keys(self) -> List[str]: ...
+    def keys(self) -> List[str]:
+        """Every tensor's name, descriptor-only tensors included, in file order."""
+    def descriptor_only_keys(self) -> List[str]:
+        """Names of the tensors that record a type and shape but no data."""
     def values(self) -> List[Tensor]: ...
     def items(self) -> List[Tuple[str, Tensor]]: ...
     def get(self, name: str, default: Any = None) -> Any: ...

@@ -46,6 +46,14 @@ class safe_open:
     such as ``aws_endpoint``) override them. A sharded checkpoint's index at
     a URL finds its members next to it.
 
+    ``keys()`` lists the tensors that hold values, so ``for k in f.keys():
+    f.get_tensor(k)`` reads every one; descriptor-only tensors (a type and
+    shape, no data, as an MLIR function's arguments and results) are listed
+    by ``descriptor_only_keys()``. A quantized tensor's codes are not its
+    values: ``get_tensor`` refuses it (naming the remedies) unless
+    ``dequantize=True``, which makes it its float32 values of its shape, as
+    ``get_dequantized`` always does (not in safetensors).
+
     ``verify`` makes the loader refuse what fails a check (not in
     safetensors): ``True`` checks each tensor's checksums and digests when
     it is first read; a public key (the path of a PEM file, or its PEM text
@@ -67,11 +75,13 @@ class safe_open:
         storage_options: Optional[Dict[str, str]] = None,
         verify: Any = None,
         signature: Optional[str] = None,
+        dequantize: bool = False,
     ):
         if framework not in _convert.FRAMEWORKS:
             raise ValueError(f"framework must be one of {', '.join(_convert.FRAMEWORKS)}, not {framework!r}")
         self._framework = framework
         self._device = device
+        self._dequantize = dequantize
         # Whole-tensor views that slices index, made once per name.
         self._views: Dict[str, Any] = {}
         # Tensors whose checksums and digests were checked (with `verify`).
@@ -141,8 +151,26 @@ class safe_open:
         return isinstance(self._open(), _hurray.ShardedFile)
 
     def keys(self) -> List[str]:
-        """Tensor names, sorted."""
-        return self._open().keys()
+        """Names of the tensors that hold values, sorted: every name
+        ``get_tensor`` (or, for a quantized tensor, ``get_dequantized``)
+        reads. Descriptor-only tensors are left out (see
+        :meth:`descriptor_only_keys`)."""
+        f = self._open()
+        if isinstance(f, _hurray.ShardedFile):
+            return f.keys()
+        skip = set(f.descriptor_only_keys())
+        return [name for name in f.keys() if name not in skip]
+
+    def descriptor_only_keys(self) -> List[str]:
+        """Names of the descriptor-only tensors, sorted: a type and a shape
+        (dynamic dimensions as ``None``), no data, as ``hurray from-mlir``
+        writes an MLIR function's arguments and results. Their descriptors
+        are ``hurray.open(path)[name]`` (``dtype``, ``shape``); ``get_tensor``
+        refuses them. Not in safetensors."""
+        f = self._open()
+        if isinstance(f, _hurray.ShardedFile):
+            return []
+        return f.descriptor_only_keys()
 
     def metadata(self) -> Optional[Dict[str, str]]:
         """File-wide metadata, or None when there is none (as safetensors)."""
@@ -168,39 +196,35 @@ class safe_open:
         """The whole tensor, in the framework (zero-copy where the framework
         has the type, a tensor of a sharded checkpoint that one member holds
         whole included; a tensor stored in pieces is a copy assembled from
-        them)."""
+        them). A quantized tensor is refused, naming :meth:`get_dequantized`
+        (its stored codes are not its values), unless the file was opened
+        with ``dequantize=True``: then it is its float32 values."""
+        return self._get(name, dequantize=self._dequantize)
+
+    def get_dequantized(self, name: str):
+        """A quantized tensor's values as float32 of its shape, in the
+        framework (a copy): the runtime's one dequantization, the same in
+        Rust, Python and C, for every quantization a Hurray file can hold
+        (GGUF's types included, equal to ``gguf.quants.dequantize`` bit for
+        bit). ``ValueError`` for a tensor that is not quantized."""
+        tensor = self._open()[name]
+        if isinstance(tensor, _hurray.ShardedTensor):
+            tensor = tensor.whole()
+            if tensor is None:
+                raise ValueError(f"tensor {name!r} is stored in pieces; dequantize each member's piece")
+        if not tensor.quantized:
+            raise ValueError(f"tensor {name!r} is not quantized: read it with get_tensor")
+        return self._get(name, dequantize=True)
+
+    def _get(self, name: str, dequantize: bool):
+        """``get_tensor``, or with ``dequantize`` a quantized tensor's float32 values."""
         tensor = self._checked(name, self._open()[name])
         if isinstance(tensor, _hurray.ShardedTensor):
             whole = tensor.whole()
             if whole is None:
                 return _convert.to_framework(tensor.assemble(), self._framework, self._device, copy=True)
             tensor = whole
-        return _convert.to_framework(tensor, self._framework, self._device)
-
-    def get_dequantized(self, name: str):
-        """A quantized tensor's values as float32, in the framework (a copy):
-        the runtime's one dequantization, the same in Rust, Python and C, for
-        every quantization a Hurray file can hold (GGUF's types included,
-        equal to ``gguf.quants.dequantize`` bit for bit). ``ValueError`` for a
-        tensor that is not quantized."""
-        tensor = self._checked(name, self._open()[name])
-        if isinstance(tensor, _hurray.ShardedTensor):
-            whole = tensor.whole()
-            if whole is None:
-                raise ValueError(f"tensor {name!r} is stored in pieces; dequantize each member's piece")
-            tensor = whole
-        import numpy as np
-
-        values = np.frombuffer(tensor.dequantize(), dtype="<f4").reshape(tensor.shape)
-        if self._framework in ("pt", "torch"):
-            import torch
-
-            return torch.from_numpy(values.copy()).to(self._device)
-        if self._framework in ("jax", "flax"):
-            import jax.numpy as jnp
-
-            return jnp.asarray(values)
-        return values
+        return _convert.to_framework(tensor, self._framework, self._device, dequantize=dequantize)
 
     def get_slice(self, name: str) -> "TensorSlice":
         """A lazy handle: index it (``[a:b, i, ...]``) to read only that part

@@ -9,23 +9,26 @@ import subprocess
 import tempfile
 from typing import Any, Dict, Union
 
-from .. import _convert, _hurray, _load
+from .. import _hurray, _load
 from .._save import save, save_file
 
 __all__ = ["save", "save_file", "load", "load_file", "save_lowered"]
 
 
-def load(data: bytes) -> Dict[str, Any]:
-    """The arrays of a Hurray file held in ``data``."""
-    f = _hurray.open_bytes(data)
-    return {name: _convert.to_jax(t) for name, t in f.items()}
+def load(data: bytes, dequantize: bool = False) -> Dict[str, Any]:
+    """The arrays of a Hurray file held in ``data``; ``dequantize`` as in :func:`load_file`."""
+    return _load.tensors(_hurray.open_bytes(data), "jax", "cpu", None, dequantize)
 
 
-def load_file(filename: Union[str, os.PathLike], device: Any = "cpu", verify: bool = False) -> Dict[str, Any]:
+def load_file(
+    filename: Union[str, os.PathLike], device: Any = "cpu", verify: bool = False, dequantize: bool = False
+) -> Dict[str, Any]:
     """The arrays of the file as jax.Array (every type JAX has, ml_dtypes' included). ``verify`` checks
     every checksum while reading the file in, as ``hurray.torch.load_file`` does. Given a sharded
-    checkpoint's index, every logical tensor of the checkpoint."""
-    return _load.load_file(filename, "jax", device, verify, lambda t: _convert.to_jax(t, device))
+    checkpoint's index, every logical tensor of the checkpoint. A quantized tensor is refused unless
+    ``dequantize=True``, which gives it as float32 values of its shape; descriptor-only tensors (no
+    data) are left out, as ``safe_open(...).keys()`` leaves them out."""
+    return _load.load_file(filename, "jax", device, verify, dequantize)
 
 
 def _module_of(obj: Any):

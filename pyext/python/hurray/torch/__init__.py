@@ -6,7 +6,7 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
-from .. import _convert, _hurray, _load
+from .. import _hurray, _load
 from .._save import save, save_file
 
 if TYPE_CHECKING:
@@ -15,14 +15,14 @@ if TYPE_CHECKING:
 __all__ = ["save", "save_file", "load", "load_file", "save_model", "load_model"]
 
 
-def load(data: bytes) -> Dict[str, "torch.Tensor"]:
-    """The tensors of a Hurray file held in ``data`` (writable copies)."""
-    f = _hurray.open_bytes(data)
-    return {name: _convert.to_torch(t, copy=True) for name, t in f.items()}
+def load(data: bytes, dequantize: bool = False) -> Dict[str, "torch.Tensor"]:
+    """The tensors of a Hurray file held in ``data`` (writable copies);
+    ``dequantize`` as in :func:`load_file`."""
+    return _load.tensors(_hurray.open_bytes(data), "pt", "cpu", True, dequantize)
 
 
 def load_file(
-    filename: Union[str, os.PathLike], device: Any = "cpu", verify: bool = False
+    filename: Union[str, os.PathLike], device: Any = "cpu", verify: bool = False, dequantize: bool = False
 ) -> Dict[str, "torch.Tensor"]:
     """The tensors of the file, zero-copy over a copy-on-write map: writable
     (train with them, ``load_state_dict(..., assign=True)``), and a write
@@ -33,8 +33,14 @@ def load_file(
     the file is read in, on several threads in the file's order; a mismatch
     raises ``ChecksumError`` naming the tensor, and a file without checksums
     raises ``ValueError``. Given a sharded checkpoint's index, every logical
-    tensor of the checkpoint."""
-    return _load.load_file(filename, "pt", device, verify, lambda t: _convert.to_torch(t, device))
+    tensor of the checkpoint.
+
+    A quantized tensor (GGUF's types, bitsandbytes, compressed-tensors, ...)
+    is refused unless ``dequantize=True``, which gives it as a float32
+    tensor of its shape (the runtime's dequantization, a copy); the other
+    tensors are unchanged. Descriptor-only tensors (a type and shape, no
+    data) are left out, as ``safe_open(...).keys()`` leaves them out."""
+    return _load.load_file(filename, "pt", device, verify, dequantize)
 
 
 def _shared_groups(state_dict) -> List[Set[str]]:

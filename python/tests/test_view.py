@@ -43,6 +43,9 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.rows, self.cells, self.attrs, self.cards = [], [], {}, {}
+        # Every treemap cell's attributes, and the legend's colour of each kind.
+        self.cell_attrs, self.legend = [], {}
+        self._kind = None
         self._row = None
         self._cell_key = None
         self._card = None
@@ -60,6 +63,12 @@ class Dom(html.parser.HTMLParser):
             self._row[self._cell_key] = ""
         if tag == "div" and (a.get("class") or "").startswith("cell"):
             self.cells.append((a["data-path"], int(a["data-bytes"]), a.get("style", "")))
+            self.cell_attrs.append(a)
+        if tag == "span" and "data-kind" in a:
+            self._kind = a["data-kind"]
+        if tag == "span" and a.get("class") == "swatch" and self._kind is not None:
+            self.legend[self._kind] = re.search(r"background:\s*([^;]+)", a["style"]).group(1).strip()
+            self._kind = None
         if tag == "div" and a.get("class") == "card":
             self._card = a["data-card"]
         if tag == "div" and a.get("class") == "value" and self._card:
@@ -147,11 +156,15 @@ def test_a_four_shard_transformers_checkpoint_with_stats(tmp_path):
     for key, want in [("min", w.min()), ("max", w.max()), ("mean", w.mean())]:
         assert abs(float(row[key]) - float(want)) <= 1e-4 * max(1.0, abs(float(want))), (key, row[key], want)
     assert row["nan"] == "0" and row["inf"] == "0"
-    # The treemap: one cell per top-level prefix, its area in proportion to
-    # its bytes.
-    top = [c for c in d.cells if "." not in c[0]]
+    # The treemap: one cell per top-level prefix (a chain of single
+    # children passed through: `lm_head` -> `weight` is one cell), its area
+    # in proportion to its bytes.
+    top = [(a["data-path"], int(a["data-bytes"]), a["style"]) for a in d.cell_attrs if a["data-depth"] == "0"]
     total = sum(b for _, b, _ in top)
-    assert {c[0] for c in top} == {n.split(".")[0] for n in saved}
+    assert {c[0] for c in top} == {"model", "lm_head.weight"}, top
+    # The first screen shows every layer.
+    shown = {a["data-path"] for a in d.cell_attrs}
+    assert {f"model.layers.{i}" for i in range(4)} <= shown, sorted(shown)
     areas = sum(area(s) for _, _, s in top)
     for path, b, style in top:
         assert abs(area(style) / areas - b / total) < 0.01, path
@@ -172,7 +185,74 @@ def test_names_and_metadata_holding_markup_are_shown_as_text(hurray, tmp_path):
     d = parse(dom)
     assert "data-pwned" not in d.attrs, d.attrs
     assert sorted(r["name"] for r in d.rows) == sorted(hostile)
-    # A name component that is a property of JavaScript objects is a name.
-    assert "__proto__" in {path for path, _, _ in d.cells}
+    # A name component that is a property of JavaScript objects is a name
+    # (`__proto__` -> `w`, a chain of single children, is one cell).
+    assert "__proto__.w" in {path for path, _, _ in d.cells}
     # The metadata is text in a cell, not an element.
     assert "&lt;b&gt;bold&lt;/b&gt;" in dom and "<b>bold</b>" not in dom
+
+
+def llama_checkpoint(tmp_path, tied: bool):
+    """A small Llama saved by transformers' `save_pretrained` and converted."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=6,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+        tie_word_embeddings=tied,
+    )
+    torch.manual_seed(0)
+    hf = tmp_path / "hf"
+    transformers.LlamaForCausalLM(config).save_pretrained(hf)
+    out = tmp_path / "model.hurray"
+    r = cli("convert", hf / "model.safetensors", out)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_the_first_screen_of_a_llama_checkpoint_shows_its_layers(tmp_path):
+    """Every name is under `model.` (tied embeddings: no `lm_head`): the
+    first screen starts inside `model`, and shows each layer and its blocks
+    without a click."""
+    path = llama_checkpoint(tmp_path, tied=True)
+    page = tmp_path / "model.html"
+    view(path, "-o", page)
+    dom = render(page, tmp_path)
+    d = parse(dom)
+    top = {a["data-path"] for a in d.cell_attrs if a["data-depth"] == "0"}
+    assert top == {"model.embed_tokens.weight", "model.layers", "model.norm.weight"}, top
+    shown = {a["data-path"] for a in d.cell_attrs}
+    assert {f"model.layers.{i}" for i in range(6)} <= shown, sorted(shown)
+    assert {f"model.layers.{i}.self_attn" for i in range(6)} <= shown, sorted(shown)
+    # The breadcrumb says where the screen starts.
+    crumb = re.search(r'<div id="breadcrumb">(.*?)</div>', dom, re.S).group(1)
+    assert re.sub(r"<[^>]+>", "", crumb) == "all / model", crumb
+
+
+def test_a_branch_of_several_types_shows_each_in_proportion(hurray, tmp_path):
+    """A branch holding bf16 and i8 is striped in both colours, each as wide
+    as its share of the bytes, not painted as the file's main type."""
+    import ml_dtypes
+
+    tensors = {
+        "blk.0.attn.weight": np.ones((64, 64), ml_dtypes.bfloat16),  # 8 KiB
+        "blk.0.ffn.weight": np.ones((64, 64), np.int8),  # 4 KiB
+        "head.weight": np.ones((64, 128), np.float32),  # 32 KiB: f32 has the most bytes
+    }
+    path = tmp_path / "mixed.hurray"
+    hurray.save(path, tensors)
+    page = tmp_path / "mixed.html"
+    view(path, "-o", page)
+    d = parse(render(page, tmp_path, screenshot=False))
+    cells = {a["data-path"]: a for a in d.cell_attrs}
+    branch = cells["blk.0"]
+    assert branch["data-kinds"] == "bf16 i8", branch
+    style = branch["style"]
+    assert "linear-gradient" in style, style
+    bf16, i8, f32 = d.legend["bf16"], d.legend["i8"], d.legend["f32"]
+    assert bf16 in style and i8 in style and f32 not in style, (style, d.legend)
+    # bf16 holds two thirds of the branch's bytes: its stripe ends there.
+    assert f"{bf16} 0%, {bf16} 66.67%, {i8} 66.67%, {i8} 100%" in style, style
+    assert "bf16 67%, i8 33%" in branch["title"], branch["title"]
+    # A leaf keeps its type's plain colour.
+    assert cells["head.weight"]["style"].count("rgb(") == 1 and f32 in cells["head.weight"]["style"]

@@ -22,7 +22,12 @@ Cases (a fresh process per sample, samples interleaved across libraries):
 - ``warm-read``: the same file dropped from the page cache, then read once
   with plain ``read`` calls (as ``cat`` would), then loaded;
 - ``cold``: dropped from the page cache (``posix_fadvise(DONTNEED)`` after
-  a sync) before every sample;
+  a sync) before every sample, then ``--settle`` seconds of quiet;
+- ``cold-now``: the same drop, and the sample right after it (no quiet),
+  as a user who evicted a file or rebooted meets it; its limit is a map of
+  Hurray's file with ``madvise(MADV_WILLNEED)`` over all of it, then the
+  same touch of every page (what the kernel's own readahead gives a loader
+  that maps);
 - ``small``: a state dict of many small tensors, warm;
 - ``s3``: from the tests' S3 server on loopback (``hurray-s3-test-server``,
   s3s over a directory, release build, every client configured from the
@@ -40,6 +45,13 @@ Cases (a fresh process per sample, samples interleaved across libraries):
   one-element tensor saved to warm the library's code, before the clock
   starts) to a new file; with fsync each library's own durable option
   where it has one (Hurray's default), else ``os.fsync`` after the save.
+- ``save-loop``: what a training loop that checkpoints every N steps
+  meets: one long-lived process saves the state dict ``--rounds`` times
+  with every library (no fsync, Hurray's ``durable=False``), the libraries
+  interleaved in an order that rotates each round, each file deleted
+  after its save, no quiet in between; its limit is a plain ``write`` of
+  the same bytes in 1 MiB pieces in the same loop. Reported: each
+  library's median, its first save and its last.
 
 A load is timed from the call to the loader until one byte of every 4 KiB
 page of every tensor has been read (so lazy and mapped loads pay for their
@@ -347,7 +359,14 @@ def limit_cold(path):
     return seconds
 
 
-def limit_warm(path):
+def limit_willneed(path):
+    """``limit_warm`` with ``madvise(MADV_WILLNEED)`` over the whole map
+    before the touch: the cold-now limit, the kernel's readahead of every
+    page asked for at once."""
+    return limit_warm(path, willneed=True)
+
+
+def limit_warm(path, willneed=False):
     """Maps the file and touches its tensors as every sample touches what it
     loaded (``touch``), each tensor a view of the map at its offset: the
     least a loader that maps can do. The offsets are read from the file
@@ -370,6 +389,8 @@ def limit_warm(path):
     start = time.perf_counter()
     with open(path, "rb") as fh:
         m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+    if willneed:
+        m.madvise(mmap.MADV_WILLNEED)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # frombuffer of a read-only map: nothing writes it
         tensors = {name: torch.frombuffer(m, dtype=dtype, count=n, offset=at).reshape(shape)
@@ -425,7 +446,7 @@ def child(args):
     op, lib, path = args.child
     if op == "load":
         if lib == "limit":
-            limit = {"cold": limit_cold, "s3": limit_s3}.get(args.case, limit_warm)
+            limit = {"cold": limit_cold, "cold-now": limit_willneed, "s3": limit_s3}.get(args.case, limit_warm)
             seconds = limit(path)
             print(json.dumps({"seconds": seconds}))
             return
@@ -440,6 +461,9 @@ def child(args):
         print(json.dumps(out))
         return
     tensors = state_dict(args.kind, args.size)
+    if op == "save-loop":
+        print(json.dumps(save_loop(args, tensors, lib.split(","), path)))
+        return
     fsync = op == "save+fsync"
     if lib == "limit":
         seconds = limit_save(tensors, path, fsync)
@@ -450,6 +474,29 @@ def child(args):
         save(lib, tensors, path, fsync)
         seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds}))
+
+
+def save_loop(args, tensors, libs, root):
+    """``--rounds`` saves of ``tensors`` by every lib of ``libs`` in this one
+    process (``limit``: a plain ``write`` in 1 MiB pieces), interleaved, each
+    file deleted after its save: seconds per lib, in the order taken."""
+    for lib in libs:
+        if lib != "limit":
+            warm = os.path.join(root, f"warm-up-{lib}")
+            save(lib, {"warm-up": tensors[next(iter(tensors))][:1].clone()}, warm, False)
+            os.unlink(warm)
+    times = {lib: [] for lib in libs}
+    for r in range(args.rounds):
+        for lib in libs[r % len(libs):] + libs[:r % len(libs)]:
+            target = os.path.join(root, f"loop-{lib}")
+            start = time.perf_counter()
+            if lib == "limit":
+                limit_save(tensors, target, False)
+            else:
+                save(lib, tensors, target, False)
+            times[lib].append(time.perf_counter() - start)
+            os.unlink(target)
+    return times
 
 
 def drop(path):
@@ -487,7 +534,7 @@ def read_through(path):
 
 def run_child(args, op, lib, path, case, kind, size, check=False, env=None):
     cmd = [sys.executable, __file__, "--child", op, lib, path, "--case", case,
-           "--kind", kind, "--size", str(size)]
+           "--kind", kind, "--size", str(size), "--rounds", str(args.rounds)]
     if check:
         cmd.append("--check")
     done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
@@ -655,6 +702,8 @@ def parent(args):
             if "cold" in cases:
                 measure(args, rows, "cold", libs + ["limit"], limit_paths, kind, size, expected,
                         lambda p: (drop(p), settle(args)))
+            if "cold-now" in cases:
+                measure(args, rows, "cold-now", libs + ["limit"], limit_paths, kind, size, expected, drop)
             if "s3" in cases:
                 s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
                 if "hurray" in libs:
@@ -679,6 +728,13 @@ def parent(args):
                             if os.path.exists(leftover):
                                 os.unlink(leftover)
                 rows.append((op, medians(times)))
+            if "save-loop" in cases:
+                os.sync()
+                settle(args)
+                loop = run_child(args, "save-loop", ",".join(savers + ["limit"]), root, "save-loop", kind, size)
+                for lib, t in loop.items():
+                    print(f"  save-loop {lib}: first {t[0]:.4f} s, last {t[-1]:.4f} s", file=sys.stderr)
+                rows.append(("save-loop", medians(loop)))
             print(report(rows, nbytes))
             sys.stdout.flush()
             rows.clear()
@@ -695,8 +751,9 @@ def main():
     p.add_argument("--libs", default=",".join(LOADERS), type=lambda s: s.split(","))
     p.add_argument("--settle", type=float, default=4.0,
                    help="seconds to wait before each save and cold sample (see settle())")
-    p.add_argument("--cases", default="warm-own,warm-read,cold,s3,save,save+fsync,small",
+    p.add_argument("--cases", default="warm-own,warm-read,cold,cold-now,s3,save,save+fsync,save-loop,small",
                    type=lambda s: s.split(","))
+    p.add_argument("--rounds", type=int, default=10, help="saves per library in the save-loop case")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--case", help=argparse.SUPPRESS)
     p.add_argument("--kind", help=argparse.SUPPRESS)

@@ -10,10 +10,13 @@
 //! The file: `HURRAY_BENCH_MIB` MiB (default 1024) of f32 tensors of 16 MiB
 //! each, in `HURRAY_BENCH_DIR` (default: the system temp directory; it must
 //! be on a real disk for the cache to matter). Tensor names sort in another
-//! order than their data (as a model's do), which matters to the last two
+//! order than their data (as a model's do), which matters to the last
 //! rows: the file mapped and every page read in name order, faulted in
-//! through readahead, against `read_all` (parallel `MADV_POPULATE_READ`)
-//! first.
+//! through readahead, against `read_all` first (what `load_file` does), and
+//! the cold limit of a loader that maps: the map with `MADV_WILLNEED` over
+//! all of it (the kernel's readahead of every page asked for at once), then
+//! every page read in name order. The last line gives `read_all`'s speed as
+//! a fraction of that limit's, round by round.
 //!
 //! A shared virtual disk's speed drifts between reads by up to 2x, so each
 //! case is reported as the median, over the rounds, of its ratio to the
@@ -97,7 +100,7 @@ fn main() {
     let mut raw = Vec::new();
     let mut whole = Vec::new();
     let mut loaded: Vec<Vec<Duration>> = vec![Vec::new(); threads.len()];
-    let (mut faulted, mut asked) = (Vec::new(), Vec::new());
+    let (mut faulted, mut asked, mut willneed) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..RUNS {
         drop_cache(&path);
         let t = Instant::now();
@@ -129,6 +132,11 @@ fn main() {
             assert_eq!(touch(&file), tensors as u64 * TENSOR_BYTES as u64 / 4096);
             times.push(t.elapsed());
         }
+        drop_cache(&path);
+        let t = Instant::now();
+        let pages = willneed_and_touch(&path, &File::open(&path).unwrap());
+        willneed.push(t.elapsed());
+        assert_eq!(pages, tensors as u64 * TENSOR_BYTES as u64 / 4096);
     }
     let _ = std::fs::remove_file(&path);
     let gib_s = |d: Duration| len as f64 / d.as_secs_f64() / (1u64 << 30) as f64;
@@ -157,6 +165,43 @@ fn main() {
     }
     report("map, every page read in name order", &faulted);
     report("map, read_all, every page read", &asked);
+    report("limit: map, WILLNEED, every page read", &willneed);
+    let mut ratios: Vec<f64> = willneed
+        .iter()
+        .zip(&asked)
+        .map(|(l, a)| l.as_secs_f64() / a.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "  read_all / WILLNEED limit: median {:.2} ({:.2}-{:.2})",
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
+}
+
+/// The cold limit of a loader that maps: a map of the file at `path` with
+/// every page asked for at once (`MADV_WILLNEED`), then one byte of every
+/// page of every tensor read in name order (the tensors' offsets taken from
+/// `file`, opened before). The count of pages read.
+fn willneed_and_touch(path: &Path, file: &File) -> u64 {
+    let spans: Vec<(usize, usize)> = file
+        .tensors()
+        .filter_map(|t| t.buffer_range(hurray::descriptor::BufferRole::Values))
+        .map(|(at, len)| (at as usize, len as usize))
+        .collect();
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: the bench's own file, which nothing changes while it is mapped.
+    let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+    map.advise(memmap2::Advice::WillNeed).unwrap();
+    let mut pages = 0;
+    for (at, len) in spans {
+        for b in map[at..at + len].iter().step_by(4096) {
+            std::hint::black_box(*b);
+            pages += 1;
+        }
+    }
+    pages
 }
 
 /// Reads one byte of every page of every tensor (in name order); the count.

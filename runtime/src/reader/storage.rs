@@ -204,9 +204,10 @@ impl Storage {
     /// fresh processes, on this project's 2-core machines: that single
     /// stream took 0.95-2.8 s; 8 threads each populating 4 MiB chunks in
     /// order, 0.61-0.69 s; 2 threads, 0.71-0.86 s; 2 MiB chunks, 3.0 s. On
-    /// a warm file populating costs more than it saves (a file written in
-    /// whole blocks is mapped 2 MiB per fault as it is touched: 5 ms, where
-    /// populating it took 8 ms), hence the look at what is in memory first
+    /// a warm file populating costs more than it saves (a file of 2 MiB
+    /// folios was mapped 2 MiB per fault as it was touched: 5 ms, where
+    /// populating it took 8 ms; a file of 1 MiB folios, as the writer's,
+    /// 11 ms against 67 ms), hence the look at what is in memory first
     /// (docs/head-to-head.md): at [`SAMPLED_CHUNKS`] chunks spread over the
     /// ranges, then, unless all of those are in, at every chunk.
     pub(super) fn read_in(&self, ranges: &[Range<usize>]) -> Result<()> {

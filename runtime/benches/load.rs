@@ -25,6 +25,9 @@
 //!
 //!     cargo bench -p hurray --bench load
 
+#[allow(dead_code)] // the shared helpers this bench does not use
+mod common;
+
 use hurray::source::PreadSource;
 use hurray::{ElementType, File, TensorDescriptor, Writer, shape};
 use std::io::Read;
@@ -63,13 +66,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let mib: usize = std::env::var("HURRAY_BENCH_MIB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1024);
-    let dir = std::env::var_os("HURRAY_BENCH_DIR")
-        .map(Into::into)
-        .unwrap_or_else(std::env::temp_dir);
+    let mib = common::bench_mib();
+    let dir = common::bench_dir();
     let path = dir.join("hurray-bench-load.hurray");
     let tensors = (mib << 20).div_ceil(TENSOR_BYTES).max(1);
     // A stride coprime with the count permutes the names.

@@ -20,6 +20,9 @@
 //!
 //!     cargo bench -p hurray --bench save_loop
 
+#[allow(dead_code)] // the shared helpers this bench does not use
+mod common;
+
 use hurray::atomic::Durability;
 use hurray::{ElementType, TensorDescriptor, Writer, shape};
 use std::io::Write;
@@ -47,13 +50,8 @@ fn plain_write(path: &Path, tensors: &[(TensorDescriptor, Vec<u8>)]) {
 }
 
 fn main() {
-    let mib: usize = std::env::var("HURRAY_BENCH_MIB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1024);
-    let dir = std::env::var_os("HURRAY_BENCH_DIR")
-        .map(Into::into)
-        .unwrap_or_else(std::env::temp_dir);
+    let mib = common::bench_mib();
+    let dir = common::bench_dir();
     let count = (mib << 20).div_ceil(TENSOR_BYTES).max(1);
     let tensors: Vec<(TensorDescriptor, Vec<u8>)> = (0..count)
         .map(|i| {

@@ -55,3 +55,21 @@ pub(crate) fn median_pair(
     tg.sort();
     (tf[runs / 2], tg[runs / 2])
 }
+
+/// The size of a bench's file in MiB: `HURRAY_BENCH_MIB`, else 1024.
+#[allow(dead_code)] // not every bench binary reads files
+pub(crate) fn bench_mib() -> usize {
+    std::env::var("HURRAY_BENCH_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024)
+}
+
+/// Where a bench writes its files: `HURRAY_BENCH_DIR`, else the system
+/// temp directory (it must be on a real disk for the page cache to matter).
+#[allow(dead_code)] // not every bench binary reads files
+pub(crate) fn bench_dir() -> std::path::PathBuf {
+    std::env::var_os("HURRAY_BENCH_DIR")
+        .map(Into::into)
+        .unwrap_or_else(std::env::temp_dir)
+}

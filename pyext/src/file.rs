@@ -88,6 +88,16 @@ impl PyFile {
     fn tensor(&self, name: String) -> PyTensor {
         PyTensor::new(self.file.clone(), name)
     }
+
+    /// Names of the tensors that are descriptor-only, or of those that are
+    /// not, in file order.
+    fn keys_where(&self, descriptor_only: bool) -> Vec<String> {
+        self.file
+            .tensors()
+            .filter(|t| t.is_descriptor_only() == descriptor_only)
+            .map(|t| t.name().to_owned())
+            .collect()
+    }
 }
 
 #[pymethods]
@@ -120,14 +130,16 @@ impl PyFile {
         self.file.tensors().map(|t| t.name().to_owned()).collect()
     }
 
+    /// Names of the tensors that hold data, in file order: what a
+    /// framework can be handed (`safe_open(...).keys()`).
+    fn data_keys(&self) -> Vec<String> {
+        self.keys_where(false)
+    }
+
     /// Names of the descriptor-only tensors (a type and shape, no data:
     /// an MLIR function's arguments and results), in file order.
     fn descriptor_only_keys(&self) -> Vec<String> {
-        self.file
-            .tensors()
-            .filter(|t| t.is_descriptor_only())
-            .map(|t| t.name().to_owned())
-            .collect()
+        self.keys_where(true)
     }
 
     fn values(&self) -> Vec<PyTensor> {

@@ -23,6 +23,7 @@ import gguf
 from gguf import GGMLQuantizationType as T
 
 from deploy import ROOT, cli
+from test_sign import keys
 
 VECTORS = ROOT / "tests" / "vectors"
 FRAMEWORKS = ("numpy", "torch", "jax", "flax")
@@ -178,13 +179,6 @@ def test_load_file_leaves_descriptor_only_tensors_out(hurray, lowered):
     inspect = json.loads(cli("inspect", "--json", lowered).stdout)
     shown = {t["name"]: t for t in inspect["tensors"]}
     assert shown["input"]["descriptor_only"] and shown["output"]["descriptor_only"], shown["input"]
-
-
-def keys(tmp_path):
-    private, public = tmp_path / "k.pem", tmp_path / "k.pub"
-    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", private], check=True)
-    subprocess.run(["openssl", "pkey", "-in", private, "-pubout", "-out", public], check=True)
-    return private, public
 
 
 def test_sign_without_digests_names_the_command_that_adds_them_and_it_works(hurray, tmp_path):

@@ -233,15 +233,11 @@
     });
   }
   // The first screen starts where the names branch: a root holding one
-  // branch (every name under `model.`) shows that branch's children.
-  var start = [tree];
-  for (var only = Object.keys(tree.children); only.length === 1;) {
-    var top = start[start.length - 1].children[only[0]];
-    if (top.tensor) { break; }
-    start.push(top);
-    only = Object.keys(top.children);
-  }
-  showTree(start[start.length - 1], start);
+  // branch (every name under `model.`) shows that branch's children. (A
+  // chain below it was made one node by `compact`.)
+  var tops = Object.keys(tree.children);
+  var only = tops.length === 1 && !tree.children[tops[0]].tensor ? tree.children[tops[0]] : null;
+  if (only) { showTree(only, [tree, only]); } else { showTree(tree, [tree]); }
 
   var legend = document.getElementById("legend");
   legend.appendChild(el("span", { "class": "muted" },

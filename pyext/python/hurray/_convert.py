@@ -88,14 +88,14 @@ def check_exportable(tensor) -> None:
     """Refuses, naming the tensor and the way to its values, what no
     framework array can be: a quantized tensor's codes (DLPack cannot carry
     its scales) and a descriptor-only tensor (it has no data)."""
-    if getattr(tensor, "quantized", False):
+    if tensor.quantized:
         raise _hurray.HurrayError(
             f"tensor {tensor.name!r} is quantized: its stored codes are not its values, and DLPack cannot "
             "carry its scales and zero points. Read its float32 values with load_file(..., dequantize=True) "
             "or safe_open(..., dequantize=True) (every quantized tensor of the file), or "
             f"safe_open(...).get_dequantized({tensor.name!r})"
         )
-    if getattr(tensor, "descriptor_only", False):
+    if tensor.descriptor_only:
         raise _hurray.HurrayError(
             f"tensor {tensor.name!r} is descriptor-only: the file records its type and shape (as an MLIR "
             "function's argument or result), not values. safe_open(...).keys() and load_file list the "
@@ -246,7 +246,7 @@ def to_framework(
 ):
     """``tensor`` in ``framework`` (``np``/``numpy``, ``pt``/``torch``, ``jax``/``flax``);
     with ``dequantize``, a quantized tensor as its float32 values."""
-    if dequantize and getattr(tensor, "quantized", False):
+    if dequantize and tensor.quantized:
         return dequantized(tensor, framework, device)
     if framework in ("np", "numpy"):
         return to_numpy(tensor, copy=copy)

@@ -120,6 +120,8 @@ class File:
     def __iter__(self) -> Iterator[str]: ...
     def keys(self) -> List[str]:
         """Every tensor's name, descriptor-only tensors included, in file order."""
+    def data_keys(self) -> List[str]:
+        """Names of the tensors that hold data (what ``safe_open(...).keys()`` lists)."""
     def descriptor_only_keys(self) -> List[str]:
         """Names of the tensors that record a type and shape but no data."""
     def values(self) -> List[Tensor]: ...

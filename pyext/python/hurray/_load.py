@@ -45,11 +45,9 @@ def load_file(
 
 def tensors(f, framework: str, device: Any, copy: Optional[bool], dequantize: bool) -> Dict[str, Any]:
     """The tensors of the open file ``f`` that hold values, in ``framework``."""
-    skip = set(f.descriptor_only_keys())
     return {
-        name: _convert.to_framework(t, framework, device, copy=copy, dequantize=dequantize)
-        for name, t in f.items()
-        if name not in skip
+        name: _convert.to_framework(f[name], framework, device, copy=copy, dequantize=dequantize)
+        for name in f.data_keys()
     }
 
 

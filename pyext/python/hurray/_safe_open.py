@@ -156,10 +156,7 @@ class safe_open:
         reads. Descriptor-only tensors are left out (see
         :meth:`descriptor_only_keys`)."""
         f = self._open()
-        if isinstance(f, _hurray.ShardedFile):
-            return f.keys()
-        skip = set(f.descriptor_only_keys())
-        return [name for name in f.keys() if name not in skip]
+        return f.keys() if isinstance(f, _hurray.ShardedFile) else f.data_keys()
 
     def descriptor_only_keys(self) -> List[str]:
         """Names of the descriptor-only tensors, sorted: a type and a shape
@@ -207,23 +204,22 @@ class safe_open:
         Rust, Python and C, for every quantization a Hurray file can hold
         (GGUF's types included, equal to ``gguf.quants.dequantize`` bit for
         bit). ``ValueError`` for a tensor that is not quantized."""
-        tensor = self._open()[name]
-        if isinstance(tensor, _hurray.ShardedTensor):
-            tensor = tensor.whole()
-            if tensor is None:
-                raise ValueError(f"tensor {name!r} is stored in pieces; dequantize each member's piece")
-        if not tensor.quantized:
-            raise ValueError(f"tensor {name!r} is not quantized: read it with get_tensor")
-        return self._get(name, dequantize=True)
+        return self._get(name, dequantize=True, quantized_only=True)
 
-    def _get(self, name: str, dequantize: bool):
-        """``get_tensor``, or with ``dequantize`` a quantized tensor's float32 values."""
+    def _get(self, name: str, dequantize: bool, quantized_only: bool = False):
+        """``get_tensor``, or with ``dequantize`` a quantized tensor's float32
+        values; with ``quantized_only``, ``ValueError`` for a tensor that is
+        not quantized or is stored in pieces (``get_dequantized``)."""
         tensor = self._checked(name, self._open()[name])
         if isinstance(tensor, _hurray.ShardedTensor):
             whole = tensor.whole()
             if whole is None:
+                if quantized_only:
+                    raise ValueError(f"tensor {name!r} is stored in pieces; dequantize each member's piece")
                 return _convert.to_framework(tensor.assemble(), self._framework, self._device, copy=True)
             tensor = whole
+        if quantized_only and not tensor.quantized:
+            raise ValueError(f"tensor {name!r} is not quantized: read it with get_tensor")
         return _convert.to_framework(tensor, self._framework, self._device, dequantize=dequantize)
 
     def get_slice(self, name: str) -> "TensorSlice":

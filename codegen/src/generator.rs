@@ -15,6 +15,9 @@ pub const PYTHON_READER: &str = "python/hurray_reader/hurray_generated.py";
 pub const PYTHON_ELEMENT_TABLE: &str = "python/hurray_reader/element_types.py";
 pub const MLIR_DIALECT: &str = "mlir/src/gen/hurray.irdl.mlir";
 pub const DERIVE_ELEMENT_TABLE: &str = "macros/src/gen/dtype_table.rs";
+/// The TypeScript reader's generated directory: `flatc --ts` writes
+/// `hurray/fb.ts` and `hurray/fb/*.ts` under it.
+pub const TYPESCRIPT_GEN: &str = "js/src/gen";
 
 /// One file the generator owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +95,7 @@ impl Generator {
             self.flatc.run(t, &args)?;
             std::fs::read(dir.join(out)).with_context(|| format!("reading flatc's {out}"))
         };
-        Ok(vec![
+        let mut files = vec![
             GeneratedFile {
                 path: RUST_READER.into(),
                 contents: flatc("--rust", "hurray_generated.rs")?,
@@ -121,7 +124,29 @@ impl Generator {
                 path: MLIR_DIALECT.into(),
                 contents: crate::irdl::render(&facts, &bfbs)?.into_bytes(),
             },
-        ])
+            GeneratedFile {
+                path: Path::new(TYPESCRIPT_GEN).join("element_types.ts"),
+                contents: crate::typescript::render_element_types(&facts).into_bytes(),
+            },
+            GeneratedFile {
+                path: Path::new(TYPESCRIPT_GEN).join("structure.ts"),
+                contents: crate::typescript::render_structure(&bfbs)?.into_bytes(),
+            },
+        ];
+        let ts = t.join("ts");
+        self.flatc.run(
+            t,
+            &["--ts".as_ref(), "-o".as_ref(), ts.as_os_str(), self.schema.as_os_str()],
+        )?;
+        for entry in walk(&ts)? {
+            let relative = entry.strip_prefix(&ts)?;
+            files.push(GeneratedFile {
+                path: Path::new(TYPESCRIPT_GEN).join(relative),
+                contents: std::fs::read(&entry)
+                    .with_context(|| format!("reading flatc's {}", entry.display()))?,
+            });
+        }
+        Ok(files)
     }
 
     /// Every generated file as the [`Output`] of `cargo xtask codegen`.
@@ -129,9 +154,10 @@ impl Generator {
         Ok(self
             .generate()?
             .into_iter()
-            .fold(Output::new("codegen"), |out, f| {
-                out.with(f.path, f.contents)
-            }))
+            .fold(
+                Output::new("codegen").owning_dir(Path::new(TYPESCRIPT_GEN).join("hurray/fb")),
+                |out, f| out.with(f.path, f.contents),
+            ))
     }
 
     /// The generated files whose checked-in copies are stale; empty when all
@@ -139,4 +165,19 @@ impl Generator {
     pub fn check(&self) -> Result<Vec<Staleness>> {
         self.output()?.check(&self.workspace)
     }
+}
+
+/// Every file under `dir`, recursively, sorted.
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            out.extend(walk(&path)?);
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
 }

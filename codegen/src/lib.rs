@@ -10,6 +10,8 @@
 //! - `runtime/src/gen/verifier.rs`: a structural verifier specialised to the
 //!   schema, one function per table, with a semantic hook per table ([`verifier`]);
 //! - `python/hurray_reader/`: the Python reader module (`flatc --python`) and its element-type table.
+//! - `js/src/gen/`: the TypeScript reader's accessors (`flatc --ts`), element-type
+//!   table and the structure its verifier walks ([`typescript`]);
 //! - `mlir/src/gen/hurray.irdl.mlir`: the `hurray` MLIR dialect as IRDL ([`irdl`]).
 //!
 //! [`Generator::output`] is everything generated, in memory; [`output`] is the
@@ -25,6 +27,7 @@ pub mod generator;
 pub mod irdl;
 pub mod output;
 pub mod schema;
+pub mod typescript;
 pub mod verifier;
 
 pub use generator::{GeneratedFile, Generator};

@@ -1,0 +1,121 @@
+// A Hurray file in memory: `openFile(bytes)`.
+
+import { HurrayError } from "./errors.js";
+import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
+import { locate, readHeader, type Contents, type TensorDescriptor } from "./header.js";
+import { typedArray, type TensorData } from "./data.js";
+import { checkSparse } from "./sparse.js";
+
+/** One tensor of a file in memory: its descriptor, and its bytes in place. */
+export class Tensor {
+  constructor(
+    /** Everything the header says of it. */
+    readonly descriptor: TensorDescriptor,
+    private readonly bytes: Uint8Array,
+  ) {}
+
+  get name(): string {
+    return this.descriptor.name;
+  }
+
+  /**
+   * The values, without a copy: for a dense tensor of a byte-aligned type
+   * with a typed array, that array over the input's ArrayBuffer (`f16` is a
+   * `Float16Array` where the engine has one, else `Uint16Array`; `bf16` a
+   * `Uint16Array`; `i64`/`u64` `BigInt64Array`/`BigUint64Array`); for any
+   * other element type (sub-byte, 8-bit floats, complex, `bool`) or a block
+   * format, the stored bytes as a `Uint8Array`. A quantized tensor's data
+   * are its stored codes; a strided tensor's, its stored elements. `null` for
+   * a descriptor-only tensor. A sparse tensor throws: read `buffer(role)`.
+   */
+  get data(): TensorData | null {
+    if (this.descriptor.descriptorOnly) return null;
+    return typedArray(this.descriptor, this.buffer("values"));
+  }
+
+  /** The bytes of one buffer (`values`, `indices`, `scales`, ...), in place. */
+  buffer(role: string): Uint8Array {
+    const span = this.descriptor.buffers.get(role);
+    if (span === undefined) {
+      throw new HurrayError("NoSuchBuffer", `tensor '${this.name}' has no buffer ${role}`, this.name, role);
+    }
+    return this.bytes.subarray(span.offset, span.offset + span.length);
+  }
+}
+
+/** A verified Hurray file in memory. */
+export class HurrayFile {
+  /** `"1.4"`: the format version the file declares. */
+  readonly version: string;
+  /** File-wide metadata. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The file's identity (format 1.5) in hexadecimal, or null. */
+  readonly fileId: string | null;
+  /** Whether this is a sharded checkpoint's index (which holds no tensors). */
+  readonly isShardIndex: boolean;
+  /** Every tensor's descriptor, sorted by name. */
+  readonly tensors: readonly TensorDescriptor[];
+  private readonly byName: Map<string, TensorDescriptor>;
+
+  /** @internal Use {@link openFile}. */
+  constructor(
+    contents: Contents,
+    private readonly bytes: Uint8Array,
+  ) {
+    this.version = contents.version;
+    this.metadata = contents.metadata;
+    this.fileId = contents.fileId;
+    this.isShardIndex = contents.isShardIndex;
+    this.tensors = contents.tensors;
+    this.byName = new Map(contents.tensors.map((t) => [t.name, t]));
+  }
+
+  /** The tensor called `name`; throws `HurrayError` (`NoSuchTensor`) if there is none. */
+  tensor(name: string): Tensor {
+    const d = this.byName.get(name);
+    if (d === undefined) throw new HurrayError("NoSuchTensor", `no tensor '${name}' in the file`, name);
+    return new Tensor(d, this.bytes);
+  }
+
+  /**
+   * What opening does not check, as `hurray validate`: every sparse
+   * tensor's coordinates and pointers. Throws `HurrayError` at the first.
+   */
+  validate(): void {
+    for (const d of this.tensors) {
+      const t = new Tensor(d, this.bytes);
+      checkSparse(d, (role) => t.buffer(role));
+    }
+  }
+}
+
+/**
+ * Verifies `bytes`, a whole Hurray file, as the Rust reader does (prefix,
+ * footer, the header's structure and every rule that needs no tensor data),
+ * and returns it. Tensor data stay in `bytes`: nothing is copied.
+ * Throws `HurrayError`, and nothing else, on any invalid input.
+ */
+export function openFile(bytes: Uint8Array): HurrayFile {
+  if (!(bytes instanceof Uint8Array)) throw new HurrayError("InvalidArgument", "openFile takes a Uint8Array");
+  const n = bytes.length;
+  if (n < PREFIX_LEN + FOOTER_LEN) {
+    throw new HurrayError("TooShort", `file is ${n} bytes, shorter than the ${PREFIX_LEN + FOOTER_LEN} bytes of an empty Hurray file`);
+  }
+  const located = locate(bytes.subarray(0, PREFIX_LEN), bytes.subarray(n - FOOTER_LEN), n);
+  const header = bytes.subarray(located.headerOffset, located.headerOffset + located.headerLength);
+  return new HurrayFile(guarded(() => readHeader(header, located)), bytes);
+}
+
+/**
+ * Runs `read`, turning anything but a `HurrayError` into one: the checks
+ * come before every access, so another exception would be a reader bug,
+ * and the caller is still owed the one error type.
+ */
+export function guarded<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof HurrayError) throw e;
+    throw new HurrayError("InvalidHeader", `the header could not be read: ${String(e)}`);
+  }
+}

@@ -1,0 +1,14 @@
+// hurray-reader: a verifying reader of Hurray tensor files in JavaScript,
+// its FlatBuffers accessors generated from schema/hurray.fbs.
+//
+//   import { openFile, openUrl, HurrayError } from "hurray-reader";
+//   const f = openFile(bytes);          // verifies; tensors stay in `bytes`
+//   f.tensor("w").data                  // a typed array over bytes.buffer
+//   const r = await openUrl(url);       // at most 2 range requests
+//   await r.tensor("w").read()          // one more
+
+export { HurrayError } from "./errors.js";
+export { openFile, HurrayFile, Tensor } from "./file.js";
+export { openUrl, RemoteFile, RemoteTensor, type OpenUrlOptions } from "./remote.js";
+export type { TensorDescriptor, QuantizationDescriptor, QuantizationLevel, Span } from "./header.js";
+export type { TensorData } from "./data.js";

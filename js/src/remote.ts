@@ -1,0 +1,215 @@
+// A Hurray file behind HTTP: `openUrl(url)` lists its tensors from at most
+// two range requests; `tensor(name).read()` fetches one tensor's bytes with
+// one more.
+
+import { HurrayError } from "./errors.js";
+import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
+import { locate, readHeader, type Contents, type TensorDescriptor } from "./header.js";
+import { typedArray, type TensorData } from "./data.js";
+import { guarded } from "./file.js";
+
+/**
+ * How many bytes the first request asks for from the end: the footer and,
+ * for most files, the whole header (a header takes about 150 bytes per
+ * tensor), so a second request is needed only for the prefix.
+ */
+export const OPEN_SUFFIX = 1 << 20;
+
+/** Options of {@link openUrl}. */
+export interface OpenUrlOptions {
+  /** The fetch to use (default: the global one), e.g. one that adds credentials. */
+  readonly fetch?: typeof fetch;
+  /** Headers sent with every request (authorization, say). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The bytes a range request returned, with the object's length. */
+interface Piece {
+  readonly start: number;
+  readonly bytes: Uint8Array;
+  readonly total: number;
+}
+
+/** A tensor of a remote file. */
+export class RemoteTensor {
+  constructor(
+    readonly descriptor: TensorDescriptor,
+    private readonly file: RemoteFile,
+  ) {}
+
+  get name(): string {
+    return this.descriptor.name;
+  }
+
+  /**
+   * The tensor's values, fetched with one range request, as the typed array
+   * `HurrayFile.tensor(name).data` gives; `null` for a descriptor-only
+   * tensor, and no request for an empty one.
+   */
+  async read(): Promise<TensorData | null> {
+    if (this.descriptor.descriptorOnly) return null;
+    return typedArray(this.descriptor, await this.buffer("values"));
+  }
+
+  /** The bytes of one buffer, with one range request (none when empty). */
+  async buffer(role: string): Promise<Uint8Array> {
+    const span = this.descriptor.buffers.get(role);
+    if (span === undefined) throw new HurrayError("NoSuchBuffer", `tensor '${this.name}' has no buffer ${role}`, this.name, role);
+    if (span.length === 0) return new Uint8Array(0);
+    return this.file.range(span.offset, span.length);
+  }
+}
+
+/** A verified Hurray file behind a URL; only its header has been read. */
+export class RemoteFile {
+  readonly version: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly fileId: string | null;
+  readonly isShardIndex: boolean;
+  readonly tensors: readonly TensorDescriptor[];
+  private readonly byName: Map<string, TensorDescriptor>;
+
+  /** @internal Use {@link openUrl}. */
+  constructor(
+    contents: Contents,
+    readonly url: string,
+    /** The object's length when it was opened. */
+    readonly length: number,
+    private readonly get: (range: string) => Promise<Piece>,
+  ) {
+    this.version = contents.version;
+    this.metadata = contents.metadata;
+    this.fileId = contents.fileId;
+    this.isShardIndex = contents.isShardIndex;
+    this.tensors = contents.tensors;
+    this.byName = new Map(contents.tensors.map((t) => [t.name, t]));
+  }
+
+  tensor(name: string): RemoteTensor {
+    const d = this.byName.get(name);
+    if (d === undefined) throw new HurrayError("NoSuchTensor", `no tensor '${name}' in ${this.url}`, name);
+    return new RemoteTensor(d, this);
+  }
+
+  /** @internal `length` bytes at `offset`, by one range request. */
+  async range(offset: number, length: number): Promise<Uint8Array> {
+    const piece = await this.get(`bytes=${offset}-${offset + length - 1}`);
+    if (piece.total !== this.length) {
+      throw new HurrayError("Io", `${this.url} changed since it was opened: ${piece.total} bytes, were ${this.length}`);
+    }
+    return slice([piece], offset, length, this.url);
+  }
+}
+
+/** Bytes [offset, offset + length) from whichever piece holds them all. */
+function slice(pieces: readonly Piece[], offset: number, length: number, url: string): Uint8Array {
+  for (const piece of pieces) {
+    const from = offset - piece.start;
+    if (from >= 0 && from + length <= piece.bytes.length) return piece.bytes.subarray(from, from + length);
+  }
+  throw new HurrayError("Io", `${url}: the server did not return bytes [${offset}, ${offset + length})`);
+}
+
+/** The `Content-Range` of a 206 reply: its first byte and the object's length. */
+function contentRange(value: string | null, url: string): { start: number; total: number } {
+  const m = value === null ? null : /^bytes (\d+)-(\d+)\/(\d+)$/.exec(value.trim());
+  if (m === null) throw new HurrayError("Io", `${url}: a partial reply without a usable Content-Range (${String(value)})`);
+  return { start: Number(m[1]), total: Number(m[3]) };
+}
+
+/**
+ * Opens the Hurray file at `url` over HTTP(S): one range request for its
+ * last {@link OPEN_SUFFIX} bytes (the footer, and the header when it fits),
+ * then one for the prefix and whatever of the header the first did not
+ * hold; a file no longer than the first request's reach takes one. The
+ * header is verified as {@link openFile} verifies it. The server must
+ * answer range requests (`206` with `Content-Range`; across origins it must
+ * also expose that header); a server that sends the whole file instead is
+ * accepted, at the cost of the download. Throws `HurrayError`.
+ */
+export async function openUrl(url: string, options: OpenUrlOptions = {}): Promise<RemoteFile> {
+  const fetcher = options.fetch ?? globalThis.fetch;
+  if (typeof fetcher !== "function") throw new HurrayError("InvalidArgument", "openUrl needs fetch (Node 18 or later, or a browser)");
+  const get = async (range: string): Promise<Piece[]> => {
+    let reply: Response;
+    try {
+      reply = await fetcher(url, { headers: { ...options.headers, Range: range } });
+    } catch (e) {
+      throw new HurrayError("Io", `${url}: ${String(e)}`);
+    }
+    if (reply.status === 416) {
+      throw new HurrayError("TooShort", `${url}: the server has no bytes ${range.slice(6)} (416)`);
+    }
+    if (reply.status !== 200 && reply.status !== 206) {
+      throw new HurrayError("Io", `${url}: HTTP ${reply.status} for the range ${range.slice(6)}`);
+    }
+    const bytes = new Uint8Array(await reply.arrayBuffer());
+    if (reply.status === 200) return [{ start: 0, bytes, total: bytes.length }];
+    const type = reply.headers.get("content-type") ?? "";
+    const boundary = /^multipart\/byteranges;\s*boundary="?([^";]+)"?/i.exec(type);
+    if (boundary !== null) return multipart(bytes, boundary[1], url);
+    const { start, total } = contentRange(reply.headers.get("content-range"), url);
+    return [{ start, bytes, total }];
+  };
+  const [tail] = await get(`bytes=-${OPEN_SUFFIX}`);
+  const total = tail.total;
+  if (total < PREFIX_LEN + FOOTER_LEN) {
+    throw new HurrayError("TooShort", `file is ${total} bytes, shorter than the ${PREFIX_LEN + FOOTER_LEN} bytes of an empty Hurray file`);
+  }
+  const pieces = [tail];
+  if (tail.start !== 0) {
+    // The prefix, and the header's start when the suffix lacks it (a
+    // multi-range request). The footer's header offset is trusted only to
+    // choose what to ask for: it is checked with the prefix below.
+    const footer = slice([tail], total - FOOTER_LEN, FOOTER_LEN, url);
+    const headerOffset = new DataView(footer.buffer, footer.byteOffset, FOOTER_LEN).getBigUint64(0, true);
+    let ranges = `0-${PREFIX_LEN - 1}`;
+    if (headerOffset < BigInt(tail.start) && headerOffset >= BigInt(PREFIX_LEN)) {
+      ranges = headerOffset === BigInt(PREFIX_LEN) ? `0-${tail.start - 1}` : `${ranges},${headerOffset}-${tail.start - 1}`;
+    }
+    for (const piece of await get(`bytes=${ranges}`)) {
+      if (piece.total !== total) throw new HurrayError("Io", `${url} changed while it was opened`);
+      pieces.push(piece);
+    }
+  }
+  const located = locate(slice(pieces, 0, PREFIX_LEN, url), slice(pieces, total - FOOTER_LEN, FOOTER_LEN, url), total);
+  const header = new Uint8Array(located.headerLength);
+  // The header's bytes: from the suffix, and before it from the second reply.
+  const fromTail = Math.max(located.headerOffset, tail.start);
+  const headerEnd = located.headerOffset + located.headerLength;
+  header.set(slice([tail], fromTail, headerEnd - fromTail, url), fromTail - located.headerOffset);
+  if (located.headerOffset < tail.start) {
+    header.set(slice(pieces, located.headerOffset, tail.start - located.headerOffset, url), 0);
+  }
+  const contents = guarded(() => readHeader(header, located));
+  return new RemoteFile(contents, url, total, async (range) => {
+    const [piece] = await get(range);
+    return piece;
+  });
+}
+
+/** The parts of a `multipart/byteranges` reply. */
+function multipart(body: Uint8Array, boundary: string, url: string): Piece[] {
+  const text = new TextDecoder("latin1").decode(body);
+  const pieces: Piece[] = [];
+  let at = 0;
+  for (;;) {
+    const mark = text.indexOf(`--${boundary}`, at);
+    if (mark < 0) break;
+    const after = mark + boundary.length + 2;
+    if (text.startsWith("--", after)) break;
+    const end = text.indexOf("\r\n\r\n", after);
+    if (end < 0) break;
+    const headers = text.slice(after, end);
+    const range = /content-range:\s*bytes (\d+)-(\d+)\/(\d+)/i.exec(headers);
+    if (range === null) throw new HurrayError("Io", `${url}: a multipart reply's part has no Content-Range`);
+    const [start, last, total] = [Number(range[1]), Number(range[2]), Number(range[3])];
+    const from = end + 4;
+    const length = last - start + 1;
+    if (length < 0 || from + length > body.length) throw new HurrayError("Io", `${url}: a multipart reply ends inside a part`);
+    pieces.push({ start, bytes: body.subarray(from, from + length), total });
+    at = from + length;
+  }
+  if (pieces.length === 0) throw new HurrayError("Io", `${url}: a multipart reply without parts`);
+  return pieces;
+}

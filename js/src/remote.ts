@@ -21,6 +21,8 @@ export interface OpenUrlOptions {
   readonly fetch?: typeof fetch;
   /** Headers sent with every request (authorization, say). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** How many bytes the first request reads from the end (default {@link OPEN_SUFFIX}). */
+  readonly suffixBytes?: number;
 }
 
 /** The bytes a range request returned, with the object's length. */
@@ -151,7 +153,11 @@ export async function openUrl(url: string, options: OpenUrlOptions = {}): Promis
     const { start, total } = contentRange(reply.headers.get("content-range"), url);
     return [{ start, bytes, total }];
   };
-  const [tail] = await get(`bytes=-${OPEN_SUFFIX}`);
+  const suffix = options.suffixBytes ?? OPEN_SUFFIX;
+  if (!Number.isSafeInteger(suffix) || suffix < FOOTER_LEN) {
+    throw new HurrayError("InvalidArgument", `suffixBytes = ${suffix}: at least the ${FOOTER_LEN}-byte footer`);
+  }
+  const [tail] = await get(`bytes=-${suffix}`);
   const total = tail.total;
   if (total < PREFIX_LEN + FOOTER_LEN) {
     throw new HurrayError("TooShort", `file is ${total} bytes, shorter than the ${PREFIX_LEN + FOOTER_LEN} bytes of an empty Hurray file`);

@@ -136,7 +136,12 @@ impl Generator {
         let ts = t.join("ts");
         self.flatc.run(
             t,
-            &["--ts".as_ref(), "-o".as_ref(), ts.as_os_str(), self.schema.as_os_str()],
+            &[
+                "--ts".as_ref(),
+                "-o".as_ref(),
+                ts.as_os_str(),
+                self.schema.as_os_str(),
+            ],
         )?;
         for entry in walk(&ts)? {
             let relative = entry.strip_prefix(&ts)?;
@@ -151,13 +156,10 @@ impl Generator {
 
     /// Every generated file as the [`Output`] of `cargo xtask codegen`.
     pub fn output(&self) -> Result<Output> {
-        Ok(self
-            .generate()?
-            .into_iter()
-            .fold(
-                Output::new("codegen").owning_dir(Path::new(TYPESCRIPT_GEN).join("hurray/fb")),
-                |out, f| out.with(f.path, f.contents),
-            ))
+        Ok(self.generate()?.into_iter().fold(
+            Output::new("codegen").owning_dir(Path::new(TYPESCRIPT_GEN).join("hurray/fb")),
+            |out, f| out.with(f.path, f.contents),
+        ))
     }
 
     /// The generated files whose checked-in copies are stale; empty when all

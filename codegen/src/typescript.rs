@@ -90,7 +90,10 @@ fn field_kind(
     Ok(Some(match ty.base_type() {
         BaseType::UType => return Ok(None), // checked with its union
         b if scalar_size(b).is_some() => {
-            format!("{{ kind: \"scalar\", size: {} }}", scalar_size(b).unwrap_or(1))
+            format!(
+                "{{ kind: \"scalar\", size: {} }}",
+                scalar_size(b).unwrap_or(1)
+            )
         }
         BaseType::String => "{ kind: \"string\" }".to_owned(),
         BaseType::Obj => {
@@ -98,7 +101,10 @@ fn field_kind(
             if o.is_struct() {
                 format!("{{ kind: \"struct\", size: {} }}", o.bytesize())
             } else {
-                format!("{{ kind: \"table\", table: {} }}", ts_string(short(o.name())))
+                format!(
+                    "{{ kind: \"table\", table: {} }}",
+                    ts_string(short(o.name()))
+                )
             }
         }
         BaseType::Vector => {
@@ -112,7 +118,10 @@ fn field_kind(
                 if o.is_struct() {
                     format!("{{ kind: \"structs\", size: {} }}", o.bytesize())
                 } else {
-                    format!("{{ kind: \"tables\", table: {} }}", ts_string(short(o.name())))
+                    format!(
+                        "{{ kind: \"tables\", table: {} }}",
+                        ts_string(short(o.name()))
+                    )
                 }
             } else {
                 bail!("{}: vectors of {et:?} are not supported", f.name());

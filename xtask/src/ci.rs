@@ -56,6 +56,11 @@ pub(crate) fn test(root: &Path) -> Result<()> {
     ];
     setup::run(&mut cargo(root, &ndarray))?;
     miri(root)?;
+    // The TypeScript reader: built (its viewer too), then its own tests; the
+    // Python suite below compares it with the Rust reader.
+    let js = root.join("js");
+    setup::run(Command::new("npm").current_dir(&js).args(["run", "build"]))?;
+    setup::run(Command::new("npm").current_dir(&js).args(["test"]))?;
     let tests = root.join("python/tests");
     if tests.exists() {
         let py = setup::python(root)?;

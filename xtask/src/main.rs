@@ -9,11 +9,12 @@
 //! The three generating tasks share one check-or-write
 //! (`hurray_codegen::output`): generate in memory, then compare or write.
 //! - `install-flatc`: install the pinned flatc into `.tools/flatc`.
-//! - `setup`: install everything the tests need (flatc, Python venv, LLVM/MLIR 22).
+//! - `setup`: install everything the tests need (flatc, Python venv, npm
+//!   packages, LLVM/MLIR 22).
 //! - `tidy`: fail on import cycles between a crate's files and on paths that
 //!   docs and comments name but that do not exist.
 //! - `test`: set up, then fmt, tidy, codegen --check, clippy, rustdoc, every
-//!   Rust and Python test.
+//!   Rust, TypeScript and Python test.
 //! - `example`: the main job on the bundled example.
 //! - `bench-peers [-- ARGS]`: load and save one state dict with Hurray and with
 //!   every peer loader, each load in a fresh process (`python/bench/peers.py`).

@@ -1,6 +1,6 @@
 //! Installing what the tests and the example need on a fresh Debian machine:
-//! the pinned flatc, the Python test environment, `openssl` and the LLVM/MLIR
-//! 22 packages.
+//! the pinned flatc, the Python test environment, the TypeScript reader's
+//! npm packages, `openssl`, headless Chromium and the LLVM/MLIR 22 packages.
 
 use anyhow::{Context, Result, bail};
 use hurray_codegen::flatc::Flatc;
@@ -120,10 +120,32 @@ pub(crate) fn pip(py: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
         .args(args))
 }
 
-/// Everything: flatc, Python, LLVM/MLIR.
+/// The TypeScript reader's packages (`js/node_modules`), installed by
+/// `npm ci` from `js/package-lock.json`, again only when the lock changes.
+pub(crate) fn npm(root: &Path) -> Result<()> {
+    let js = root.join("js");
+    let stamp = js.join("node_modules/.hurray-lock");
+    let wanted = std::fs::read_to_string(js.join("package-lock.json"))
+        .context("reading js/package-lock.json")?;
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    run(Command::new("npm").current_dir(&js).args([
+        "ci",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]))?;
+    std::fs::write(&stamp, wanted)?;
+    Ok(())
+}
+
+/// Everything: flatc, Python, Node's packages, LLVM/MLIR.
 pub(crate) fn all(root: &Path) -> Result<()> {
     Flatc::install(root)?;
     python(root)?;
+    apt(&["nodejs"])?;
+    npm(root)?;
     apt(TEST_PACKAGES)?;
     apt(MLIR_PACKAGES)
 }

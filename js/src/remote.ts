@@ -123,7 +123,9 @@ function contentRange(value: string | null, url: string): { start: number; total
  * Opens the Hurray file at `url` over HTTP(S): one range request for its
  * last {@link OPEN_SUFFIX} bytes (the footer, and the header when it fits),
  * then one for the prefix and whatever of the header the first did not
- * hold; a file no longer than the first request's reach takes one. The
+ * hold (as one multi-range request; a server that answers that with the
+ * whole object is asked again one range at a time, so it costs a third); a
+ * file no longer than the first request's reach takes one. The
  * header is verified as {@link openFile} verifies it. The server must
  * answer range requests (`206` with `Content-Range`; across origins it must
  * also expose that header); a server that sends the whole file instead is
@@ -132,7 +134,9 @@ function contentRange(value: string | null, url: string): { start: number; total
 export async function openUrl(url: string, options: OpenUrlOptions = {}): Promise<RemoteFile> {
   const fetcher = options.fetch ?? globalThis.fetch;
   if (typeof fetcher !== "function") throw new HurrayError("InvalidArgument", "openUrl needs fetch (Node 18 or later, or a browser)");
-  const get = async (range: string): Promise<Piece[]> => {
+  // `whole`: whether a 200 reply (the whole object) is acceptable; when it
+  // is not, such a reply is abandoned unread and `null` returned.
+  const get = async (range: string, whole = true): Promise<Piece[] | null> => {
     let reply: Response;
     try {
       reply = await fetcher(url, { headers: { ...options.headers, Range: range } });
@@ -144,6 +148,10 @@ export async function openUrl(url: string, options: OpenUrlOptions = {}): Promis
     }
     if (reply.status !== 200 && reply.status !== 206) {
       throw new HurrayError("Io", `${url}: HTTP ${reply.status} for the range ${range.slice(6)}`);
+    }
+    if (reply.status === 200 && !whole) {
+      await reply.body?.cancel();
+      return null;
     }
     const bytes = new Uint8Array(await reply.arrayBuffer());
     if (reply.status === 200) return [{ start: 0, bytes, total: bytes.length }];
@@ -157,7 +165,7 @@ export async function openUrl(url: string, options: OpenUrlOptions = {}): Promis
   if (!Number.isSafeInteger(suffix) || suffix < FOOTER_LEN) {
     throw new HurrayError("InvalidArgument", `suffixBytes = ${suffix}: at least the ${FOOTER_LEN}-byte footer`);
   }
-  const [tail] = await get(`bytes=-${suffix}`);
+  const [tail] = (await get(`bytes=-${suffix}`))!;
   const total = tail.total;
   if (total < PREFIX_LEN + FOOTER_LEN) {
     throw new HurrayError("TooShort", `file is ${total} bytes, shorter than the ${PREFIX_LEN + FOOTER_LEN} bytes of an empty Hurray file`);
@@ -169,11 +177,20 @@ export async function openUrl(url: string, options: OpenUrlOptions = {}): Promis
     // choose what to ask for: it is checked with the prefix below.
     const footer = slice([tail], total - FOOTER_LEN, FOOTER_LEN, url);
     const headerOffset = new DataView(footer.buffer, footer.byteOffset, FOOTER_LEN).getBigUint64(0, true);
-    let ranges = `0-${PREFIX_LEN - 1}`;
+    const prefix = `0-${PREFIX_LEN - 1}`;
+    let replies: Piece[] | null;
     if (headerOffset < BigInt(tail.start) && headerOffset >= BigInt(PREFIX_LEN)) {
-      ranges = headerOffset === BigInt(PREFIX_LEN) ? `0-${tail.start - 1}` : `${ranges},${headerOffset}-${tail.start - 1}`;
+      const header = `${headerOffset}-${tail.start - 1}`;
+      replies = await get(`bytes=${prefix},${header}`, false);
+      if (replies === null) {
+        // A server without multi-range replies (S3 is one) sent the whole
+        // object: asked again, one range at a time, rather than downloaded.
+        replies = [...(await get(`bytes=${prefix}`))!, ...(await get(`bytes=${header}`))!];
+      }
+    } else {
+      replies = (await get(`bytes=${prefix}`))!;
     }
-    for (const piece of await get(`bytes=${ranges}`)) {
+    for (const piece of replies) {
       if (piece.total !== total) throw new HurrayError("Io", `${url} changed while it was opened`);
       pieces.push(piece);
     }
@@ -188,10 +205,7 @@ export async function openUrl(url: string, options: OpenUrlOptions = {}): Promis
     header.set(slice(pieces, located.headerOffset, tail.start - located.headerOffset, url), 0);
   }
   const contents = guarded(() => readHeader(header, located));
-  return new RemoteFile(contents, url, total, async (range) => {
-    const [piece] = await get(range);
-    return piece;
-  });
+  return new RemoteFile(contents, url, total, async (range) => (await get(range))![0]);
 }
 
 /** The parts of a `multipart/byteranges` reply. */

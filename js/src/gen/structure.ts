@@ -8,11 +8,11 @@
 export type FieldKind =
   | { readonly kind: "scalar"; readonly size: number }
   | { readonly kind: "string" }
-  | { readonly kind: "struct"; readonly size: number; readonly align: number }
+  | { readonly kind: "struct"; readonly size: number }
   | { readonly kind: "table"; readonly table: string }
   | { readonly kind: "scalars"; readonly size: number }
   | { readonly kind: "strings" }
-  | { readonly kind: "structs"; readonly size: number; readonly align: number }
+  | { readonly kind: "structs"; readonly size: number }
   | { readonly kind: "tables"; readonly table: string }
   | { readonly kind: "union"; readonly typeOffset: number; readonly members: Readonly<Record<number, string>> };
 
@@ -66,20 +66,20 @@ export const TABLES: Readonly<Record<string, readonly FieldShape[]>> = {
     { name: "zero_point_type", offset: 10, required: false, holds: { kind: "scalar", size: 1 } },
     { name: "axis", offset: 12, required: false, holds: { kind: "scalar", size: 4 } },
     { name: "block_size", offset: 14, required: false, holds: { kind: "scalar", size: 8 } },
-    { name: "scales", offset: 16, required: false, holds: { kind: "struct", size: 16, align: 8 } },
-    { name: "zero_points", offset: 18, required: false, holds: { kind: "struct", size: 16, align: 8 } },
+    { name: "scales", offset: 16, required: false, holds: { kind: "struct", size: 16 } },
+    { name: "zero_points", offset: 18, required: false, holds: { kind: "struct", size: 16 } },
     { name: "storage_min", offset: 20, required: false, holds: { kind: "scalar", size: 8 } },
     { name: "storage_max", offset: 22, required: false, holds: { kind: "scalar", size: 8 } },
     { name: "tensor_scale", offset: 24, required: false, holds: { kind: "scalar", size: 8 } },
     { name: "offset_type", offset: 26, required: false, holds: { kind: "scalar", size: 1 } },
-    { name: "offsets", offset: 28, required: false, holds: { kind: "struct", size: 16, align: 8 } },
+    { name: "offsets", offset: 28, required: false, holds: { kind: "struct", size: 16 } },
     { name: "code_table_type", offset: 30, required: false, holds: { kind: "scalar", size: 1 } },
-    { name: "code_table", offset: 32, required: false, holds: { kind: "struct", size: 16, align: 8 } },
+    { name: "code_table", offset: 32, required: false, holds: { kind: "struct", size: 16 } },
     { name: "scale_quantization", offset: 34, required: false, holds: { kind: "table", table: "Quantization" } },
     { name: "offset_quantization", offset: 36, required: false, holds: { kind: "table", table: "Quantization" } },
     { name: "tensor_offset", offset: 38, required: false, holds: { kind: "scalar", size: 8 } },
     { name: "group_index_type", offset: 40, required: false, holds: { kind: "scalar", size: 1 } },
-    { name: "group_index", offset: 42, required: false, holds: { kind: "struct", size: 16, align: 8 } },
+    { name: "group_index", offset: 42, required: false, holds: { kind: "struct", size: 16 } },
     { name: "block_format", offset: 44, required: false, holds: { kind: "scalar", size: 1 } },
   ],
   ShardIndex: [
@@ -110,7 +110,7 @@ export const TABLES: Readonly<Record<string, readonly FieldShape[]>> = {
     { name: "element_type", offset: 6, required: false, holds: { kind: "scalar", size: 1 } },
     { name: "shape", offset: 8, required: true, holds: { kind: "scalars", size: 8 } },
     { name: "layout", offset: 12, required: false, holds: { kind: "union", typeOffset: 10, members: { 1: "Dense", 2: "Coo", 3: "Csr", 4: "Csc" } } },
-    { name: "buffers", offset: 14, required: false, holds: { kind: "structs", size: 16, align: 8 } },
+    { name: "buffers", offset: 14, required: false, holds: { kind: "structs", size: 16 } },
     { name: "descriptor_only", offset: 16, required: false, holds: { kind: "scalar", size: 1 } },
     { name: "alignment", offset: 18, required: false, holds: { kind: "scalar", size: 8 } },
     { name: "quantization", offset: 20, required: false, holds: { kind: "table", table: "Quantization" } },

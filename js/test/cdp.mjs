@@ -23,7 +23,8 @@ export async function launch() {
   const child = spawn(
     exe,
     ["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", `--user-data-dir=${profile}`, "about:blank"],
-    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
+    // Its own process group, so that closing ends its helpers too.
+    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true },
   );
   const [toBrowser, fromBrowser] = [child.stdio[3], child.stdio[4]];
   let next = 1;
@@ -65,14 +66,16 @@ export async function launch() {
       return { send: (method, params) => send(method, params, sessionId), events };
     },
     async close() {
+      const exited = new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+      send("Browser.close").catch(() => {});
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
       try {
-        await Promise.race([send("Browser.close"), new Promise((r) => setTimeout(r, 2000))]);
-      } finally {
-        const exited = new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
-        child.kill("SIGKILL");
-        await exited;
-        rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // The group has already exited.
       }
+      await exited;
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

@@ -42,26 +42,29 @@ export interface Span {
   readonly length: number;
 }
 
-/** A quantization level's descriptor, as `hurray inspect --json` names its fields. */
-export interface QuantizationLevel {
+/**
+ * A tensor's quantization, as `hurray inspect --json` writes it: the
+ * fields of format 1.4 are present only when used.
+ */
+export interface QuantizationDescriptor {
   readonly scheme: string;
-  readonly axis: number;
-  readonly block_size: number;
+  /** The quantized axis; null for per-tensor and per-flat-block. */
+  readonly axis: number | null;
+  /** The block length; null unless per block or per flat block. */
+  readonly block_size: number | null;
   readonly expressed_type: string;
   readonly scale_type: string;
-  readonly code_table_type: string | null;
-  readonly tensor_scale: number;
-  readonly tensor_offset: number;
-}
-
-/** A tensor's quantization. */
-export interface QuantizationDescriptor extends QuantizationLevel {
   readonly zero_point_type: string | null;
+  readonly tensor_scale: number;
   readonly offset_type: string | null;
-  readonly group_index_type: string | null;
-  readonly block_format: string | null;
-  readonly scale_quantization: QuantizationLevel | null;
-  readonly offset_quantization: QuantizationLevel | null;
+  readonly code_table_type?: string;
+  /** The scales' own quantization (a second level). */
+  readonly scale_quantization?: QuantizationDescriptor;
+  /** The offsets' own quantization. */
+  readonly offset_quantization?: QuantizationDescriptor;
+  readonly tensor_offset?: number;
+  readonly group_index_type?: string;
+  readonly block_format?: string;
 }
 
 /** Everything the header says of one tensor, verified. */
@@ -181,31 +184,30 @@ function checkMetadata(owner: string, count: number, entry: (i: number) => KeyVa
 
 const typeName = (wire: number): string | null => (wire === 0 ? null : (facts(wire)?.name ?? null));
 
-function level(q: Quantization | null): QuantizationLevel | null {
-  if (q === null) return null;
-  const scheme = SCHEMES.get(q.scheme()) ?? String(q.scheme());
-  return {
-    scheme,
-    axis: scheme === "per_axis" || scheme === "per_block" ? q.axis() : 0,
-    block_size: scheme === "per_block" || scheme === "per_flat_block" ? Number(q.blockSize()) : 0,
-    expressed_type: typeName(q.expressedType()) ?? "invalid",
-    scale_type: typeName(q.scaleType()) ?? "invalid",
-    code_table_type: typeName(q.codeTableType()),
-    tensor_scale: q.tensorScale(),
-    tensor_offset: q.tensorOffset(),
-  };
-}
-
 function quantizationOf(q: Quantization): QuantizationDescriptor {
-  return {
-    ...level(q)!,
+  const scheme = SCHEMES.get(q.scheme()) ?? String(q.scheme());
+  const out: Record<string, unknown> = {
+    scheme,
+    axis: scheme === "per_axis" || scheme === "per_block" ? q.axis() : null,
+    block_size: scheme === "per_block" || scheme === "per_flat_block" ? Number(q.blockSize()) : null,
+    expressed_type: typeName(q.expressedType()),
+    scale_type: typeName(q.scaleType()),
     zero_point_type: typeName(q.zeroPointType()),
+    tensor_scale: q.tensorScale(),
     offset_type: typeName(q.offsetType()),
-    group_index_type: typeName(q.groupIndexType()),
-    block_format: q.blockFormat() === 0 ? null : (BLOCK_FORMATS.get(q.blockFormat())?.[0] ?? null),
-    scale_quantization: level(q.scaleQuantization()),
-    offset_quantization: level(q.offsetQuantization()),
   };
+  const scales = q.scaleQuantization();
+  const offsets = q.offsetQuantization();
+  const extra: [string, unknown][] = [
+    ["code_table_type", typeName(q.codeTableType())],
+    ["scale_quantization", scales === null ? null : quantizationOf(scales)],
+    ["offset_quantization", offsets === null ? null : quantizationOf(offsets)],
+    ["tensor_offset", q.tensorOffset() !== 0 ? q.tensorOffset() : null],
+    ["group_index_type", typeName(q.groupIndexType())],
+    ["block_format", q.blockFormat() === 0 ? null : (BLOCK_FORMATS.get(q.blockFormat())?.[0] ?? null)],
+  ];
+  for (const [key, value] of extra) if (value !== null) out[key] = value;
+  return out as unknown as QuantizationDescriptor;
 }
 
 const dim = (d: bigint): number | bigint | null =>

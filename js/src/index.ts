@@ -10,5 +10,5 @@
 export { HurrayError } from "./errors.js";
 export { openFile, HurrayFile, Tensor } from "./file.js";
 export { openUrl, RemoteFile, RemoteTensor, type OpenUrlOptions } from "./remote.js";
-export type { TensorDescriptor, QuantizationDescriptor, QuantizationLevel, Span } from "./header.js";
+export type { TensorDescriptor, QuantizationDescriptor, Span } from "./header.js";
 export type { TensorData } from "./data.js";

@@ -196,13 +196,18 @@ export async function openUrl(url: string, options: OpenUrlOptions = {}): Promis
     }
   }
   const located = locate(slice(pieces, 0, PREFIX_LEN, url), slice(pieces, total - FOOTER_LEN, FOOTER_LEN, url), total);
-  const header = new Uint8Array(located.headerLength);
-  // The header's bytes: from the suffix, and before it from the second reply.
-  const fromTail = Math.max(located.headerOffset, tail.start);
+  // The header's bytes: from the suffix, and before it from the second
+  // reply; each part is taken from bytes received before anything is
+  // allocated for the whole.
   const headerEnd = located.headerOffset + located.headerLength;
-  header.set(slice([tail], fromTail, headerEnd - fromTail, url), fromTail - located.headerOffset);
+  const fromTail = Math.max(located.headerOffset, tail.start);
+  const end = slice([tail], fromTail, headerEnd - fromTail, url);
+  let header = end;
   if (located.headerOffset < tail.start) {
-    header.set(slice(pieces, located.headerOffset, tail.start - located.headerOffset, url), 0);
+    const start = slice(pieces, located.headerOffset, tail.start - located.headerOffset, url);
+    header = new Uint8Array(start.length + end.length);
+    header.set(start, 0);
+    header.set(end, start.length);
   }
   const contents = guarded(() => readHeader(header, located));
   return new RemoteFile(contents, url, total, async (range) => (await get(range))![0]);

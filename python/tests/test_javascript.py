@@ -48,8 +48,14 @@ def dense_types():
     for name, dtype in numpy_types.items():
         arrays[f"dense.{name}"] = (rng.standard_normal((3, 5)) * 100).astype(dtype)
     arrays["dense.bool"] = rng.integers(0, 2, (3, 5)).astype(bool)
-    for t in ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"]:
-        arrays[f"dense.{t}"] = rng.standard_normal((2, 4)).astype(np.float32).astype(getattr(ml_dtypes, t))
+    for t in [
+        "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+        "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+    ]:
+        arrays[f"dense.{t}"] = rng.standard_normal((2, 5)).astype(np.float32).astype(getattr(ml_dtypes, t))
+    for t in ["int2", "uint2", "int4", "uint4"]:
+        info = ml_dtypes.iinfo(getattr(ml_dtypes, t))
+        arrays[f"dense.{t}"] = rng.integers(int(info.min), int(info.max) + 1, (3, 5)).astype(getattr(ml_dtypes, t))
     arrays["empty"] = np.zeros((3, 0, 5), dtype=np.float32)
     arrays["scalar"] = np.array(2.5, dtype=np.float64)
     return arrays
@@ -90,6 +96,48 @@ def test_files_of_the_rust_writer_read_as_the_rust_reader_reads_them(hurray, tmp
     by_name = {t["name"]: t for t in read["tensors"]}
     assert by_name["empty"]["shape"] == [3, 0, 5] and by_name["empty"]["hex"] == "" and by_name["empty"]["byteLength"] == 0
     assert by_name["scalar"]["shape"] == [] and np.frombuffer(bytes.fromhex(by_name["scalar"]["hex"]), "<f8")[0] == 2.5
+
+
+def test_every_valid_vector_reads_as_inspect_lists_it():
+    """Every valid compliance vector (every element type, layout and
+    quantization the format has, written by the Rust writer) as `hurray
+    inspect --json` lists it."""
+    index = json.loads((ROOT / "tests" / "vectors" / "index.json").read_text())
+    paths = [ROOT / "tests" / "vectors" / f"{v['name']}.hurray" for v in index["vectors"] if v["valid"]]
+    for path, read in zip(paths, read_in_node(*paths), strict=True):
+        shown = inspect_json(path)
+        assert read["version"] == shown["version"] and read["metadata"] == shown["metadata"], path.name
+        assert len(read["tensors"]) == len(shown["tensors"]), path.name
+        for js, want in zip(read["tensors"], shown["tensors"]):
+            assert (js["name"], js["dtype"], js["layout"], js["byteLength"], js["descriptorOnly"]) == (
+                want["name"], want["dtype"], want["layout"], want["byte_length"], want["descriptor_only"]
+            ), path.name
+            assert js["shape"] == [None if d == "?" else d for d in want["shape"]], (path.name, js["name"])
+            assert js["quantization"] == want["quantization"], (path.name, js["name"])
+
+
+def report_of_view(path, tmp_path):
+    """The data `hurray view` lays out, from the page it writes."""
+    page = tmp_path / (path.stem + ".html")
+    run = cli("view", path, "-o", page)
+    assert run.returncode == 0, run.stderr
+    text = page.read_text()
+    start = text.index('<script type="application/json" id="report-data">') + len('<script type="application/json" id="report-data">')
+    return json.loads(text[start : text.index("</script>", start)])
+
+
+def test_the_viewers_report_is_hurray_views(tmp_path):
+    """The page's report of every valid vector, computed in JavaScript, is
+    the data `hurray view` computes for it: rows (type, shape, layout,
+    quantization text, kind, bytes, parameters, checks) and totals."""
+    index = json.loads((ROOT / "tests" / "vectors" / "index.json").read_text())
+    paths = [ROOT / "tests" / "vectors" / f"{v['name']}.hurray" for v in index["vectors"] if v["valid"]]
+    for path, read in zip(paths, read_in_node(*paths), strict=True):
+        view = report_of_view(path, tmp_path)
+        js = read["report"]
+        assert view["source"].endswith(js["source"])
+        for key in ["kind", "version", "file_bytes", "metadata", "members", "tensors", "totals", "stats"]:
+            assert js[key] == view[key], (path.name, key)
 
 
 def test_a_file_lowered_from_mlir_with_dynamic_dimensions(hurray, tmp_path):

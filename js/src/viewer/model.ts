@@ -3,7 +3,7 @@
 // the header is read: no values, so no value statistics.
 
 import type { HurrayFile } from "../file.js";
-import type { QuantizationDescriptor, QuantizationLevel, TensorDescriptor } from "../header.js";
+import type { QuantizationDescriptor, TensorDescriptor } from "../header.js";
 
 export interface Group {
   name: string;
@@ -55,30 +55,30 @@ export function layerOf(name: string): string {
 }
 
 /** `per_block(axis=1,block=32)`. */
-function schemeText(q: QuantizationLevel): string {
+function schemeText(q: QuantizationDescriptor): string {
   const params: string[] = [];
-  if (q.scheme === "per_axis" || q.scheme === "per_block") params.push(`axis=${q.axis}`);
-  if (q.scheme === "per_block" || q.scheme === "per_flat_block") params.push(`block=${q.block_size}`);
+  if (q.axis !== null) params.push(`axis=${q.axis}`);
+  if (q.block_size !== null) params.push(`block=${q.block_size}`);
   return params.length === 0 ? q.scheme : `${q.scheme}(${params.join(",")})`;
 }
 
 /** `per_axis(axis=1) i8->f32 scale=f32 zp=i8`, as `hurray inspect` writes it. */
 export function quantText(stored: string, q: QuantizationDescriptor): string {
   const scheme = schemeText(q);
-  if (q.block_format !== null) return `${scheme} ${q.block_format} blocks->${q.expressed_type}`;
+  if (q.block_format !== undefined) return `${scheme} ${q.block_format} blocks->${q.expressed_type}`;
   let text = `${scheme} ${stored}->${q.expressed_type} scale=${q.scale_type} zp=${q.zero_point_type ?? "none"}`;
   if (q.tensor_scale !== 1) text += ` tensor_scale=${q.tensor_scale}`;
   if (q.offset_type !== null) text += ` offset=${q.offset_type}`;
-  if (q.code_table_type !== null) text += ` table=${q.code_table_type}`;
+  if (q.code_table_type !== undefined) text += ` table=${q.code_table_type}`;
   for (const [what, level] of [["scales", q.scale_quantization], ["offsets", q.offset_quantization]] as const) {
-    if (level === null) continue;
+    if (level === undefined) continue;
     text += ` ${what}*${schemeText(level)}:${level.scale_type}`;
-    if (level.code_table_type !== null) text += `:table=${level.code_table_type}`;
+    if (level.code_table_type !== undefined) text += `:table=${level.code_table_type}`;
     if (level.tensor_scale !== 1) text += `:tensor_scale=${level.tensor_scale}`;
-    if (level.tensor_offset !== 0) text += `:tensor_offset=${level.tensor_offset}`;
+    if (level.tensor_offset !== undefined) text += `:tensor_offset=${level.tensor_offset}`;
   }
-  if (q.tensor_offset !== 0) text += ` tensor_offset=${q.tensor_offset}`;
-  if (q.group_index_type !== null) text += ` group_index=${q.group_index_type}`;
+  if (q.tensor_offset !== undefined) text += ` tensor_offset=${q.tensor_offset}`;
+  if (q.group_index_type !== undefined) text += ` group_index=${q.group_index_type}`;
   return text;
 }
 

@@ -24,3 +24,17 @@ export class HurrayError extends Error {
 export function invalidHeader(message: string): HurrayError {
   return new HurrayError("InvalidHeader", message);
 }
+
+/**
+ * Runs `read`, turning anything but a `HurrayError` into one: the checks
+ * come before every access, so another exception would be a reader bug,
+ * and the caller is still owed the one error type.
+ */
+export function guarded<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof HurrayError) throw e;
+    throw new HurrayError("InvalidHeader", `the header could not be read: ${String(e)}`);
+  }
+}

@@ -1,9 +1,10 @@
 // A Hurray file in memory: `openFile(bytes)`.
 
-import { HurrayError } from "./errors.js";
+import { guarded, HurrayError } from "./errors.js";
 import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
 import { locate, readHeader, type Contents, type TensorDescriptor } from "./header.js";
 import { typedArray, type TensorData } from "./data.js";
+import { Listing } from "./listing.js";
 import { checkSparse } from "./sparse.js";
 
 /** One tensor of a file in memory: its descriptor, and its bytes in place. */
@@ -44,37 +45,18 @@ export class Tensor {
 }
 
 /** A verified Hurray file in memory. */
-export class HurrayFile {
-  /** `"1.4"`: the format version the file declares. */
-  readonly version: string;
-  /** File-wide metadata. */
-  readonly metadata: Readonly<Record<string, string>>;
-  /** The file's identity (format 1.5) in hexadecimal, or null. */
-  readonly fileId: string | null;
-  /** Whether this is a sharded checkpoint's index (which holds no tensors). */
-  readonly isShardIndex: boolean;
-  /** Every tensor's descriptor, sorted by name. */
-  readonly tensors: readonly TensorDescriptor[];
-  private readonly byName: Map<string, TensorDescriptor>;
-
+export class HurrayFile extends Listing {
   /** @internal Use {@link openFile}. */
   constructor(
     contents: Contents,
     private readonly bytes: Uint8Array,
   ) {
-    this.version = contents.version;
-    this.metadata = contents.metadata;
-    this.fileId = contents.fileId;
-    this.isShardIndex = contents.isShardIndex;
-    this.tensors = contents.tensors;
-    this.byName = new Map(contents.tensors.map((t) => [t.name, t]));
+    super(contents);
   }
 
   /** The tensor called `name`; throws `HurrayError` (`NoSuchTensor`) if there is none. */
   tensor(name: string): Tensor {
-    const d = this.byName.get(name);
-    if (d === undefined) throw new HurrayError("NoSuchTensor", `no tensor '${name}' in the file`, name);
-    return new Tensor(d, this.bytes);
+    return new Tensor(this.descriptor(name), this.bytes);
   }
 
   /**
@@ -104,18 +86,4 @@ export function openFile(bytes: Uint8Array): HurrayFile {
   const located = locate(bytes.subarray(0, PREFIX_LEN), bytes.subarray(n - FOOTER_LEN), n);
   const header = bytes.subarray(located.headerOffset, located.headerOffset + located.headerLength);
   return new HurrayFile(guarded(() => readHeader(header, located)), bytes);
-}
-
-/**
- * Runs `read`, turning anything but a `HurrayError` into one: the checks
- * come before every access, so another exception would be a reader bug,
- * and the caller is still owed the one error type.
- */
-export function guarded<T>(read: () => T): T {
-  try {
-    return read();
-  } catch (e) {
-    if (e instanceof HurrayError) throw e;
-    throw new HurrayError("InvalidHeader", `the header could not be read: ${String(e)}`);
-  }
 }

@@ -2,11 +2,11 @@
 // two range requests; `tensor(name).read()` fetches one tensor's bytes with
 // one more.
 
-import { HurrayError } from "./errors.js";
+import { guarded, HurrayError } from "./errors.js";
 import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
 import { locate, readHeader, type Contents, type TensorDescriptor } from "./header.js";
 import { typedArray, type TensorData } from "./data.js";
-import { guarded } from "./file.js";
+import { Listing } from "./listing.js";
 
 /**
  * How many bytes the first request asks for from the end: the footer and,
@@ -63,14 +63,7 @@ export class RemoteTensor {
 }
 
 /** A verified Hurray file behind a URL; only its header has been read. */
-export class RemoteFile {
-  readonly version: string;
-  readonly metadata: Readonly<Record<string, string>>;
-  readonly fileId: string | null;
-  readonly isShardIndex: boolean;
-  readonly tensors: readonly TensorDescriptor[];
-  private readonly byName: Map<string, TensorDescriptor>;
-
+export class RemoteFile extends Listing {
   /** @internal Use {@link openUrl}. */
   constructor(
     contents: Contents,
@@ -79,18 +72,12 @@ export class RemoteFile {
     readonly length: number,
     private readonly get: (range: string) => Promise<Piece>,
   ) {
-    this.version = contents.version;
-    this.metadata = contents.metadata;
-    this.fileId = contents.fileId;
-    this.isShardIndex = contents.isShardIndex;
-    this.tensors = contents.tensors;
-    this.byName = new Map(contents.tensors.map((t) => [t.name, t]));
+    super(contents);
   }
 
+  /** The tensor called `name`; throws `HurrayError` (`NoSuchTensor`) if there is none. */
   tensor(name: string): RemoteTensor {
-    const d = this.byName.get(name);
-    if (d === undefined) throw new HurrayError("NoSuchTensor", `no tensor '${name}' in ${this.url}`, name);
-    return new RemoteTensor(d, this);
+    return new RemoteTensor(this.descriptor(name), this);
   }
 
   /** @internal `length` bytes at `offset`, by one range request. */

@@ -24,3 +24,11 @@ pub const IRPA_MAX_METADATA: u64 = 1 << 20;
 
 /// The most dimensions an IRPA entry's metadata may give its tensor.
 pub const IRPA_MAX_RANK: usize = 64;
+
+/// The longest key of one `.ptd` named-data entry read (ExecuTorch writes
+/// fully qualified parameter names).
+pub const PTD_MAX_KEY: usize = 1 << 16;
+
+/// The most dimensions a `.ptd` tensor layout may have (its dim order is a
+/// vector of bytes).
+pub const PTD_MAX_RANK: usize = 255;

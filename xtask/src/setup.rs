@@ -140,10 +140,21 @@ pub(crate) fn npm(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The ExecuTorch venv under `.tools/et` (executorch pins a torch older
+/// than the main venv's), with `python/requirements-executorch.txt`.
+pub(crate) fn executorch(root: &Path) -> Result<PathBuf> {
+    venv(
+        &root.join(".tools/et"),
+        &root.join("python/requirements-executorch.txt"),
+        |_| Ok(()),
+    )
+}
+
 /// Everything: flatc, Python, Node's packages, LLVM/MLIR.
 pub(crate) fn all(root: &Path) -> Result<()> {
     Flatc::install(root)?;
     python(root)?;
+    executorch(root)?;
     apt(&["nodejs"])?;
     npm(root)?;
     apt(TEST_PACKAGES)?;

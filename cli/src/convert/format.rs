@@ -1,7 +1,7 @@
 //! The formats `convert` reads and writes, each chosen by its extension,
 //! and what each can hold.
 
-use super::{Entry, irpa, npy, npz, safetensors_format};
+use super::{Entry, irpa, npy, npz, ptd, safetensors_format};
 use anyhow::{Result, bail};
 use hurray::ElementType;
 use std::path::Path;
@@ -17,6 +17,8 @@ pub(super) enum Format {
     Gguf,
     /// IREE's parameter archive: named blobs, typed by NumPy-style metadata.
     Irpa,
+    /// ExecuTorch's external-data file (FlatTensor).
+    Ptd,
 }
 
 impl Format {
@@ -32,9 +34,10 @@ impl Format {
             Some("npz") => Format::Npz,
             Some("gguf") => Format::Gguf,
             Some("irpa") => Format::Irpa,
+            Some("ptd") => Format::Ptd,
             _ => bail!(
                 "{}: unknown format: the extension must be .hurray, .safetensors, .npy, .npz, \
-                 .gguf, .irpa or (to read) .onnx",
+                 .gguf, .irpa, .ptd or (to read) .onnx",
                 path.display()
             ),
         })
@@ -48,6 +51,7 @@ impl Format {
             Format::Npz => ".npz",
             Format::Gguf => "GGUF",
             Format::Irpa => "IRPA",
+            Format::Ptd => "ExecuTorch .ptd",
         }
     }
 
@@ -59,6 +63,7 @@ impl Format {
             Format::Npy | Format::Npz => t.numpy_dtype(),
             Format::Gguf => None,
             Format::Irpa => irpa::dtype_name(t),
+            Format::Ptd => ptd::scalar_type(t).map(|(_, name)| name),
         }
     }
 
@@ -70,6 +75,7 @@ impl Format {
             Format::Npy | Format::Npz => "NumPy dtype",
             Format::Gguf => "GGUF type",
             Format::Irpa => "IRPA (NumPy) dtype",
+            Format::Ptd => "ExecuTorch scalar type",
         }
     }
 
@@ -82,7 +88,7 @@ impl Format {
             Format::Npy => npy::refuses(e),
             Format::Npz => npz::refuses_name(&e.name).or_else(|| npy::refuses(e)),
             Format::Gguf => Some("GGUF is written from a .hurray file only".into()),
-            Format::Irpa => None,
+            Format::Irpa | Format::Ptd => None,
         }
     }
 }

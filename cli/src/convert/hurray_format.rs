@@ -107,11 +107,20 @@ pub(super) fn source(file: &File) -> Result<Source<'_>> {
             t.shape().to_wire(),
             data,
         );
+        // A `.ptd` blob without a tensor layout, converted here: a `.ptd`
+        // destination writes it back without one (the only per-tensor
+        // metadata a destination other than Hurray keeps).
+        let blob: Vec<(String, String)> = t
+            .metadata()
+            .filter(|(k, _)| *k == super::ptd::BLOB_KEY)
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
         entries.push(Entry {
             strides,
             packed_bool: t.element_type() == ElementType::Bool,
             hurray_only,
-            metadata: t.metadata().count(),
+            metadata: t.metadata().count() - blob.len(),
+            tensor_metadata: blob,
             ..dense
         });
     }

@@ -1,6 +1,6 @@
-//! `hurray convert IN OUT`: tensors between `.hurray`, `.safetensors`, `.npy`
-//! and `.npz`, and from `.gguf` and `.onnx` (its initializers), each format
-//! chosen by its extension.
+//! `hurray convert IN OUT`: tensors between `.hurray`, `.safetensors`, `.npy`,
+//! `.npz`, IREE's `.irpa` and ExecuTorch's `.ptd`, and from `.gguf` and
+//! `.onnx` (its initializers), each format chosen by its extension.
 //!
 //! Conversion streams. Every source is opened and checked whole first (a
 //! Hurray file is verified, its sparse indices included; a safetensors file
@@ -29,6 +29,7 @@ mod npy;
 mod npz;
 mod onnx;
 mod probe;
+mod ptd;
 mod safetensors_format;
 pub(crate) mod sharded;
 
@@ -371,6 +372,7 @@ fn parse<'a>(from: Format, bytes: &'a [u8], path: &Path) -> Result<Source<'a>> {
         Format::Npz => npz::source(bytes),
         Format::Gguf => gguf::source(bytes),
         Format::Irpa => irpa::source(bytes),
+        Format::Ptd => ptd::source(bytes),
         Format::Hurray => unreachable!("a Hurray source borrows its File"),
     }
 }
@@ -507,6 +509,7 @@ fn transfer(
         Format::Npy => Box::new(npy::Sink::create(output)?),
         Format::Npz => Box::new(npz::Sink::create(output)?),
         Format::Irpa => Box::new(irpa::Sink::create(output, &source)?),
+        Format::Ptd => Box::new(ptd::Sink::create(output, &source)?),
         Format::Gguf => bail!("GGUF is only read"),
     };
     warn_dropped(&source, to);

@@ -30,10 +30,12 @@ from .. import _hurray
 
 __all__ = ["Program", "load_program"]
 
-# ExecuTorch's ScalarType values of Hurray's element types (the same table
-# as `hurray convert`'s .ptd writer, cli/src/convert/ptd.rs).
+# ExecuTorch's ScalarType values of Hurray's element types (the table of
+# `hurray convert`'s .ptd writer, cli/src/convert/ptd.rs, but for bool: a
+# Hurray bool is one bit, ExecuTorch's one byte, so it cannot be handed over
+# in place).
 _SCALAR_TYPES = {
-    "u8": 0, "i8": 1, "i16": 2, "i32": 3, "i64": 4, "f16": 5, "f32": 6, "f64": 7, "bool": 11,
+    "u8": 0, "i8": 1, "i16": 2, "i32": 3, "i64": 4, "f16": 5, "f32": 6, "f64": 7,
     "bf16": 15, "f8e5m2": 23, "f8e4m3fn": 24, "f8e5m2fnuz": 25, "f8e4m3fnuz": 26,
     "u16": 27, "u32": 28, "u64": 29,
 }
@@ -85,11 +87,16 @@ class Program:
             t = self._file[name]
             if t.descriptor_only or t.layout != "dense" or t.quantized:
                 continue  # not something a .ptd could hold either
+            if t.dtype == "bool":
+                raise _hurray.HurrayError(
+                    f"tensor {name!r} is bool, stored one bit per element, and ExecuTorch reads one "
+                    f"byte per element: it cannot be read in place (hurray convert the file to .ptd)"
+                )
             if t.dtype not in _SCALAR_TYPES:
                 raise _hurray.HurrayError(
                     f"tensor {name!r} is {t.dtype}, which has no ExecuTorch scalar type"
                 )
-            if any(d >= 2**31 for d in t.shape):
+            if len(t.shape) > 255 or any(d >= 2**31 for d in t.shape):
                 raise _hurray.HurrayError(f"tensor {name!r}: shape {list(t.shape)} exceeds ExecuTorch's int32 sizes")
             keys.append(name.encode())
             data.append(t.data_ptr if t.nbytes else None)

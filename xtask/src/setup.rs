@@ -89,9 +89,8 @@ pub(crate) fn venv(
     prepare: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<PathBuf> {
     let py = venv.join("bin/python");
-    let stamp = venv.join(".requirements");
     let wanted = std::fs::read_to_string(requirements).unwrap_or_default();
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+    once_per(&venv.join(".requirements"), &wanted, || {
         if !py.exists() {
             run(Command::new("python3").arg("-m").arg("venv").arg(venv))?;
         }
@@ -99,9 +98,20 @@ pub(crate) fn venv(
         if requirements.exists() {
             pip(&py, &["-r".as_ref(), requirements.as_os_str()])?;
         }
-        std::fs::write(&stamp, wanted)?;
-    }
+        Ok(())
+    })?;
     Ok(py)
+}
+
+/// Runs `install` unless the file `stamp` holds `wanted` (what the last
+/// install was made from), then records `wanted` there.
+fn once_per(stamp: &Path, wanted: &str, install: impl FnOnce() -> Result<()>) -> Result<()> {
+    if std::fs::read_to_string(stamp).ok().as_deref() == Some(wanted) {
+        return Ok(());
+    }
+    install()?;
+    std::fs::write(stamp, wanted)?;
+    Ok(())
 }
 
 /// `pip install` into the venv of `py`, quietly and without pip's cache: the
@@ -124,20 +134,16 @@ pub(crate) fn pip(py: &Path, args: &[&std::ffi::OsStr]) -> Result<()> {
 /// `npm ci` from `js/package-lock.json`, again only when the lock changes.
 pub(crate) fn npm(root: &Path) -> Result<()> {
     let js = root.join("js");
-    let stamp = js.join("node_modules/.hurray-lock");
     let wanted = std::fs::read_to_string(js.join("package-lock.json"))
         .context("reading js/package-lock.json")?;
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
-        return Ok(());
-    }
-    run(Command::new("npm").current_dir(&js).args([
-        "ci",
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-    ]))?;
-    std::fs::write(&stamp, wanted)?;
-    Ok(())
+    once_per(&js.join("node_modules/.hurray-lock"), &wanted, || {
+        run(Command::new("npm").current_dir(&js).args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]))
+    })
 }
 
 /// The ExecuTorch venv under `.tools/et` (executorch pins a torch older

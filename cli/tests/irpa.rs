@@ -8,19 +8,12 @@
 
 mod common;
 
-use common::{convert, convert_err};
+use common::{convert, convert_err, unhex};
 use hurray::{File, descriptor::BufferRole};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/irpa")
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
 }
 
 /// Hurray's name for a NumPy/PyTorch dtype name of the fixtures.

@@ -14,9 +14,8 @@
 use super::{Data, Entry, Feed, Source};
 use crate::limits::{IRPA_MAX_METADATA, IRPA_MAX_NAME, IRPA_MAX_RANK};
 use anyhow::{Context, Result, anyhow, bail};
-use hurray::{ElementType, atomic::AtomicFile, elements::ElementClass};
+use hurray::{ElementType, elements::ElementClass};
 use std::borrow::Cow;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 const MAGIC: u32 = 0x4150_5249; // "IRPA"
@@ -237,11 +236,7 @@ fn entry<'a>(name: String, metadata: &[u8], data: &'a [u8]) -> Result<Entry<'a>>
 
 /// Writes converted tensors to an `.irpa` archive.
 pub(super) struct Sink {
-    file: AtomicFile,
-    out: BufWriter<std::fs::File>,
-    /// Each tensor's offset in the file, in order, and where the writer is.
-    places: std::vec::IntoIter<u64>,
-    at: u64,
+    out: super::placed::Placed,
     end: u64,
 }
 
@@ -311,30 +306,17 @@ impl Sink {
         ] {
             header.extend_from_slice(&v.to_le_bytes());
         }
-        let (file, mut out) = super::atomic_output(path)?;
-        out.write_all(&header)?;
-        out.write_all(&vec![0; (table_at - HEADER_LEN) as usize])?;
-        out.write_all(&table)?;
-        out.write_all(&names_and_meta)?;
         let end = (storage_at + stored).next_multiple_of(4096);
+        let places = places.into_iter().map(|p| p + storage_at).collect();
+        let gap = vec![0; (table_at - HEADER_LEN) as usize];
         Ok(Sink {
-            file,
-            out,
-            places: places
-                .into_iter()
-                .map(|p| p + storage_at)
-                .collect::<Vec<_>>()
-                .into_iter(),
-            at: meta_at + names_and_meta.len() as u64,
+            out: super::placed::Placed::create(
+                path,
+                &[&header, &gap, &table, &names_and_meta],
+                places,
+            )?,
             end,
         })
-    }
-
-    fn pad_to(&mut self, to: u64) -> Result<()> {
-        let n = to.checked_sub(self.at).context("IRPA data out of order")?;
-        self.out.write_all(&vec![0; n as usize])?;
-        self.at = to;
-        Ok(())
     }
 }
 
@@ -345,17 +327,11 @@ impl super::Sink for Sink {
         feed: &mut Feed<'_>,
         _quantization: &[Cow<'_, [u8]>],
     ) -> Result<()> {
-        let place = self.places.next().context("more tensors than entries")?;
-        self.pad_to(place)?;
-        super::write_exact(e, &mut self.out, feed)?;
-        self.at += e.canonical_len()?;
-        Ok(())
+        self.out.tensor(e, feed)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<()> {
+    fn finish(self: Box<Self>) -> Result<()> {
         // IREE's writer pads the archive to a page.
-        let end = self.end;
-        self.pad_to(end)?;
-        super::commit(self.file, self.out)
+        self.out.finish(Some(self.end))
     }
 }

@@ -28,6 +28,7 @@ mod mxfp4;
 mod npy;
 mod npz;
 mod onnx;
+mod placed;
 mod probe;
 mod ptd;
 mod safetensors_format;

@@ -23,7 +23,6 @@ use crate::limits::{PTD_MAX_KEY, PTD_MAX_RANK};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::ElementType;
 use std::borrow::Cow;
-use std::io::Write;
 use std::path::Path;
 
 const IDENTIFIER: &[u8; 4] = b"FT01";
@@ -423,24 +422,16 @@ fn tensor<'a>(key: &str, layout: &Table<'a>, data: &'a [u8]) -> Result<Entry<'a>
 
 /// Writes converted tensors to a `.ptd` file: the FlatBuffer describes every
 /// tensor up front, then each tensor's segment follows in order.
-pub(super) struct Sink {
-    file: hurray::atomic::AtomicFile,
-    out: std::io::BufWriter<std::fs::File>,
-    /// Each tensor's offset in the file, in order, and where the writer is.
-    places: std::vec::IntoIter<u64>,
-    at: u64,
-}
+pub(super) struct Sink(super::placed::Placed);
 
 impl Sink {
     pub(super) fn create(path: &Path, source: &Source<'_>) -> Result<Self> {
-        let mut places = Vec::new();
         let mut segments = Vec::new();
         let mut end = 0u64;
         for e in &source.entries {
             let size = e.canonical_len()?;
             let offset = end.next_multiple_of(SEGMENT_ALIGN);
             segments.push((offset, size));
-            places.push(offset);
             end = offset + size;
         }
         let flatbuffer = flat_tensor(source, &segments)?;
@@ -459,18 +450,8 @@ impl Sink {
         head.resize(HEADER_AT + PADDED_HEADER_LEN as usize, 0);
         head.extend_from_slice(&flatbuffer[8..]);
         head.resize(base as usize, 0);
-        let (file, mut out) = super::atomic_output(path)?;
-        out.write_all(&head)?;
-        Ok(Sink {
-            file,
-            out,
-            places: places
-                .into_iter()
-                .map(|p| p + base)
-                .collect::<Vec<_>>()
-                .into_iter(),
-            at: base,
-        })
+        let places = segments.iter().map(|&(offset, _)| offset + base).collect();
+        Ok(Sink(super::placed::Placed::create(path, &[&head], places)?))
     }
 }
 
@@ -545,17 +526,11 @@ impl super::Sink for Sink {
         feed: &mut Feed<'_>,
         _quantization: &[Cow<'_, [u8]>],
     ) -> Result<()> {
-        let place = self.places.next().context("more tensors than segments")?;
-        let pad = place
-            .checked_sub(self.at)
-            .context(".ptd data out of order")?;
-        self.out.write_all(&vec![0; pad as usize])?;
-        super::write_exact(e, &mut self.out, feed)?;
-        self.at = place + e.canonical_len()?;
-        Ok(())
+        self.0.tensor(e, feed)
     }
 
     fn finish(self: Box<Self>) -> Result<()> {
-        super::commit(self.file, self.out)
+        // The last segment ends the file.
+        self.0.finish(None)
     }
 }

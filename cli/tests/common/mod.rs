@@ -23,6 +23,14 @@ pub(crate) fn convert(input: &Path, output: &Path) {
     );
 }
 
+/// The bytes a fixture's JSON spells in hexadecimal.
+pub(crate) fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 /// Runs a conversion that must fail; returns its message and checks no output appeared.
 pub(crate) fn convert_err(input: &Path, output: &Path) -> String {
     let out = hurray(&[Path::new("convert"), input, output]);

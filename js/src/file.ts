@@ -2,7 +2,7 @@
 
 import { guarded, HurrayError } from "./errors.js";
 import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
-import { locate, readHeader, type Contents, type TensorDescriptor } from "./header.js";
+import { locate, readHeader, spanOf, type Contents, type TensorDescriptor } from "./header.js";
 import { typedArray, type TensorData } from "./data.js";
 import { Listing } from "./listing.js";
 import { checkSparse } from "./sparse.js";
@@ -36,10 +36,7 @@ export class Tensor {
 
   /** The bytes of one buffer (`values`, `indices`, `scales`, ...), in place. */
   buffer(role: string): Uint8Array {
-    const span = this.descriptor.buffers.get(role);
-    if (span === undefined) {
-      throw new HurrayError("NoSuchBuffer", `tensor '${this.name}' has no buffer ${role}`, this.name, role);
-    }
+    const span = spanOf(this.descriptor, role);
     return this.bytes.subarray(span.offset, span.offset + span.length);
   }
 }

@@ -93,6 +93,13 @@ export interface TensorDescriptor {
   readonly sparse: { readonly nnz: number; readonly indexType: string; readonly canonical: boolean } | null;
 }
 
+/** Where buffer `role` of tensor `d` lies; `HurrayError` (`NoSuchBuffer`) if it has none. */
+export function spanOf(d: TensorDescriptor, role: string): Span {
+  const span = d.buffers.get(role);
+  if (span === undefined) throw new HurrayError("NoSuchBuffer", `tensor '${d.name}' has no buffer ${role}`, d.name, role);
+  return span;
+}
+
 /** A verified header. */
 export interface Contents {
   readonly version: string;

@@ -4,7 +4,7 @@
 
 import { guarded, HurrayError } from "./errors.js";
 import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
-import { locate, readHeader, type Contents, type TensorDescriptor } from "./header.js";
+import { locate, readHeader, spanOf, type Contents, type TensorDescriptor } from "./header.js";
 import { typedArray, type TensorData } from "./data.js";
 import { Listing } from "./listing.js";
 
@@ -55,8 +55,7 @@ export class RemoteTensor {
 
   /** The bytes of one buffer, with one range request (none when empty). */
   async buffer(role: string): Promise<Uint8Array> {
-    const span = this.descriptor.buffers.get(role);
-    if (span === undefined) throw new HurrayError("NoSuchBuffer", `tensor '${this.name}' has no buffer ${role}`, this.name, role);
+    const span = spanOf(this.descriptor, role);
     if (span.length === 0) return new Uint8Array(0);
     return this.file.range(span.offset, span.length);
   }

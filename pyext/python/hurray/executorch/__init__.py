@@ -23,6 +23,7 @@ works without either.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 from typing import Any, List, Sequence
 
@@ -128,7 +129,7 @@ class Program:
         tensors = [torch.as_tensor(x).contiguous() for x in inputs]
         types, ranks, sizes, data = [], [], [], []
         for t in tensors:
-            code = _TORCH_SCALAR_TYPES().get(t.dtype)
+            code = _torch_scalar_types().get(t.dtype)
             if code is None:
                 raise TypeError(f"an input of dtype {t.dtype} has no ExecuTorch scalar type")
             types.append(code)
@@ -149,7 +150,7 @@ class Program:
                     message += f" (the file has {t.dtype} {list(t.shape)})"
                     break
             raise _hurray.HurrayError(message)
-        by_code = {v: k for k, v in _TORCH_SCALAR_TYPES().items()}
+        by_code = _torch_dtypes()
         out = []
         for i in range(n):
             code, rank = ctypes.c_int8(), ctypes.c_int32()
@@ -175,7 +176,9 @@ class Program:
             self._handle = None
 
 
-def _TORCH_SCALAR_TYPES():
+@functools.cache
+def _torch_scalar_types():
+    """ExecuTorch's ScalarType value of each PyTorch dtype an input or output may have."""
     import torch
 
     return {
@@ -189,3 +192,9 @@ def load_program(pte_path: str, weights: str) -> Program:
     from the Hurray file ``weights`` (one ``hurray convert model.ptd
     weights.hurray`` made, or any with the same names, types and shapes)."""
     return Program(os.fspath(pte_path), weights)
+
+
+@functools.cache
+def _torch_dtypes():
+    """The PyTorch dtype of each ScalarType value of `_torch_scalar_types`."""
+    return {code: dtype for dtype, code in _torch_scalar_types().items()}

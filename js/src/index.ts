@@ -8,7 +8,9 @@
 //   await r.tensor("w").read()          // one more
 
 export { HurrayError } from "./errors.js";
-export { openFile, HurrayFile, Tensor } from "./file.js";
-export { openUrl, RemoteFile, RemoteTensor, type OpenUrlOptions } from "./remote.js";
+export { openFile, HurrayFile } from "./file.js";
+export { Tensor } from "./tensor.js";
+export { openUrl, RemoteFile, type OpenUrlOptions } from "./remote.js";
+export { RemoteTensor } from "./remote-tensor.js";
 export type { TensorDescriptor, QuantizationDescriptor, Span } from "./header.js";
 export type { TensorData } from "./data.js";

@@ -4,9 +4,9 @@
 
 import { guarded, HurrayError } from "./errors.js";
 import { FOOTER_LEN, PREFIX_LEN } from "./format.js";
-import { locate, readHeader, spanOf, type Contents, type TensorDescriptor } from "./header.js";
-import { typedArray, type TensorData } from "./data.js";
+import { locate, readHeader, type Contents } from "./header.js";
 import { Listing } from "./listing.js";
+import { RemoteTensor } from "./remote-tensor.js";
 
 /**
  * How many bytes the first request asks for from the end: the footer and,
@@ -32,35 +32,6 @@ interface Piece {
   readonly total: number;
 }
 
-/** A tensor of a remote file. */
-export class RemoteTensor {
-  constructor(
-    readonly descriptor: TensorDescriptor,
-    private readonly file: RemoteFile,
-  ) {}
-
-  get name(): string {
-    return this.descriptor.name;
-  }
-
-  /**
-   * The tensor's values, fetched with one range request, as the typed array
-   * `HurrayFile.tensor(name).data` gives; `null` for a descriptor-only
-   * tensor, and no request for an empty one.
-   */
-  async read(): Promise<TensorData | null> {
-    if (this.descriptor.descriptorOnly) return null;
-    return typedArray(this.descriptor, await this.buffer("values"));
-  }
-
-  /** The bytes of one buffer, with one range request (none when empty). */
-  async buffer(role: string): Promise<Uint8Array> {
-    const span = spanOf(this.descriptor, role);
-    if (span.length === 0) return new Uint8Array(0);
-    return this.file.range(span.offset, span.length);
-  }
-}
-
 /** A verified Hurray file behind a URL; only its header has been read. */
 export class RemoteFile extends Listing {
   /** @internal Use {@link openUrl}. */
@@ -76,7 +47,7 @@ export class RemoteFile extends Listing {
 
   /** The tensor called `name`; throws `HurrayError` (`NoSuchTensor`) if there is none. */
   tensor(name: string): RemoteTensor {
-    return new RemoteTensor(this.descriptor(name), this);
+    return new RemoteTensor(this.descriptor(name), (offset, length) => this.range(offset, length));
   }
 
   /** @internal `length` bytes at `offset`, by one range request. */

@@ -203,7 +203,13 @@ impl Storage {
     /// it fills is allocated on one CPU. Measured on a cold 1 GiB file in
     /// fresh processes, on this project's 2-core machines: that single
     /// stream took 0.95-2.8 s; 8 threads each populating 4 MiB chunks in
-    /// order, 0.61-0.69 s; 2 threads, 0.71-0.86 s; 2 MiB chunks, 3.0 s. On
+    /// order, 0.61-0.69 s; 2 threads, 0.71-0.86 s; 2 MiB chunks, 3.0 s.
+    /// Those loads met memory the host had taken back, where the small
+    /// folios of parallel read-arounds are the cheap ones; right after the
+    /// drop of a file's pages (its memory just freed) one stream in order,
+    /// whose readahead grows 2 MiB folios, was faster (0.64 s against
+    /// 0.94 s), and a probe of both ways lost in both conditions
+    /// (docs/head-to-head.md, "One stream or eight"). On
     /// a warm file populating costs more than it saves (a file of 2 MiB
     /// folios was mapped 2 MiB per fault as it was touched: 5 ms, where
     /// populating it took 8 ms; a file of 1 MiB folios, as the writer's,

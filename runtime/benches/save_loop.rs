@@ -6,10 +6,11 @@
 //! every N steps and keeps the last checkpoint or two would.
 //!
 //! What it guards: the cost of the page cache's folios. A file written in
-//! 2 MiB aligned blocks gets 2 MiB folios, whose memory a virtual machine
-//! that reports free memory to its host must fault back in (the first save
-//! of a process took 5x the plain write here); the writer's 1 MiB blocks
-//! cost what the plain write costs (`writer/staging.rs`).
+//! 2 MiB aligned pieces gets 2 MiB folios, whose memory a virtual machine
+//! that reports free memory to its host may have to fault back in (the
+//! first save of a process took 5x the plain write here); the writer
+//! writes such pairs only while they cost about what 1 MiB blocks do
+//! (`writer/block_sizes.rs`).
 //!
 //! The state: `HURRAY_BENCH_MIB` MiB (default 1024) of tensors of 7 MiB and
 //! 3 KiB each (sizes that are no multiple of a block, as a model's are), in

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
+mod block_sizes;
 mod header;
 mod staging;
 mod sums;
@@ -261,10 +262,10 @@ impl<W: Write> Writer<W> {
     }
 
     /// The most bytes of data to hand over (and checksum) next: what
-    /// completes the output's current block, so the data is written from
-    /// the caller's memory (at most 1 MiB, within the cache for the
+    /// completes the output's current write, so the data is written from
+    /// the caller's memory (at most 2 MiB, within the cache for the
     /// checksum that follows); in memory, [`CHECKSUM_PIECE`].
-    fn piece(&self) -> usize {
+    fn piece(&mut self) -> usize {
         self.out.room().unwrap_or(CHECKSUM_PIECE)
     }
 
@@ -539,9 +540,10 @@ mod tests {
         assert_eq!(&out[..8], &format::MAGIC);
     }
 
-    /// A file's writes are whole 1 MiB blocks of the file (the last aside),
-    /// whatever its tensors' sizes, checksums on: the page cache then holds
-    /// the file in 1 MiB folios (see `staging`).
+    /// A file's writes are whole 1 MiB blocks or 2 MiB pairs of the file,
+    /// each at a multiple of its size (the last aside), whatever its
+    /// tensors' sizes, checksums on: the page cache then holds the file in
+    /// folios as large (see `block_sizes`).
     #[test]
     #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
     fn a_file_is_written_in_whole_blocks() {
@@ -574,9 +576,18 @@ mod tests {
         }
         let (len, out) = w.finish_into_inner().unwrap();
         assert_eq!(out.1, len);
-        let (last, blocks) = out.0.split_last().unwrap();
-        assert!(blocks.iter().all(|&n| n == staging::BLOCK), "{:?}", out.0);
-        assert!(blocks.len() >= 8, "{:?}", out.0);
-        assert!(*last <= staging::BLOCK);
+        let (last, writes) = out.0.split_last().unwrap();
+        let mut at = 0;
+        for &n in writes {
+            assert!(
+                n == block_sizes::BLOCK || n == block_sizes::PAIR,
+                "{:?}",
+                out.0
+            );
+            assert_eq!(at % n, 0, "{:?}", out.0);
+            at += n;
+        }
+        assert!(at >= 8 << 20, "{:?}", out.0);
+        assert!(*last <= block_sizes::PAIR);
     }
 }

@@ -1,27 +1,16 @@
 //! Where the writer's bytes wait before they reach its `W`.
 //!
 //! A stream (a file, a socket) gets them in whole blocks: every write it
-//! receives, but the last, is [`BLOCK`] bytes at a multiple of [`BLOCK`] of
-//! the output. A producer that hands over exactly what completes the staged
-//! block ([`Staging::room`]) is written straight from its own memory (one
+//! receives, but the last, is a 1 MiB block or a pair of blocks, at a
+//! multiple of its own size in the output; which of the two is chosen from
+//! what each has cost, for the page cache's folios
+//! ([`BlockSizes`](super::block_sizes::BlockSizes) says why). A producer
+//! that hands over exactly what completes the staged write
+//! ([`Staging::room`]) is written straight from its own memory (one
 //! `writev` of the staged bytes and its own), so only the pieces that do not
-//! reach a block's end (a tensor's tail, padding, the header) are copied.
+//! reach a write's end (a tensor's tail, padding, the header) are copied.
 //! A `Vec<u8>` written by [`Writer::in_memory`] gets the bytes in place: the
 //! vector itself is the buffer, so nothing is copied twice.
-//!
-//! Why whole, aligned blocks of 1 MiB: a file's page cache is made of
-//! folios as large as the writes that filled it. Written in whole, aligned
-//! blocks, it is mapped by its readers a large folio at a time; written in
-//! pieces at arbitrary offsets, 4 KiB to 64 KiB per fault (a warm load of
-//! such a file touched its pages about 1.5x slower). Why not 2 MiB, the
-//! largest folio, which a reader maps with one huge-page entry: a 2 MiB
-//! folio needs a free 2 MiB block, and a virtual machine that reports free
-//! memory to its host (free page reporting, from 2 MiB blocks up) has given
-//! those back, so every 2 MiB folio faults its memory in from the host. A
-//! 1 GiB save in 2 MiB blocks took 1.6-1.7 s the first time in a process
-//! where 1 MiB blocks, like a plain `write` of the same bytes, took
-//! 0.3-0.4 s; a 1 MiB block is never reported and stays backed
-//! (docs/head-to-head.md).
 //!
 //! Either way, a producer that computes its bytes (the packer of sub-byte
 //! codes) appends them to [`Staging::appender`], the vector they will stay in
@@ -31,11 +20,9 @@
 //!
 //! [`Writer::in_memory`]: super::Writer::in_memory
 
+use super::block_sizes::{BlockSizes, PAIR};
 use std::io::{self, IoSlice, Write};
-
-/// The size and alignment (in the output) of the writes a stream receives:
-/// the largest folio smaller than a huge page (see the module's docs).
-pub(super) const BLOCK: usize = 1 << 20;
+use std::time::Instant;
 
 /// The most an [`Staging::appender`] may be asked for.
 pub(super) const APPEND_MAX: usize = 1 << 20;
@@ -44,10 +31,15 @@ pub(super) const APPEND_MAX: usize = 1 << 20;
 #[derive(Debug)]
 pub(super) struct Staging<W: Write> {
     inner: W,
-    /// Stream mode: the bytes of the current block not yet handed to
-    /// `inner`, which has received whole blocks only. Shorter than [`BLOCK`]
-    /// between calls, but for what an appender added. Empty in place.
+    /// Stream mode: the bytes of the current write not yet handed to
+    /// `inner`, which has received whole writes only. Shorter than the
+    /// write between calls, but for what an appender added. Empty in place.
     buf: Vec<u8>,
+    /// Stream mode: the bytes handed to `inner` so far (a multiple of a
+    /// block), and the size of the write being staged, once chosen.
+    handed: u64,
+    size: Option<usize>,
+    sizes: BlockSizes,
     /// In place: the vector `inner` is, which is appended to directly. Set
     /// only by a constructor for a `W` that is such a vector.
     in_place: Option<fn(&mut W) -> &mut Vec<u8>>,
@@ -58,7 +50,10 @@ impl<W: Write> Staging<W> {
     pub(super) fn stream(inner: W) -> Self {
         Staging {
             inner,
-            buf: Vec::with_capacity(BLOCK + APPEND_MAX),
+            buf: Vec::with_capacity(PAIR + APPEND_MAX),
+            handed: 0,
+            size: None,
+            sizes: BlockSizes::new(),
             in_place: None,
         }
     }
@@ -68,17 +63,42 @@ impl<W: Write> Staging<W> {
         Staging {
             inner,
             buf: Vec::new(),
+            handed: 0,
+            size: None,
+            sizes: BlockSizes::new(),
             in_place: Some(as_vec),
         }
     }
 
-    /// The bytes that complete the staged block (1 to [`BLOCK`]): handed
-    /// over in one call, they are written from the caller's memory, not
-    /// copied. `None` in place, where nothing is staged.
-    pub(super) fn room(&self) -> Option<usize> {
-        self.in_place
-            .is_none()
-            .then(|| BLOCK - self.buf.len() % BLOCK)
+    /// The bytes that complete the staged write (1 to a pair's size):
+    /// handed over in one call, they are written from the caller's memory,
+    /// not copied. `None` in place, where nothing is staged.
+    pub(super) fn room(&mut self) -> Option<usize> {
+        if self.in_place.is_some() {
+            return None;
+        }
+        Some(self.size() - self.buf.len() % self.size())
+    }
+
+    /// The size of the write being staged, chosen when it is first needed.
+    fn size(&mut self) -> usize {
+        *self
+            .size
+            .get_or_insert_with(|| self.sizes.next(self.handed))
+    }
+
+    /// Hands `inner` one whole write: the first staged bytes, then `head`
+    /// (its end, from the caller's memory), timed for the choice of sizes.
+    fn write_one(&mut self, head: &[u8]) -> io::Result<()> {
+        let len = self.size();
+        let staged = len - head.len();
+        let start = Instant::now();
+        write_both(&mut self.inner, &self.buf[..staged], head)?;
+        self.sizes.record(len, start.elapsed());
+        self.buf.drain(..staged);
+        self.handed += len as u64;
+        self.size = None;
+        Ok(())
     }
 
     pub(super) fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -86,20 +106,19 @@ impl<W: Write> Staging<W> {
             as_vec(&mut self.inner).extend_from_slice(bytes);
             return Ok(());
         }
-        self.write_whole_blocks()?;
-        let room = BLOCK - self.buf.len();
+        self.write_whole()?;
+        let room = self.size() - self.buf.len();
         if bytes.len() < room {
             self.buf.extend_from_slice(bytes);
             return Ok(());
         }
         let (head, mut rest) = bytes.split_at(room);
-        write_both(&mut self.inner, &self.buf, head)?;
-        self.buf.clear();
-        // One block per write: larger writes into the page cache were
-        // measured slower, and build no larger folios.
-        while rest.len() >= BLOCK {
-            let (block, after) = rest.split_at(BLOCK);
-            self.inner.write_all(block)?;
+        self.write_one(head)?;
+        // One block or pair per write: larger writes into the page cache
+        // were measured slower, and build no larger folios.
+        while rest.len() >= self.size() {
+            let (one, after) = rest.split_at(self.size());
+            self.write_one(one)?;
             rest = after;
         }
         self.buf.extend_from_slice(rest);
@@ -117,31 +136,28 @@ impl<W: Write> Staging<W> {
             v.reserve(max);
             return Ok(v);
         }
-        self.write_whole_blocks()?;
+        self.write_whole()?;
         Ok(&mut self.buf)
     }
 
-    /// Writes the whole blocks an appender left in the staging buffer,
-    /// keeping the rest (less than a block) staged.
-    fn write_whole_blocks(&mut self) -> io::Result<()> {
-        let whole = self.buf.len() - self.buf.len() % BLOCK;
-        if whole > 0 {
-            for block in self.buf[..whole].chunks(BLOCK) {
-                self.inner.write_all(block)?;
-            }
-            self.buf.drain(..whole);
+    /// Writes the whole writes an appender left in the staging buffer,
+    /// keeping the rest (less than a write) staged.
+    fn write_whole(&mut self) -> io::Result<()> {
+        while self.buf.len() >= self.size() {
+            self.write_one(&[])?;
         }
         Ok(())
     }
 
     /// Hands every staged byte to `W`, flushes it and gives it back.
     pub(super) fn into_inner(mut self) -> io::Result<W> {
-        self.write_whole_blocks()?;
+        self.write_whole()?;
         if !self.buf.is_empty() {
             self.inner.write_all(&self.buf)?;
             self.buf.clear();
         }
         self.inner.flush()?;
+        self.sizes.keep();
         Ok(self.inner)
     }
 }
@@ -165,6 +181,7 @@ fn write_both<W: Write>(w: &mut W, mut a: &[u8], mut b: &[u8]) -> io::Result<()>
 
 #[cfg(test)]
 mod tests {
+    use super::super::block_sizes::BLOCK;
     use super::*;
 
     /// A stream that records the length of every write it receives, and
@@ -195,15 +212,38 @@ mod tests {
         (at..at + len).map(|i| (i % 251) as u8).collect()
     }
 
+    /// Whether every write but the last is a block or a pair at a multiple
+    /// of its own size in the output.
+    fn whole_and_aligned(writes: &[usize]) -> bool {
+        let mut at = 0;
+        writes.split_last().is_none_or(|(_, whole)| {
+            whole.iter().all(|&n| {
+                let ok = (n == BLOCK || n == PAIR) && at % n == 0;
+                at += n;
+                ok
+            })
+        })
+    }
+
     /// Whatever the sizes of the pieces handed over, the stream receives
-    /// whole blocks at multiples of the block size (the last write aside),
-    /// and the bytes in order.
+    /// whole blocks or pairs at multiples of their sizes (the last write
+    /// aside), and the bytes in order.
     #[test]
     #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
-    fn a_stream_receives_whole_aligned_blocks() {
+    fn a_stream_receives_whole_aligned_writes() {
         let mut s = Staging::stream(Recorder::default());
         let mut at = 0;
-        for len in [100, BLOCK, 3 * BLOCK + 5, 7, BLOCK - 112, 1, 0, 2 * BLOCK] {
+        for len in [
+            100,
+            BLOCK,
+            3 * BLOCK + 5,
+            7,
+            BLOCK - 112,
+            1,
+            0,
+            2 * BLOCK,
+            9 * BLOCK,
+        ] {
             s.write_all(&numbered(at, len)).unwrap();
             at += len;
         }
@@ -211,41 +251,42 @@ mod tests {
         at += 3;
         let out = s.into_inner().unwrap();
         assert_eq!(out.bytes, numbered(0, at));
-        let (last, blocks) = out.writes.split_last().unwrap();
-        assert!(blocks.iter().all(|&n| n == BLOCK), "{:?}", out.writes);
-        assert_eq!(*last, at % BLOCK);
+        assert!(whole_and_aligned(&out.writes), "{:?}", out.writes);
     }
 
-    /// Handing over exactly the room left completes the block at once, and
-    /// the next room is a whole block.
+    /// Handing over exactly the room left completes the write at once, and
+    /// the next room is a whole write.
     #[test]
     #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
-    fn the_room_left_completes_the_block() {
+    fn the_room_left_completes_the_write() {
         let mut s = Staging::stream(Recorder::default());
         s.write_all(&numbered(0, 10)).unwrap();
-        assert_eq!(s.room(), Some(BLOCK - 10));
+        let first = s.room().unwrap() + 10;
+        assert!(first == PAIR || first == BLOCK, "{first}");
         assert!(s.inner.writes.is_empty(), "a short piece is staged");
-        s.write_all(&numbered(10, BLOCK - 10)).unwrap();
-        assert_eq!(s.inner.writes, [BLOCK], "one vectored write");
-        assert_eq!(s.room(), Some(BLOCK));
+        s.write_all(&numbered(10, first - 10)).unwrap();
+        assert_eq!(s.inner.writes, [first], "one vectored write");
+        let next = s.room().unwrap();
+        assert!(next == PAIR || next == BLOCK, "{next}");
     }
 
-    /// An appender may run past the block's end; the whole block is written
+    /// An appender may run past the write's end; the whole write is made
     /// before anything else, and the rest stays staged.
     #[test]
     #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
-    fn an_appender_past_the_block_end_is_written_in_blocks() {
+    fn an_appender_past_the_end_is_written_whole() {
         let mut s = Staging::stream(Recorder::default());
-        s.write_all(&numbered(0, BLOCK - 1)).unwrap();
+        let first = s.room().unwrap();
+        s.write_all(&numbered(0, first - 1)).unwrap();
         s.appender(2)
             .unwrap()
-            .extend_from_slice(&numbered(BLOCK - 1, 2));
-        assert_eq!(s.room(), Some(BLOCK - 1));
-        s.write_all(&numbered(BLOCK + 1, 4)).unwrap();
-        assert_eq!(s.inner.writes, [BLOCK]);
+            .extend_from_slice(&numbered(first - 1, 2));
+        assert_eq!(s.room(), Some(first - 1), "what is staged past the write");
+        s.write_all(&numbered(first + 1, 4)).unwrap();
+        assert_eq!(s.inner.writes, [first]);
         let out = s.into_inner().unwrap();
-        assert_eq!(out.bytes, numbered(0, BLOCK + 5));
-        assert_eq!(out.writes, [BLOCK, 5]);
+        assert_eq!(out.bytes, numbered(0, first + 5));
+        assert_eq!(out.writes, [first, 5]);
     }
 
     /// In place, every byte lands in the vector at once.
@@ -300,7 +341,7 @@ mod tests {
         let e = s.into_inner().unwrap_err();
         assert_eq!(e.to_string(), "disk gone");
         let mut s = Staging::stream(Broken);
-        let e = s.write_all(&vec![0; BLOCK]).unwrap_err();
+        let e = s.write_all(&vec![0; 2 * PAIR]).unwrap_err();
         assert_eq!(e.to_string(), "disk gone");
     }
 }

@@ -11,11 +11,11 @@
 //! without it reads as a 1-D `u8` tensor of its bytes. Splat entries (a
 //! repeated pattern) and linked archives are refused by name.
 
-use super::{Data, Entry, Feed, Source};
+use super::placed::Placed;
+use super::{Data, Entry, Source};
 use crate::limits::{IRPA_MAX_METADATA, IRPA_MAX_NAME, IRPA_MAX_RANK};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::{ElementType, elements::ElementClass};
-use std::borrow::Cow;
 use std::path::Path;
 
 const MAGIC: u32 = 0x4150_5249; // "IRPA"
@@ -234,104 +234,80 @@ fn entry<'a>(name: String, metadata: &[u8], data: &'a [u8]) -> Result<Entry<'a>>
     Ok(e)
 }
 
-/// Writes converted tensors to an `.irpa` archive.
-pub(super) struct Sink {
-    out: super::placed::Placed,
-    end: u64,
-}
-
-impl Sink {
-    /// Writes the header, entry table and metadata up front: every tensor's
-    /// size is known.
-    pub(super) fn create(path: &Path, source: &Source<'_>) -> Result<Self> {
-        let n = source.entries.len() as u64;
-        let table_at = HEADER_LEN.next_multiple_of(ENTRY_ALIGN);
-        let table_len = match n {
-            0 => 0,
-            n => (n - 1) * DATA_ENTRY_LEN.next_multiple_of(ENTRY_ALIGN) + DATA_ENTRY_LEN,
-        };
-        let mut names_and_meta = Vec::new();
-        let mut table = Vec::new();
-        let mut stored = 0u64;
-        let mut places = Vec::new();
-        for e in &source.entries {
-            let dtype = dtype_name(e.dtype).context("no IRPA dtype")?;
-            let meta = format!(
-                "{TENSOR_PREFIX}{}",
-                serde_json::json!({"type": "Tensor", "dtype": dtype, "shape": e.shape})
-            );
-            let name_at = names_and_meta.len() as u64;
-            names_and_meta.extend_from_slice(e.name.as_bytes());
-            let meta_at = names_and_meta.len() as u64;
-            names_and_meta.extend_from_slice(meta.as_bytes());
-            let data_at = stored.next_multiple_of(DATA_ALIGN);
-            let len = e.canonical_len()?;
-            stored = data_at + len;
-            places.push(data_at);
-            let start = table.len();
-            table.extend_from_slice(&DATA_ENTRY_LEN.to_le_bytes());
-            table.extend_from_slice(&TYPE_DATA.to_le_bytes());
-            for v in [
-                0,
-                name_at,
-                e.name.len() as u64,
-                meta_at,
-                meta.len() as u64,
-                DATA_ALIGN,
-                data_at,
-                len,
-            ] {
-                table.extend_from_slice(&v.to_le_bytes());
-            }
-            debug_assert_eq!(table.len() - start, DATA_ENTRY_LEN as usize);
-            table.resize(table.len().next_multiple_of(ENTRY_ALIGN as usize), 0);
-        }
-        table.truncate(table_len as usize);
-        let meta_at = table_at + table_len;
-        let storage_at = (meta_at + names_and_meta.len() as u64).next_multiple_of(DATA_ALIGN);
-        let mut header = Vec::with_capacity(HEADER_LEN as usize);
-        header.extend_from_slice(&MAGIC.to_le_bytes());
-        header.extend_from_slice(&[0; 4]); // version 0.0
+/// Starts an `.irpa` archive of `source`'s tensors: the header, entry table
+/// and metadata are written up front (every tensor's size is known), and
+/// the returned sink writes each tensor at its place.
+pub(super) fn sink(path: &Path, source: &Source<'_>) -> Result<Placed> {
+    let n = source.entries.len() as u64;
+    let table_at = HEADER_LEN.next_multiple_of(ENTRY_ALIGN);
+    let table_len = match n {
+        0 => 0,
+        n => (n - 1) * DATA_ENTRY_LEN.next_multiple_of(ENTRY_ALIGN) + DATA_ENTRY_LEN,
+    };
+    let mut names_and_meta = Vec::new();
+    let mut table = Vec::new();
+    let mut stored = 0u64;
+    let mut places = Vec::new();
+    for e in &source.entries {
+        let dtype = dtype_name(e.dtype).context("no IRPA dtype")?;
+        let meta = format!(
+            "{TENSOR_PREFIX}{}",
+            serde_json::json!({"type": "Tensor", "dtype": dtype, "shape": e.shape})
+        );
+        let name_at = names_and_meta.len() as u64;
+        names_and_meta.extend_from_slice(e.name.as_bytes());
+        let meta_at = names_and_meta.len() as u64;
+        names_and_meta.extend_from_slice(meta.as_bytes());
+        let data_at = stored.next_multiple_of(DATA_ALIGN);
+        let len = e.canonical_len()?;
+        stored = data_at + len;
+        places.push(data_at);
+        let start = table.len();
+        table.extend_from_slice(&DATA_ENTRY_LEN.to_le_bytes());
+        table.extend_from_slice(&TYPE_DATA.to_le_bytes());
         for v in [
-            HEADER_LEN,
             0,
-            0,
-            n,
-            table_at,
-            table_len,
+            name_at,
+            e.name.len() as u64,
             meta_at,
-            names_and_meta.len() as u64,
-            storage_at,
-            stored,
+            meta.len() as u64,
+            DATA_ALIGN,
+            data_at,
+            len,
         ] {
-            header.extend_from_slice(&v.to_le_bytes());
+            table.extend_from_slice(&v.to_le_bytes());
         }
-        let end = (storage_at + stored).next_multiple_of(4096);
-        let places = places.into_iter().map(|p| p + storage_at).collect();
-        let gap = vec![0; (table_at - HEADER_LEN) as usize];
-        Ok(Sink {
-            out: super::placed::Placed::create(
-                path,
-                &[&header, &gap, &table, &names_and_meta],
-                places,
-            )?,
-            end,
-        })
+        debug_assert_eq!(table.len() - start, DATA_ENTRY_LEN as usize);
+        table.resize(table.len().next_multiple_of(ENTRY_ALIGN as usize), 0);
     }
-}
-
-impl super::Sink for Sink {
-    fn tensor(
-        &mut self,
-        e: &Entry<'_>,
-        feed: &mut Feed<'_>,
-        _quantization: &[Cow<'_, [u8]>],
-    ) -> Result<()> {
-        self.out.tensor(e, feed)
+    table.truncate(table_len as usize);
+    let meta_at = table_at + table_len;
+    let storage_at = (meta_at + names_and_meta.len() as u64).next_multiple_of(DATA_ALIGN);
+    let mut header = Vec::with_capacity(HEADER_LEN as usize);
+    header.extend_from_slice(&MAGIC.to_le_bytes());
+    header.extend_from_slice(&[0; 4]); // version 0.0
+    for v in [
+        HEADER_LEN,
+        0,
+        0,
+        n,
+        table_at,
+        table_len,
+        meta_at,
+        names_and_meta.len() as u64,
+        storage_at,
+        stored,
+    ] {
+        header.extend_from_slice(&v.to_le_bytes());
     }
-
-    fn finish(self: Box<Self>) -> Result<()> {
-        // IREE's writer pads the archive to a page.
-        self.out.finish(Some(self.end))
-    }
+    // IREE's writer pads the archive to a page.
+    let end = (storage_at + stored).next_multiple_of(4096);
+    let places = places.into_iter().map(|p| p + storage_at).collect();
+    let gap = vec![0; (table_at - HEADER_LEN) as usize];
+    Placed::create(
+        path,
+        &[&header, &gap, &table, &names_and_meta],
+        places,
+        Some(end),
+    )
 }

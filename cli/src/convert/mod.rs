@@ -509,8 +509,8 @@ fn transfer(
         Format::Safetensors => Box::new(safetensors_format::Sink::create(output, &source)?),
         Format::Npy => Box::new(npy::Sink::create(output)?),
         Format::Npz => Box::new(npz::Sink::create(output)?),
-        Format::Irpa => Box::new(irpa::Sink::create(output, &source)?),
-        Format::Ptd => Box::new(ptd::Sink::create(output, &source)?),
+        Format::Irpa => Box::new(irpa::sink(output, &source)?),
+        Format::Ptd => Box::new(ptd::sink(output, &source)?),
         Format::Gguf => bail!("GGUF is only read"),
     };
     warn_dropped(&source, to);

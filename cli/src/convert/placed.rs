@@ -1,10 +1,12 @@
 //! An output whose tensors each go at an offset fixed before the first is
 //! written (an IRPA archive's storage, a `.ptd` file's segments), with
-//! zeros between them.
+//! zeros between them: the sink of both formats, which differ only in the
+//! head they write first.
 
 use super::{Entry, Feed};
 use anyhow::{Context, Result};
 use hurray::atomic::AtomicFile;
+use std::borrow::Cow;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -15,12 +17,20 @@ pub(super) struct Placed {
     places: std::vec::IntoIter<u64>,
     /// Where the writer is.
     at: u64,
+    /// Where the file ends, if past the last tensor (padding).
+    end: Option<u64>,
 }
 
 impl Placed {
     /// Starts `path` (atomically) with `head`, its parts in order; the
-    /// tensors will go at `places`.
-    pub(super) fn create(path: &Path, head: &[&[u8]], places: Vec<u64>) -> Result<Self> {
+    /// tensors will go at `places`, and the file is padded with zeros to
+    /// `end`, if given.
+    pub(super) fn create(
+        path: &Path,
+        head: &[&[u8]],
+        places: Vec<u64>,
+        end: Option<u64>,
+    ) -> Result<Self> {
         let (file, mut out) = super::atomic_output(path)?;
         let mut at = 0;
         for part in head {
@@ -32,6 +42,7 @@ impl Placed {
             out,
             places: places.into_iter(),
             at,
+            end,
         })
     }
 
@@ -42,9 +53,16 @@ impl Placed {
         self.at = to;
         Ok(())
     }
+}
 
+impl super::Sink for Placed {
     /// Writes `e` at its place.
-    pub(super) fn tensor(&mut self, e: &Entry<'_>, feed: &mut Feed<'_>) -> Result<()> {
+    fn tensor(
+        &mut self,
+        e: &Entry<'_>,
+        feed: &mut Feed<'_>,
+        _quantization: &[Cow<'_, [u8]>],
+    ) -> Result<()> {
         let place = self.places.next().context("more tensors than places")?;
         self.pad_to(place)?;
         super::write_exact(e, &mut self.out, feed)?;
@@ -52,11 +70,13 @@ impl Placed {
         Ok(())
     }
 
-    /// Pads the file with zeros to `end`, if given, and moves it into place.
-    pub(super) fn finish(mut self, end: Option<u64>) -> Result<()> {
-        if let Some(end) = end {
+    /// Pads the file with zeros to its end, if given, and moves it into
+    /// place.
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        if let Some(end) = self.end {
             self.pad_to(end)?;
         }
-        super::commit(self.file, self.out)
+        let Placed { file, out, .. } = *self;
+        super::commit(file, out)
     }
 }

@@ -18,11 +18,11 @@
 //! the bytes can hold, and nothing is allocated that the file merely
 //! claims.
 
-use super::{Data, Entry, Feed, Source};
+use super::placed::Placed;
+use super::{Data, Entry, Source};
 use crate::limits::{PTD_MAX_KEY, PTD_MAX_RANK};
 use anyhow::{Context, Result, anyhow, bail};
 use hurray::ElementType;
-use std::borrow::Cow;
 use std::path::Path;
 
 const IDENTIFIER: &[u8; 4] = b"FT01";
@@ -420,39 +420,36 @@ fn tensor<'a>(key: &str, layout: &Table<'a>, data: &'a [u8]) -> Result<Entry<'a>
     Ok(e)
 }
 
-/// Writes converted tensors to a `.ptd` file: the FlatBuffer describes every
-/// tensor up front, then each tensor's segment follows in order.
-pub(super) struct Sink(super::placed::Placed);
-
-impl Sink {
-    pub(super) fn create(path: &Path, source: &Source<'_>) -> Result<Self> {
-        let mut segments = Vec::new();
-        let mut end = 0u64;
-        for e in &source.entries {
-            let size = e.canonical_len()?;
-            let offset = end.next_multiple_of(SEGMENT_ALIGN);
-            segments.push((offset, size));
-            end = offset + size;
-        }
-        let flatbuffer = flat_tensor(source, &segments)?;
-        let fb_size = flatbuffer.len() as u64;
-        let base = (fb_size + PADDED_HEADER_LEN).next_multiple_of(SEGMENT_ALIGN);
-        let mut head = Vec::with_capacity(base as usize);
-        // The root offset, moved past the header that is inserted after it.
-        let root = u32::from_le_bytes(flatbuffer[..4].try_into()?) + PADDED_HEADER_LEN as u32;
-        head.extend_from_slice(&root.to_le_bytes());
-        head.extend_from_slice(&flatbuffer[4..8]);
-        head.extend_from_slice(HEADER_MAGIC);
-        head.extend_from_slice(&HEADER_LEN.to_le_bytes());
-        for v in [PADDED_HEADER_LEN, fb_size, base, end] {
-            head.extend_from_slice(&v.to_le_bytes());
-        }
-        head.resize(HEADER_AT + PADDED_HEADER_LEN as usize, 0);
-        head.extend_from_slice(&flatbuffer[8..]);
-        head.resize(base as usize, 0);
-        let places = segments.iter().map(|&(offset, _)| offset + base).collect();
-        Ok(Sink(super::placed::Placed::create(path, &[&head], places)?))
+/// Starts a `.ptd` file of `source`'s tensors: the FlatBuffer describes
+/// every tensor up front, and the returned sink writes each tensor's
+/// segment in order (the last segment ends the file).
+pub(super) fn sink(path: &Path, source: &Source<'_>) -> Result<Placed> {
+    let mut segments = Vec::new();
+    let mut end = 0u64;
+    for e in &source.entries {
+        let size = e.canonical_len()?;
+        let offset = end.next_multiple_of(SEGMENT_ALIGN);
+        segments.push((offset, size));
+        end = offset + size;
     }
+    let flatbuffer = flat_tensor(source, &segments)?;
+    let fb_size = flatbuffer.len() as u64;
+    let base = (fb_size + PADDED_HEADER_LEN).next_multiple_of(SEGMENT_ALIGN);
+    let mut head = Vec::with_capacity(base as usize);
+    // The root offset, moved past the header that is inserted after it.
+    let root = u32::from_le_bytes(flatbuffer[..4].try_into()?) + PADDED_HEADER_LEN as u32;
+    head.extend_from_slice(&root.to_le_bytes());
+    head.extend_from_slice(&flatbuffer[4..8]);
+    head.extend_from_slice(HEADER_MAGIC);
+    head.extend_from_slice(&HEADER_LEN.to_le_bytes());
+    for v in [PADDED_HEADER_LEN, fb_size, base, end] {
+        head.extend_from_slice(&v.to_le_bytes());
+    }
+    head.resize(HEADER_AT + PADDED_HEADER_LEN as usize, 0);
+    head.extend_from_slice(&flatbuffer[8..]);
+    head.resize(base as usize, 0);
+    let places = segments.iter().map(|&(offset, _)| offset + base).collect();
+    Placed::create(path, &[&head], places, None)
 }
 
 /// The FlatBuffer describing `source`'s tensors in `segments`.
@@ -517,20 +514,4 @@ fn flat_tensor(source: &Source<'_>, segments: &[(u64, u64)]) -> Result<Vec<u8>> 
     let root = fbb.end_table(root);
     fbb.finish(root, Some(std::str::from_utf8(IDENTIFIER)?));
     Ok(fbb.finished_data().to_vec())
-}
-
-impl super::Sink for Sink {
-    fn tensor(
-        &mut self,
-        e: &Entry<'_>,
-        feed: &mut Feed<'_>,
-        _quantization: &[Cow<'_, [u8]>],
-    ) -> Result<()> {
-        self.0.tensor(e, feed)
-    }
-
-    fn finish(self: Box<Self>) -> Result<()> {
-        // The last segment ends the file.
-        self.0.finish(None)
-    }
 }

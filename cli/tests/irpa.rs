@@ -8,8 +8,10 @@
 
 mod common;
 
-use common::{convert, convert_err, unhex};
-use hurray::{File, descriptor::BufferRole};
+use common::{
+    assert_conversion_refused, assert_shape_and_bytes, convert, convert_err, mutants, unhex,
+};
+use hurray::File;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
@@ -41,23 +43,11 @@ fn check_against_expected(file: &File, archive: &str) {
         let t = file.tensor(name).unwrap();
         let dtype = want["dtype"].as_str().unwrap();
         assert_eq!(t.element_type().name(), hurray_name(dtype), "{name}");
-        let shape: Vec<u64> = want["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect();
-        let dims: Vec<u64> = t.dims().iter().map(|d| d.to_wire()).collect();
-        assert_eq!(dims, shape, "{name}");
         let mut bytes = unhex(want["bytes"].as_str().unwrap());
         if dtype == "bool" {
             bytes = hurray::pack::pack_codes(bytes, 1);
         }
-        assert_eq!(
-            t.buffer(BufferRole::Values).unwrap_or_default(),
-            &bytes[..],
-            "{name}"
-        );
+        assert_shape_and_bytes(file, name, want, &bytes);
     }
 }
 
@@ -133,10 +123,7 @@ fn bad_archives_are_refused_and_nothing_is_written() {
         ),
     ];
     for (i, (bytes, want)) in cases.into_iter().enumerate() {
-        let input = dir.path().join(format!("bad{i}.irpa"));
-        std::fs::write(&input, bytes).unwrap();
-        let message = convert_err(&input, &out);
-        assert!(message.contains(want), "case {i}: {message}");
+        assert_conversion_refused(&dir.path().join(format!("bad{i}.irpa")), &bytes, &out, want);
     }
     // Sub-byte types have no NumPy dtype an archive could name.
     let packed = dir.path().join("packed.hurray");
@@ -155,23 +142,7 @@ fn bad_archives_are_refused_and_nothing_is_written() {
 fn mutated_archives_are_errors_or_archives_never_panics() {
     // What the fuzz target does, over 3,000 mutants of an archive IREE wrote.
     let base = std::fs::read(fixtures().join("numpy.irpa")).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for _ in 0..3000 {
-        let mut m = base.clone();
-        for _ in 0..1 + next() % 4 {
-            let at = (next() % m.len() as u64) as usize;
-            match next() % 3 {
-                0 => m[at] ^= 1 << (next() % 8),
-                1 => m[at] = next() as u8,
-                _ => m.truncate(at.max(1)),
-            }
-        }
+    for m in mutants(&base, 0x2545_f491_4f6c_dd1d, 3000) {
         let _ = hurray_cli::convert::read_all("irpa", &m);
     }
 }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{convert, convert_err, unhex};
+use common::{assert_conversion_refused, assert_shape_and_bytes, convert, mutants, unhex};
 use hurray::{File, descriptor::BufferRole};
 use std::path::{Path, PathBuf};
 
@@ -30,19 +30,8 @@ fn check_against_expected(file: &File, fixture: &str) {
             other => panic!("no fixture has {other}"),
         };
         assert_eq!(t.element_type().name(), dtype, "{name}");
-        let shape: Vec<u64> = want["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect();
-        let dims: Vec<u64> = t.dims().iter().map(|d| d.to_wire()).collect();
-        assert_eq!(dims, shape, "{name}");
-        assert_eq!(
-            t.buffer(BufferRole::Values).unwrap_or_default(),
-            &unhex(want["bytes"].as_str().unwrap())[..],
-            "{name}"
-        );
+        let bytes = unhex(want["bytes"].as_str().unwrap());
+        assert_shape_and_bytes(file, name, want, &bytes);
     }
 }
 
@@ -232,10 +221,7 @@ fn bad_ptd_files_are_refused_by_name_and_nothing_is_written() {
     ];
     let out = dir.path().join("out.hurray");
     for (i, (bytes, want)) in cases.into_iter().enumerate() {
-        let input = dir.path().join(format!("bad{i}.ptd"));
-        std::fs::write(&input, bytes).unwrap();
-        let message = convert_err(&input, &out);
-        assert!(message.contains(want), "case {i}: {message}");
+        assert_conversion_refused(&dir.path().join(format!("bad{i}.ptd")), &bytes, &out, want);
     }
     let good = std::fs::read(fixtures().join("mlp.ptd")).unwrap();
     for (i, (bytes, want)) in [
@@ -253,10 +239,7 @@ fn bad_ptd_files_are_refused_by_name_and_nothing_is_written() {
     .into_iter()
     .enumerate()
     {
-        let input = dir.path().join(format!("cut{i}.ptd"));
-        std::fs::write(&input, bytes).unwrap();
-        let message = convert_err(&input, &out);
-        assert!(message.contains(want), "cut {i}: {message}");
+        assert_conversion_refused(&dir.path().join(format!("cut{i}.ptd")), &bytes, &out, want);
     }
 }
 
@@ -264,24 +247,8 @@ fn bad_ptd_files_are_refused_by_name_and_nothing_is_written() {
 fn mutated_ptd_files_are_errors_or_files_never_panics() {
     // What the fuzz target does, over 3,000 mutants of a file ExecuTorch wrote.
     let base = std::fs::read(fixtures().join("mixed.ptd")).unwrap();
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
     let mut opened = 0;
-    for _ in 0..3000 {
-        let mut m = base.clone();
-        for _ in 0..1 + next() % 4 {
-            let at = (next() % m.len() as u64) as usize;
-            match next() % 3 {
-                0 => m[at] ^= 1 << (next() % 8),
-                1 => m[at] = next() as u8,
-                _ => m.truncate(at.max(1)),
-            }
-        }
+    for m in mutants(&base, 0x9e37_79b9_7f4a_7c15, 3000) {
         opened += usize::from(hurray_cli::convert::read_all("ptd", &m).is_ok());
     }
     assert!(opened > 0 && opened < 3000, "{opened}");

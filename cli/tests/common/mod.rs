@@ -152,3 +152,61 @@ pub(crate) fn assert_refused(out: &Output, needles: &[&str], dir: &Path, keep: &
     assert!(left.is_empty(), "left behind: {left:?}");
     stderr
 }
+
+/// Writes `bytes` to `input` and converts it to `output`, which must fail
+/// and leave nothing behind, with a message that contains `want`.
+pub(crate) fn assert_conversion_refused(input: &Path, bytes: &[u8], output: &Path, want: &str) {
+    std::fs::write(input, bytes).unwrap();
+    let message = convert_err(input, output);
+    assert!(message.contains(want), "{}: {message}", input.display());
+}
+
+/// `count` mutants of `base`, each with 1 to 4 bit flips, overwritten
+/// bytes or truncations, from a xorshift seeded with `seed`: what the fuzz
+/// targets do, repeatably.
+pub(crate) fn mutants(base: &[u8], seed: u64, count: usize) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let mut state = seed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count).map(move |_| {
+        let mut m = base.to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % m.len() as u64) as usize;
+            match next() % 3 {
+                0 => m[at] ^= 1 << (next() % 8),
+                1 => m[at] = next() as u8,
+                _ => m.truncate(at.max(1)),
+            }
+        }
+        m
+    })
+}
+
+/// Asserts that tensor `name` of `file` has the shape a fixture's JSON
+/// gives (`want["shape"]`) and `bytes` as its values.
+pub(crate) fn assert_shape_and_bytes(
+    file: &hurray::File,
+    name: &str,
+    want: &serde_json::Value,
+    bytes: &[u8],
+) {
+    let t = file.tensor(name).unwrap();
+    let shape: Vec<u64> = want["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect();
+    let dims: Vec<u64> = t.dims().iter().map(|d| d.to_wire()).collect();
+    assert_eq!(dims, shape, "{name}");
+    assert_eq!(
+        t.buffer(hurray::descriptor::BufferRole::Values)
+            .unwrap_or_default(),
+        bytes,
+        "{name}"
+    );
+}

@@ -151,13 +151,16 @@ impl<W: Write> Staging<W> {
 
     /// Hands every staged byte to `W`, flushes it and gives it back.
     pub(super) fn into_inner(mut self) -> io::Result<W> {
-        self.write_whole()?;
-        if !self.buf.is_empty() {
-            self.inner.write_all(&self.buf)?;
-            self.buf.clear();
+        if self.in_place.is_none() {
+            self.write_whole()?;
+            if !self.buf.is_empty() {
+                self.inner.write_all(&self.buf)?;
+                self.buf.clear();
+            }
+            // What this stream's writes cost, for the next file's choice.
+            self.sizes.keep();
         }
         self.inner.flush()?;
-        self.sizes.keep();
         Ok(self.inner)
     }
 }

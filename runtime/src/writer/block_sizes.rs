@@ -15,19 +15,31 @@
 //! its free 1 MiB blocks were used up, single blocks cost as much as
 //! pairs), so it is measured as the file is written:
 //!
+//! - the size in use costs the lower median of its last [`RECENT`]
+//!   writes, so one slow write among cheap ones (a stall) does not turn
+//!   the choice and two in a row do;
 //! - pairs are written while they cost at most [`PAIR_COST_MAX`] times
 //!   what single blocks cost per byte, single blocks otherwise;
-//! - the first file of a process starts with a pair and two single blocks
+//! - the first file of a process starts with a pair and two single blocks,
 //!   to learn both costs; a later file starts from what the last one
-//!   learnt, and tries the size not in use with its first write (a
-//!   long-lived process saving every few minutes may meet other memory);
-//! - the size not in use is tried again after [`PROBE_FIRST`] bytes, then
-//!   after twice as many each time it loses, so a machine whose memory
-//!   changes while a file is written is followed, at a cost of about
-//!   three writes of the dearer size per GiB.
+//!   learnt;
+//! - the size not in use is tried again (one pair, or two single blocks)
+//!   after [`PROBE_FIRST`] bytes, then after twice as many each time it
+//!   loses, up to [`PROBE_MAX`], counted across the files of the process;
+//!   and first thing in a file when the last try is older than
+//!   [`PROBE_AGE`] (a long-lived process saving every few minutes meets
+//!   other memory each time).
+//!
+//! What that costs, measured in a long-lived process saving 1 GiB again
+//! and again, each file deleted after (docs/performance.md): where pairs
+//! are dear, a pair costs 2-3 ns per byte against 0.23-0.27 ns for a single
+//! block, so each try of a pair adds about 5 ms to a save of about 300 ms;
+//! the same machine, minutes later, wrote pairs and single blocks at the
+//! same cost (0.23-0.29 ns), but for about one pair in a hundred that took
+//! 2-5 ns, once.
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The single block: the largest folio smaller than a huge page.
 pub(super) const BLOCK: usize = 1 << 20;
@@ -46,43 +58,84 @@ const PAIR_COST_MAX: f64 = 2.0;
 const PROBE_FIRST: u64 = 256 << 20;
 const PROBE_MAX: u64 = 1 << 30;
 
+/// How old the last try of the size not in use may be when a file starts
+/// before the file tries it first: free page reporting gives a freed 2 MiB
+/// block back to the host about 2 s after it was freed, so what was
+/// measured longer ago may no longer hold.
+const PROBE_AGE: Duration = Duration::from_secs(2);
+
+/// How many of its latest writes a size's cost is taken from.
+const RECENT: usize = 3;
+
 /// What the last file written in this process learnt.
 static LAST: Mutex<Option<BlockSizes>> = Mutex::new(None);
+
+/// The cost per byte of a size's latest writes, at most [`RECENT`] of them.
+#[derive(Debug, Clone, Default)]
+struct Costs {
+    /// Nanoseconds per byte, oldest first.
+    latest: Vec<f64>,
+}
+
+impl Costs {
+    fn push(&mut self, per_byte: f64) {
+        if self.latest.len() == RECENT {
+            self.latest.remove(0);
+        }
+        self.latest.push(per_byte);
+    }
+
+    /// The lower median of the latest writes (the cheaper of two, the
+    /// second of three): what most of them cost, one outlier aside. `None`
+    /// before the first.
+    fn cost(&self) -> Option<f64> {
+        let mut sorted = self.latest.clone();
+        sorted.sort_by(f64::total_cmp);
+        sorted.get(sorted.len().saturating_sub(1) / 2).copied()
+    }
+}
 
 /// The costs seen so far and the size in use.
 #[derive(Debug, Clone)]
 pub(super) struct BlockSizes {
     pairs: bool,
-    /// Nanoseconds per byte, a running average of the recent writes of
-    /// each size; `None` until one is timed.
-    single: Option<f64>,
-    pair: Option<f64>,
+    single: Costs,
+    pair: Costs,
     /// Bytes written since the size not in use was last tried, and after
-    /// how many it is tried again.
+    /// how many it is tried again; when it was last tried.
     since_probe: u64,
     probe_every: u64,
-    /// The single blocks left of a probe of single blocks (two: a pair's
-    /// place), written whatever the choice.
-    singles_left: u8,
+    probed_at: Option<Instant>,
+    /// A try of one size under way (learning it, or a probe of the size
+    /// not in use): that size, and the bytes of it still to write.
+    trying: Option<(bool, u64)>,
 }
 
 impl BlockSizes {
     /// Starts from what the last file of this process learnt (trying the
-    /// size not in use first), or, in the first, from a pair and then two
-    /// single blocks.
+    /// size not in use first), or, in the first, from learning both.
     pub(super) fn new() -> Self {
-        BlockSizes::after(LAST.lock().map(|l| l.clone()).unwrap_or_default())
+        let last = LAST.lock().map(|l| l.clone()).unwrap_or_default();
+        BlockSizes::after(last, Instant::now())
     }
 
-    /// Starts from what `last` learnt (see [`new`](Self::new)).
-    fn after(last: Option<BlockSizes>) -> Self {
+    /// Starts, at `now`, from what `last` learnt (see [`new`](Self::new)).
+    fn after(last: Option<BlockSizes>, now: Instant) -> Self {
         match last {
-            Some(last) => BlockSizes {
-                since_probe: PROBE_FIRST,
-                probe_every: PROBE_FIRST,
-                singles_left: 0,
-                ..last
-            },
+            Some(last) => {
+                let stale = last
+                    .probed_at
+                    .is_none_or(|at| now.saturating_duration_since(at) >= PROBE_AGE);
+                BlockSizes {
+                    since_probe: if stale {
+                        last.probe_every
+                    } else {
+                        last.since_probe
+                    },
+                    trying: None,
+                    ..last
+                }
+            }
             None => BlockSizes::learning(),
         }
     }
@@ -91,11 +144,12 @@ impl BlockSizes {
     fn learning() -> Self {
         BlockSizes {
             pairs: true,
-            single: None,
-            pair: None,
+            single: Costs::default(),
+            pair: Costs::default(),
             since_probe: 0,
             probe_every: PROBE_FIRST,
-            singles_left: 0,
+            probed_at: None,
+            trying: None,
         }
     }
 
@@ -113,61 +167,64 @@ impl BlockSizes {
             // The second half of a pair's place: only a single block fits.
             return BLOCK;
         }
-        if self.singles_left > 0 {
-            return BLOCK;
+        if self.trying.is_none() {
+            // Learn each size's cost first (pairs, then single blocks),
+            // then keep to the cheaper but for a probe of the other now
+            // and then, which starts its costs anew (what it cost before
+            // may be long out of date).
+            let start = if self.pair.latest.is_empty() {
+                Some(true)
+            } else if self.single.latest.is_empty() {
+                Some(false)
+            } else if self.since_probe >= self.probe_every {
+                Some(!self.pairs)
+            } else {
+                None
+            };
+            if let Some(pairs) = start {
+                *self.costs(pairs) = Costs::default();
+                self.trying = Some((pairs, PAIR as u64));
+                if pairs != self.pairs {
+                    self.since_probe = 0;
+                    self.probed_at = Some(Instant::now());
+                }
+            }
         }
-        // Learn each size's cost first (a pair, then two single blocks),
-        // then keep to the cheaper but for a probe of the other now and then.
-        let pairs = if self.pair.is_none() {
-            true
-        } else if self.single.is_none() {
-            false
-        } else if self.since_probe >= self.probe_every {
-            !self.pairs
-        } else {
-            self.pairs
-        };
-        if pairs != self.pairs {
-            self.since_probe = 0;
+        match self.trying.map_or(self.pairs, |(pairs, _)| pairs) {
+            true => PAIR,
+            false => BLOCK,
         }
+    }
+
+    fn costs(&mut self, pairs: bool) -> &mut Costs {
         if pairs {
-            PAIR
+            &mut self.pair
         } else {
-            // Single blocks fill a pair's place two at a time.
-            self.singles_left = 2;
-            BLOCK
+            &mut self.single
         }
     }
 
     /// Records that a write of `len` bytes (one [`next`](Self::next) gave)
     /// took `took`, and chooses the size of the writes to come.
     pub(super) fn record(&mut self, len: usize, took: Duration) {
-        let per_byte = took.as_nanos() as f64 / len as f64;
         let is_pair = len == PAIR;
-        if !is_pair {
-            self.singles_left = self.singles_left.saturating_sub(1);
-        }
-        let known = self.single.is_some() && self.pair.is_some();
-        let in_use = is_pair == self.pairs;
-        // A probe of single blocks is two writes; its first starts anew.
-        let probe_starts = !in_use && (is_pair || self.singles_left == 1);
-        let probe_ends = !in_use && (is_pair || self.singles_left == 0);
-        let cost = if is_pair {
-            &mut self.pair
-        } else {
-            &mut self.single
-        };
-        *cost = Some(match *cost {
-            // An average of the recent writes of a size, so one slow write
-            // does not turn the choice; but a probe replaces what the size
-            // not in use cost before, which may be long out of date.
-            Some(c) if !probe_starts => (c + per_byte) / 2.0,
-            _ => per_byte,
-        });
+        self.costs(is_pair)
+            .push(took.as_nanos() as f64 / len as f64);
         self.since_probe += len as u64;
-        if let (Some(single), Some(pair)) = (self.single, self.pair) {
+        let probe_ended = match &mut self.trying {
+            Some((_, left)) => {
+                *left = left.saturating_sub(len as u64);
+                if *left > 0 {
+                    return;
+                }
+                self.trying = None;
+                true
+            }
+            None => false,
+        };
+        if let (Some(single), Some(pair)) = (self.single.cost(), self.pair.cost()) {
             let pairs = pair <= single * PAIR_COST_MAX;
-            if known && probe_ends && pairs == self.pairs {
+            if probe_ended && is_pair != self.pairs && pairs == self.pairs {
                 // The size tried lost: try it less often.
                 self.probe_every = (self.probe_every * 2).min(PROBE_MAX);
             }
@@ -188,7 +245,7 @@ mod tests {
 
     /// Writes `bytes` at costs per byte given by `cost(len)` and returns the
     /// sizes written.
-    fn write(s: &mut BlockSizes, bytes: u64, cost: impl Fn(usize) -> u64) -> Vec<usize> {
+    fn write(s: &mut BlockSizes, bytes: u64, mut cost: impl FnMut(usize) -> u64) -> Vec<usize> {
         let (mut at, mut sizes) = (0u64, Vec::new());
         while at < bytes {
             let len = s.next(at);
@@ -213,18 +270,23 @@ mod tests {
         })
     }
 
+    /// The number of writes of `size` in `sizes`.
+    fn count(sizes: &[usize], size: usize) -> usize {
+        sizes.iter().filter(|&&n| n == size).count()
+    }
+
     /// Where a pair costs what two blocks do, the file is written in pairs
-    /// but for the two blocks that measure single blocks and the probes.
+    /// but for the blocks that measure single blocks and the probes.
     #[test]
     fn pairs_while_they_cost_no_more() {
         let mut s = fresh();
         let sizes = write(&mut s, 1 << 30, |_| 1);
         assert!(s.pairs());
         assert!(aligned(&sizes));
-        let singles = sizes.iter().filter(|&&n| n == BLOCK).count();
         assert_eq!(sizes[..3], [PAIR, BLOCK, BLOCK]);
-        // 2 to learn, then 2 per probe: after 64, 128, 256 and 512 MiB.
-        assert!(singles <= 10, "{singles} single blocks");
+        // 2 to learn, then 2 per probe: after 256 MiB, then 512 more.
+        let singles = count(&sizes, BLOCK);
+        assert!(singles <= 6, "{singles} single blocks");
     }
 
     /// Where a pair costs several times more per byte, the file is written
@@ -235,9 +297,51 @@ mod tests {
         let sizes = write(&mut s, 1 << 30, |n| if n == PAIR { 5 } else { 1 });
         assert!(!s.pairs());
         assert!(aligned(&sizes));
-        let pairs = sizes.iter().filter(|&&n| n == PAIR).count();
-        assert!((2..=6).contains(&pairs), "{pairs} pairs");
+        let pairs = count(&sizes, PAIR);
+        // 1 to learn, then 1 per probe: after 256 MiB, then 512 more.
+        assert!((1..=3).contains(&pairs), "{pairs} pairs");
         assert_eq!(sizes[..3], [PAIR, BLOCK, BLOCK]);
+    }
+
+    /// One slow pair among cheap ones (a stall) leaves pairs in use; two
+    /// in a row (the host faulting their memory in from now on) do not.
+    #[test]
+    fn one_slow_write_does_not_turn_the_choice() {
+        let mut s = fresh();
+        write(&mut s, 64 << 20, |_| 1);
+        assert!(s.pairs());
+        s.record(PAIR, Duration::from_nanos(10 * PAIR as u64));
+        assert!(s.pairs(), "one slow pair");
+        write(&mut s, 64 << 20, |_| 1);
+        for _ in 0..2 {
+            assert!(s.pairs());
+            assert_eq!(s.next(0), PAIR);
+            s.record(PAIR, Duration::from_nanos(10 * PAIR as u64));
+        }
+        assert!(!s.pairs(), "two slow pairs in a row");
+    }
+
+    /// A probe won by a cheap pair where pairs now cost more is undone by
+    /// the next two pairs.
+    #[test]
+    fn a_probe_won_by_chance_is_undone() {
+        let mut s = fresh();
+        write(&mut s, 64 << 20, |n| if n == PAIR { 5 } else { 1 });
+        assert!(!s.pairs());
+        let mut next = BlockSizes::after(Some(s), later());
+        let mut pairs_seen = 0;
+        let sizes = write(&mut next, 64 << 20, |n| {
+            if n == PAIR {
+                pairs_seen += 1;
+                // Only the probe's pair is cheap.
+                if pairs_seen == 1 { 1 } else { 5 }
+            } else {
+                1
+            }
+        });
+        assert!(!next.pairs(), "back to single blocks {sizes:?}");
+        assert_eq!(sizes[..3], [PAIR, PAIR, PAIR], "{sizes:?}");
+        assert_eq!(count(&sizes, PAIR), 3, "{sizes:?}");
     }
 
     /// When pairs get cheap in the middle of a file (memory freed), the
@@ -263,24 +367,45 @@ mod tests {
         assert!(last_single < 768 << 20, "single blocks up to {last_single}");
     }
 
-    /// A file after one that chose single blocks tries a pair first, then
-    /// keeps to single blocks while pairs still cost more.
+    /// A moment past [`PROBE_AGE`] from now.
+    fn later() -> Instant {
+        Instant::now() + PROBE_AGE + Duration::from_millis(1)
+    }
+
+    /// A file started a while after the last try, by a process whose last
+    /// file chose single blocks, tries a pair first, then keeps to single
+    /// blocks while pairs still cost more; and takes pairs at once when
+    /// they are cheap again.
     #[test]
-    fn the_next_file_starts_from_what_the_last_learnt() {
+    fn a_later_file_tries_the_other_size_first() {
         let mut first = fresh();
         write(&mut first, 64 << 20, |n| if n == PAIR { 5 } else { 1 });
         assert!(!first.pairs());
-        let mut next = BlockSizes::after(Some(first));
+        let mut next = BlockSizes::after(Some(first), later());
         let sizes = write(&mut next, 64 << 20, |n| if n == PAIR { 5 } else { 1 });
         assert_eq!(sizes[0], PAIR, "the size not in use, tried first");
         assert!(sizes[1..].iter().all(|&n| n == BLOCK), "{sizes:?}");
-        let mut again = BlockSizes::after(Some(next));
+        let mut again = BlockSizes::after(Some(next), later());
         let sizes = write(&mut again, 64 << 20, |_| 1);
         assert!(again.pairs(), "pairs cheap again: taken at once");
-        assert_eq!(
-            sizes.iter().filter(|&&n| n == BLOCK).count(),
-            0,
-            "{sizes:?}"
-        );
+        assert_eq!(count(&sizes, BLOCK), 0, "{sizes:?}");
+    }
+
+    /// Files saved one right after another (within [`PROBE_AGE`]) keep to
+    /// the schedule of tries the process has: no try at each file's start.
+    #[test]
+    fn files_in_quick_succession_share_one_schedule() {
+        let mut s = fresh();
+        let dear = |n: usize| if n == PAIR { 5 } else { 1 };
+        write(&mut s, 64 << 20, dear);
+        let mut pairs = 0;
+        for _ in 0..8 {
+            let mut next = BlockSizes::after(Some(s), Instant::now());
+            pairs += count(&write(&mut next, 64 << 20, dear), PAIR);
+            s = next;
+        }
+        // 512 MiB in 8 files: one try, after the first 256 MiB.
+        assert_eq!(pairs, 1);
+        assert!(!s.pairs());
     }
 }

@@ -47,11 +47,15 @@ Cases (a fresh process per sample, samples interleaved across libraries):
   where it has one (Hurray's default), else ``os.fsync`` after the save.
 - ``save-loop``: what a training loop that checkpoints every N steps
   meets: one long-lived process saves the state dict ``--rounds`` times
-  with every library (no fsync, Hurray's ``durable=False``), the libraries
-  interleaved in an order that rotates each round, each file deleted
-  after its save, no quiet in between; its limit is a plain ``write`` of
-  the same bytes in 1 MiB pieces in the same loop. Reported: each
-  library's median, its first save and its last.
+  with every library (no fsync, Hurray's ``durable=False``), each file
+  deleted after its save, no quiet in between; its limit is a plain
+  ``write`` of the same bytes in 1 MiB pieces in the same loop. Each save
+  reuses the memory the save before it freed (the deleted file's page
+  cache), and what that costs depends on the folios that file was made of,
+  so the rounds follow a balanced order (``balanced_orders``): every
+  library comes right after every other one equally often, where an order
+  that only rotated put each library after the same one in most rounds.
+  Reported: each library's median, its first save and its last.
 
 A load is timed from the call to the loader until one byte of every 4 KiB
 page of every tensor has been read (so lazy and mapped loads pay for their
@@ -476,18 +480,38 @@ def child(args):
     print(json.dumps({"seconds": seconds}))
 
 
+def balanced_orders(n):
+    """Orders of ``range(n)``, one per round, in which every item comes
+    right after every other one equally often: a Williams design (rows of a
+    Latin square built from 0, 1, n-1, 2, n-2, ...; for an odd ``n`` each
+    row also reversed, 2n rows)."""
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    rows = [[(x + shift) % n for x in first] for shift in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
 def save_loop(args, tensors, libs, root):
     """``--rounds`` saves of ``tensors`` by every lib of ``libs`` in this one
-    process (``limit``: a plain ``write`` in 1 MiB pieces), interleaved, each
-    file deleted after its save: seconds per lib, in the order taken."""
+    process (``limit``: a plain ``write`` in 1 MiB pieces), each round in the
+    next of ``balanced_orders``, each file deleted after its save: seconds
+    per lib, in the order taken."""
     for lib in libs:
         if lib != "limit":
             warm = os.path.join(root, f"warm-up-{lib}")
             save(lib, {"warm-up": tensors[next(iter(tensors))][:1].clone()}, warm, False)
             os.unlink(warm)
     times = {lib: [] for lib in libs}
+    orders = balanced_orders(len(libs))
     for r in range(args.rounds):
-        for lib in libs[r % len(libs):] + libs[:r % len(libs)]:
+        for lib in (libs[i] for i in orders[r % len(orders)]):
             target = os.path.join(root, f"loop-{lib}")
             start = time.perf_counter()
             if lib == "limit":

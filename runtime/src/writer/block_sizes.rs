@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn single_blocks_when_pairs_cost_more() {
         let mut s = fresh();
-        let sizes = write(&mut s, 1 << 30, |n| if n == PAIR { 5 } else { 1 });
+        let sizes = write(&mut s, 1 << 30, dear_pairs);
         assert!(!s.pairs());
         assert!(aligned(&sizes));
         let pairs = count(&sizes, PAIR);
@@ -321,14 +321,25 @@ mod tests {
         assert!(!s.pairs(), "two slow pairs in a row");
     }
 
+    /// Pairs at five times a block's cost per byte.
+    fn dear_pairs(n: usize) -> u64 {
+        if n == PAIR { 5 } else { 1 }
+    }
+
+    /// What a first file where pairs were dear leaves to a file started a
+    /// while later (past [`PROBE_AGE`]).
+    fn after_dear_pairs() -> BlockSizes {
+        let mut first = fresh();
+        write(&mut first, 64 << 20, dear_pairs);
+        assert!(!first.pairs());
+        BlockSizes::after(Some(first), later())
+    }
+
     /// A probe won by a cheap pair where pairs now cost more is undone by
     /// the next two pairs.
     #[test]
     fn a_probe_won_by_chance_is_undone() {
-        let mut s = fresh();
-        write(&mut s, 64 << 20, |n| if n == PAIR { 5 } else { 1 });
-        assert!(!s.pairs());
-        let mut next = BlockSizes::after(Some(s), later());
+        let mut next = after_dear_pairs();
         let mut pairs_seen = 0;
         let sizes = write(&mut next, 64 << 20, |n| {
             if n == PAIR {
@@ -378,11 +389,8 @@ mod tests {
     /// they are cheap again.
     #[test]
     fn a_later_file_tries_the_other_size_first() {
-        let mut first = fresh();
-        write(&mut first, 64 << 20, |n| if n == PAIR { 5 } else { 1 });
-        assert!(!first.pairs());
-        let mut next = BlockSizes::after(Some(first), later());
-        let sizes = write(&mut next, 64 << 20, |n| if n == PAIR { 5 } else { 1 });
+        let mut next = after_dear_pairs();
+        let sizes = write(&mut next, 64 << 20, dear_pairs);
         assert_eq!(sizes[0], PAIR, "the size not in use, tried first");
         assert!(sizes[1..].iter().all(|&n| n == BLOCK), "{sizes:?}");
         let mut again = BlockSizes::after(Some(next), later());
@@ -396,12 +404,11 @@ mod tests {
     #[test]
     fn files_in_quick_succession_share_one_schedule() {
         let mut s = fresh();
-        let dear = |n: usize| if n == PAIR { 5 } else { 1 };
-        write(&mut s, 64 << 20, dear);
+        write(&mut s, 64 << 20, dear_pairs);
         let mut pairs = 0;
         for _ in 0..8 {
             let mut next = BlockSizes::after(Some(s), Instant::now());
-            pairs += count(&write(&mut next, 64 << 20, dear), PAIR);
+            pairs += count(&write(&mut next, 64 << 20, dear_pairs), PAIR);
             s = next;
         }
         // 512 MiB in 8 files: one try, after the first 256 MiB.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{convert, convert_err, hurray};
+use common::{convert, convert_err, hurray, json_dims};
 use hurray::{
     ElementType, File, TensorRef,
     descriptor::{BufferRole, QuantizationScheme},
@@ -54,12 +54,7 @@ fn gguf_tensors_dequantize_exactly_as_the_reference() {
     for m in tensors {
         let name = m["name"].as_str().unwrap();
         let t = file.tensor(name).unwrap();
-        let shape: Vec<u64> = m["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect();
+        let shape = json_dims(&m["shape"]);
         assert_eq!(t.shape().to_wire(), shape, "{name}");
         let (dtype, quantized) = match m["type"].as_str().unwrap() {
             "F32" => (ElementType::Float32, false),

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{assert_ok, assert_refused, convert, from_mlir_bounded, hurray};
+use common::{assert_ok, assert_refused, convert, from_mlir_bounded, hurray, json_dims};
 use hurray::{ElementType, File};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,12 +39,7 @@ fn expected(base: &str, dir: &Path) -> (String, BTreeMap<String, Expected>) {
     let mut out = BTreeMap::new();
     for (name, t) in manifest["tensors"].as_object().unwrap() {
         let dtype = ElementType::from_name(t["dtype"].as_str().unwrap()).unwrap();
-        let shape: Vec<u64> = t["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect();
+        let shape = json_dims(&t["shape"]);
         let data = t["data"].as_bool().unwrap().then(|| {
             let stored = data
                 .get(name)

@@ -186,6 +186,16 @@ pub(crate) fn mutants(base: &[u8], seed: u64, count: usize) -> impl Iterator<Ite
     })
 }
 
+/// A fixture JSON's shape (an array of non-negative integers) as dims.
+pub(crate) fn json_dims(shape: &serde_json::Value) -> Vec<u64> {
+    shape
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect()
+}
+
 /// Asserts that tensor `name` of `file` has the shape a fixture's JSON
 /// gives (`want["shape"]`) and `bytes` as its values.
 pub(crate) fn assert_shape_and_bytes(
@@ -195,12 +205,7 @@ pub(crate) fn assert_shape_and_bytes(
     bytes: &[u8],
 ) {
     let t = file.tensor(name).unwrap();
-    let shape: Vec<u64> = want["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap())
-        .collect();
+    let shape = json_dims(&want["shape"]);
     let dims: Vec<u64> = t.dims().iter().map(|d| d.to_wire()).collect();
     assert_eq!(dims, shape, "{name}");
     assert_eq!(

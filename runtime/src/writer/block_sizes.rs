@@ -113,7 +113,8 @@ pub(super) struct BlockSizes {
 
 impl BlockSizes {
     /// Starts from what the last file of this process learnt (trying the
-    /// size not in use first), or, in the first, from learning both.
+    /// size not in use first when its last try is [`PROBE_AGE`] old), or,
+    /// in the first, from learning both.
     pub(super) fn new() -> Self {
         let last = LAST.lock().map(|l| l.clone()).unwrap_or_default();
         BlockSizes::after(last, Instant::now())
@@ -140,8 +141,9 @@ impl BlockSizes {
         }
     }
 
-    /// Knowing nothing yet.
-    fn learning() -> Self {
+    /// Knowing nothing yet (also what a writer that stages nothing holds:
+    /// no look at what the last file learnt).
+    pub(super) fn learning() -> Self {
         BlockSizes {
             pairs: true,
             single: Costs::default(),
@@ -239,6 +241,19 @@ impl BlockSizes {
     }
 }
 
+/// Whether every one of `writes` (lengths, in order from the start of the
+/// output) is a block or a pair at a multiple of its own size: what the
+/// writer's and the staging's tests check of a stream's writes.
+#[cfg(test)]
+pub(super) fn whole_and_aligned(writes: &[usize]) -> bool {
+    let mut at = 0;
+    writes.iter().all(|&n| {
+        let ok = (n == BLOCK || n == PAIR) && at % n == 0;
+        at += n;
+        ok
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,16 +275,6 @@ mod tests {
         BlockSizes::learning()
     }
 
-    /// Every write is whole and at a multiple of its own size.
-    fn aligned(sizes: &[usize]) -> bool {
-        let mut at = 0;
-        sizes.iter().all(|&n| {
-            let ok = at % n == 0;
-            at += n;
-            ok
-        })
-    }
-
     /// The number of writes of `size` in `sizes`.
     fn count(sizes: &[usize], size: usize) -> usize {
         sizes.iter().filter(|&&n| n == size).count()
@@ -282,7 +287,7 @@ mod tests {
         let mut s = fresh();
         let sizes = write(&mut s, 1 << 30, |_| 1);
         assert!(s.pairs());
-        assert!(aligned(&sizes));
+        assert!(whole_and_aligned(&sizes));
         assert_eq!(sizes[..3], [PAIR, BLOCK, BLOCK]);
         // 2 to learn, then 2 per probe: after 256 MiB, then 512 more.
         let singles = count(&sizes, BLOCK);
@@ -296,7 +301,7 @@ mod tests {
         let mut s = fresh();
         let sizes = write(&mut s, 1 << 30, dear_pairs);
         assert!(!s.pairs());
-        assert!(aligned(&sizes));
+        assert!(whole_and_aligned(&sizes));
         let pairs = count(&sizes, PAIR);
         // 1 to learn, then 1 per probe: after 256 MiB, then 512 more.
         assert!((1..=3).contains(&pairs), "{pairs} pairs");

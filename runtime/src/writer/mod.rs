@@ -577,17 +577,8 @@ mod tests {
         let (len, out) = w.finish_into_inner().unwrap();
         assert_eq!(out.1, len);
         let (last, writes) = out.0.split_last().unwrap();
-        let mut at = 0;
-        for &n in writes {
-            assert!(
-                n == block_sizes::BLOCK || n == block_sizes::PAIR,
-                "{:?}",
-                out.0
-            );
-            assert_eq!(at % n, 0, "{:?}", out.0);
-            at += n;
-        }
-        assert!(at >= 8 << 20, "{:?}", out.0);
+        assert!(block_sizes::whole_and_aligned(writes), "{:?}", out.0);
+        assert!(writes.iter().sum::<usize>() >= 8 << 20, "{:?}", out.0);
         assert!(*last <= block_sizes::PAIR);
     }
 }

@@ -65,7 +65,7 @@ impl<W: Write> Staging<W> {
             buf: Vec::new(),
             handed: 0,
             size: None,
-            sizes: BlockSizes::new(),
+            sizes: BlockSizes::learning(),
             in_place: Some(as_vec),
         }
     }
@@ -184,7 +184,7 @@ fn write_both<W: Write>(w: &mut W, mut a: &[u8], mut b: &[u8]) -> io::Result<()>
 
 #[cfg(test)]
 mod tests {
-    use super::super::block_sizes::BLOCK;
+    use super::super::block_sizes::{BLOCK, whole_and_aligned};
     use super::*;
 
     /// A stream that records the length of every write it receives, and
@@ -215,19 +215,6 @@ mod tests {
         (at..at + len).map(|i| (i % 251) as u8).collect()
     }
 
-    /// Whether every write but the last is a block or a pair at a multiple
-    /// of its own size in the output.
-    fn whole_and_aligned(writes: &[usize]) -> bool {
-        let mut at = 0;
-        writes.split_last().is_none_or(|(_, whole)| {
-            whole.iter().all(|&n| {
-                let ok = (n == BLOCK || n == PAIR) && at % n == 0;
-                at += n;
-                ok
-            })
-        })
-    }
-
     /// Whatever the sizes of the pieces handed over, the stream receives
     /// whole blocks or pairs at multiples of their sizes (the last write
     /// aside), and the bytes in order.
@@ -254,7 +241,8 @@ mod tests {
         at += 3;
         let out = s.into_inner().unwrap();
         assert_eq!(out.bytes, numbered(0, at));
-        assert!(whole_and_aligned(&out.writes), "{:?}", out.writes);
+        let (_, whole) = out.writes.split_last().unwrap();
+        assert!(whole_and_aligned(whole), "{:?}", out.writes);
     }
 
     /// Handing over exactly the room left completes the write at once, and

@@ -16,7 +16,8 @@ Peers (each through the calls its documentation gives, default options):
   as a peer, ``hurray-verify``: ``load_file(path, verify=True)``, every
   checksum checked while loading.
 
-Cases (a fresh process per sample, samples interleaved across libraries):
+Cases (a fresh process per sample, samples interleaved across libraries in
+balanced orders, as the save-loop's rounds below):
 
 - ``warm-own``: the file as its own library wrote it, still in the page cache;
 - ``warm-read``: the same file dropped from the page cache, then read once
@@ -573,11 +574,14 @@ def run_child(args, op, lib, path, case, kind, size, check=False, env=None):
 
 
 def measure(args, rows, case, libs, paths, kind, size, expected, prepare, env=None):
-    """Interleaved fresh-process samples of loading with every lib in ``libs``."""
+    """Interleaved fresh-process samples of loading with every lib in ``libs``,
+    each sample in the next of ``balanced_orders``: a load right after
+    another one (cold-now has no quiet) reuses the memory the one before it
+    freed, so every library comes after every other one equally often."""
     times = {lib: [] for lib in libs}
+    orders = balanced_orders(len(libs))
     for sample in range(args.samples):
-        order = libs[sample % len(libs):] + libs[:sample % len(libs)]
-        for lib in order:
+        for lib in (libs[i] for i in orders[sample % len(orders)]):
             path = paths[lib]
             print(f"{case} sample {sample + 1}/{args.samples}: {lib}", file=sys.stderr, flush=True)
             prepare(path)

@@ -118,8 +118,8 @@ fn main() {
             assert_eq!(all.len(), tensors);
         }
         // The map: faulted in by reading every page in name order, or read
-        // in first (`read_all`: 8 threads populating 4 MiB chunks in the
-        // file's order, waited for) and then read in name order.
+        // in first (`read_all`: eight sequential streams, each
+        // touching what it read, waited for) and then read in name order.
         for (ask, times) in [(false, &mut faulted), (true, &mut asked)] {
             drop_cache(&path);
             let t = Instant::now();

@@ -23,7 +23,9 @@ mod quant;
 mod semantics;
 mod shape;
 mod storage;
+mod stream_map;
 mod tensor;
+mod touch;
 // The two verifiers side by side, for differential tests and fuzz targets:
 // a test hook, not part of the documented API.
 #[doc(hidden)]

@@ -5,13 +5,15 @@
 //! `pread` for a map (so a file truncated under the reader is an error,
 //! not a fault) and copy for memory.
 
+use super::stream_map::StreamMap;
+use super::touch::touch;
 use crate::aligned::AlignedBytes;
 use crate::error::{Error, Result};
 use crate::source::{Ends, PreadSource, ReadRequest, Source};
 use std::ops::Range;
 use std::path::Path;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether a map's pages are in memory already (`mincore`), so reading in
 /// skips what a warm file holds.
@@ -99,15 +101,25 @@ const PAGE: usize = 4096;
 /// once.
 const CHUNK: usize = 4 << 20;
 
-/// How many threads [`Storage::read_in`] reads with: with [`CHUNK`], 32 MiB
-/// in flight, what a virtual disk needed to reach its rate (measured: see
-/// `read_in`). Threads that wait for the device, not ones that compute.
+/// How many sequential streams [`Storage::read_in`] reads with, a thread
+/// each (measured: see `read_in`). Threads that mostly wait for the
+/// device.
 const READERS: usize = 8;
 
 /// How many chunks, spread over what is read in, [`Storage::read_in`]
 /// looks at first, to tell a file all in memory without looking at every
 /// chunk.
 const SAMPLED_CHUNKS: usize = 16;
+
+/// `chunks` (in the file's order) cut into at most `streams` runs of
+/// consecutive chunks, of about as many chunks each: the work of one
+/// sequential stream each.
+fn runs(chunks: &[Range<usize>], streams: usize) -> Vec<&[Range<usize>]> {
+    if chunks.is_empty() || streams == 0 {
+        return Vec::new();
+    }
+    chunks.chunks(chunks.len().div_ceil(streams)).collect()
+}
 
 /// How [`File::open_with`](super::File::open_with) maps a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -192,30 +204,29 @@ impl Storage {
 
     /// Reads the pages of `ranges` (byte ranges of the map, sorted by
     /// start) into memory and maps them, and returns when they are in:
-    /// the chunks of [`CHUNK`] bytes not in the page cache yet are read by
-    /// [`READERS`] threads at once, in the file's order; chunks already in
-    /// memory are left to be mapped as they are first touched. Nothing for
-    /// bytes in memory.
+    /// the chunks of [`CHUNK`] bytes not in the page cache yet are cut into
+    /// [`READERS`] runs of consecutive chunks, and each run is read in by a
+    /// thread of its own as one sequential stream in the file's order
+    /// ([`stream_in`](Self::stream_in)); chunks already in memory are left
+    /// to be mapped as they are first touched. Nothing for bytes in memory.
     ///
-    /// Why: a single stream (the kernel's readahead, asked for with
-    /// `MADV_WILLNEED`, then faulting pages in as they are touched) keeps
-    /// too little in flight for a virtual disk, and each page-cache folio
-    /// it fills is allocated on one CPU. Measured on a cold 1 GiB file in
-    /// fresh processes, on this project's 2-core machines: that single
-    /// stream took 0.95-2.8 s; 8 threads each populating 4 MiB chunks in
-    /// order, 0.61-0.69 s; 2 threads, 0.71-0.86 s; 2 MiB chunks, 3.0 s.
-    /// Those loads met memory the host had taken back, where the small
-    /// folios of parallel read-arounds are the cheap ones; right after the
-    /// drop of a file's pages (its memory just freed) one stream in order,
-    /// whose readahead grows 2 MiB folios, was faster (0.64 s against
-    /// 0.94 s), and a probe of both ways lost in both conditions
-    /// (docs/head-to-head.md, "One stream or eight"). On
-    /// a warm file populating costs more than it saves (a file of 2 MiB
-    /// folios was mapped 2 MiB per fault as it was touched: 5 ms, where
-    /// populating it took 8 ms; a file of 1 MiB folios, as the writer's,
-    /// 11 ms against 67 ms), hence the look at what is in memory first
-    /// (docs/head-to-head.md): at [`SAMPLED_CHUNKS`] chunks spread over the
-    /// ranges, then, unless all of those are in, at every chunk.
+    /// Why: one stream (a plain map touched in order, what a loader that
+    /// maps gets) keeps too little in flight for a virtual disk. Eight
+    /// threads populating 4 MiB chunks through the one map (what this did
+    /// before) keep enough in flight but share one readahead state, so each
+    /// fault reads a small folio around it. Eight streams, each on an open
+    /// file description of its own and touching what it read, do both.
+    /// Measured on a cold 1 GiB file in fresh processes, strategies
+    /// interleaved, medians of 4 (docs/head-to-head.md, "Eight streams"):
+    /// right after the file's pages were dropped, eight streams 0.52 s, the
+    /// eight threads through one map 0.80 s, one stream 0.71 s; after 4 s
+    /// of quiet (the freed memory handed back to the host), 0.65 s, 0.76 s
+    /// and 1.30 s. On a warm file populating costs more than it saves (a
+    /// file of 2 MiB folios was mapped 2 MiB per fault as it was touched:
+    /// 5 ms, where populating it took 8 ms; a file of 1 MiB folios, as the
+    /// writer's, 11 ms against 67 ms), hence the look at what is in memory
+    /// first (docs/head-to-head.md): at [`SAMPLED_CHUNKS`] chunks spread
+    /// over the ranges, then, unless all of those are in, at every chunk.
     pub(super) fn read_in(&self, ranges: &[Range<usize>]) -> Result<()> {
         if matches!(self, Storage::Owned(_)) {
             return Ok(());
@@ -256,38 +267,63 @@ impl Storage {
         if warm {
             return Ok(());
         }
-        // The chunks not in memory yet, in the file's order.
+        // The chunks not in memory yet, in the file's order, cut into
+        // runs of consecutive chunks, one a thread.
         let missing: Vec<Range<usize>> = chunks
             .into_iter()
             .filter(|c| !residency::in_memory(bytes, c.clone()))
             .collect();
-        let threads = READERS.min(missing.len());
-        if threads == 0 {
-            return Ok(());
-        }
-        let next = AtomicUsize::new(0);
+        let runs = runs(&missing, READERS);
         let failed = AtomicBool::new(false);
-        let work = || -> Result<()> {
-            while !failed.load(Ordering::Relaxed) {
-                let Some(chunk) = missing.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                    return Ok(());
-                };
-                if let Err(e) = self.populate(chunk.clone()) {
-                    failed.store(true, Ordering::Relaxed);
-                    return Err(Error::io("reading in", Path::new(self.location()), e));
-                }
-            }
-            Ok(())
+        let work = |run: &[Range<usize>]| -> Result<()> {
+            self.stream_in(run, &failed)
+                .map_err(|e| Error::io("reading in", Path::new(self.location()), e))
         };
-        if threads == 1 {
-            return work();
+        match runs.as_slice() {
+            [] => Ok(()),
+            [run] => work(run),
+            _ => std::thread::scope(|scope| {
+                let handles: Vec<_> = runs.iter().map(|run| scope.spawn(|| work(run))).collect();
+                handles
+                    .into_iter()
+                    .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            }),
         }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        })
+    }
+
+    /// Reads the chunks of `run` (consecutive, in the file's order) in as
+    /// one sequential stream, each chunk read into the page cache through
+    /// a [`StreamMap`] when one can be had (else through this storage's
+    /// own map) and then touched through this storage's own map, one byte
+    /// a page ([`touch`]: a truncated page is an error, not a fault),
+    /// before the next; stops early once `failed` is set, and sets it on
+    /// an error.
+    ///
+    /// Why the touch: a page's first access from this machine's processor
+    /// has a cost of its own (on a virtual machine, the host mapping
+    /// memory it had taken back), paid at the touch, not when the device
+    /// fills the page. Touched by the stream, right after its chunk came
+    /// in, that cost overlaps the other streams' reads; left to the
+    /// caller, it was paid after them, on one thread, and took 0.3-0.7 s
+    /// of a 1 GiB load (docs/head-to-head.md, "Eight streams").
+    fn stream_in(&self, run: &[Range<usize>], failed: &AtomicBool) -> std::io::Result<()> {
+        let span = run.first().map_or(0, |c| c.start)..run.last().map_or(0, |c| c.end);
+        let own = self.file().and_then(|f| StreamMap::new(f, span));
+        let bytes = self.bytes();
+        for chunk in run {
+            if failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let read = match &own {
+                Some(own) => own.populate(chunk.clone()),
+                None => self.populate(chunk.clone()),
+            };
+            if let Err(e) = read.and_then(|()| touch(&bytes[chunk.clone()])) {
+                failed.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Reads `piece` of the map into memory and maps it, returning when it
@@ -374,5 +410,83 @@ impl Source for Storage {
             Storage::Mmap(_, f) | Storage::CopyOnWrite(_, f) => f.current_len(),
             Storage::Owned(a) => Ok(a.as_slice().len() as u64),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every chunk lands in exactly one run, in the file's order, and the
+    /// runs are as even as the count allows.
+    #[test]
+    fn runs_cut_chunks_in_order() {
+        let chunks: Vec<Range<usize>> = (0..10).map(|i| i * CHUNK..(i + 1) * CHUNK).collect();
+        let cut = runs(&chunks, 4);
+        assert_eq!(
+            cut.iter().map(|r| r.len()).collect::<Vec<_>>(),
+            [3, 3, 3, 1]
+        );
+        assert_eq!(cut.concat(), chunks);
+        assert_eq!(runs(&chunks[..3], 8).len(), 3, "fewer chunks than streams");
+        assert!(runs(&[], 8).is_empty());
+        assert!(runs(&chunks, 0).is_empty());
+    }
+
+    /// A file dropped from the page cache is read in by the streams: after
+    /// `read_in` every chunk is in memory, and the map reads the file's
+    /// bytes; so is a part of a file, and nothing outside it.
+    #[test]
+    #[cfg(target_os = "linux")]
+    #[cfg_attr(miri, ignore = "Miri cannot map files")]
+    fn streams_read_a_cold_file_in() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let len = 9 * CHUNK + 5 * PAGE + 17;
+        let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&data).unwrap();
+        f.as_file().sync_all().unwrap();
+        let drop_cache = || {
+            // SAFETY: posix_fadvise only advises about the open descriptor.
+            let rc = unsafe {
+                libc::posix_fadvise(f.as_file().as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
+            };
+            assert_eq!(rc, 0);
+        };
+        let in_memory = |bytes: &[u8], range: Range<usize>| {
+            let mut at = range.start;
+            while at < range.end {
+                let end = (at + CHUNK).min(range.end);
+                if !residency::in_memory(bytes, at..end) {
+                    return false;
+                }
+                at = end;
+            }
+            true
+        };
+        // A map keeps the pages it touched in memory: each read-in gets a
+        // map of its own, made after the drop.
+        let storage = || {
+            drop_cache();
+            let file = std::fs::File::open(f.path()).unwrap();
+            Storage::map(f.path(), file, MapMode::ReadOnly).unwrap()
+        };
+
+        let whole = storage();
+        let bytes = whole.bytes();
+        assert!(!residency::in_memory(bytes, 0..CHUNK));
+        whole.read_in(std::slice::from_ref(&(0..len))).unwrap();
+        assert!(in_memory(bytes, 0..len));
+        assert!(bytes == data.as_slice());
+        drop(whole);
+
+        let part = 2 * CHUNK + 100..5 * CHUNK + 7;
+        let some = storage();
+        let bytes = some.bytes();
+        some.read_in(std::slice::from_ref(&part)).unwrap();
+        assert!(in_memory(bytes, part.clone()));
+        assert!(!residency::in_memory(bytes, 7 * CHUNK..8 * CHUNK));
+        assert!(bytes[part.clone()] == data[part]);
     }
 }

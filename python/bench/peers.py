@@ -29,6 +29,11 @@ balanced orders, as the save-loop's rounds below):
   Hurray's file with ``madvise(MADV_WILLNEED)`` over all of it, then the
   same touch of every page (what the kernel's own readahead gives a loader
   that maps);
+- in both cold cases each library's file is there in ``--copies`` byte-identical
+  copies, and sample ``i`` reads copy ``i mod copies`` (the limit Hurray's):
+  on the shared virtual disk one loader's cold time differed by 2x between
+  two copies of one file, more than the loaders differ, so a row read
+  from one file per library would compare where the files lie;
 - ``small``: a state dict of many small tensors, warm;
 - ``s3``: from the tests' S3 server on loopback (``hurray-s3-test-server``,
   s3s over a directory, release build, every client configured from the
@@ -548,6 +553,19 @@ def settle(args):
         time.sleep(args.settle)
 
 
+def copies(path, count):
+    """``path`` and ``count - 1`` byte-identical copies of it beside it (made
+    once, kept for the run), written to the disk."""
+    out = [path]
+    for i in range(1, count):
+        copy = f"{path}.copy{i}"
+        if not os.path.exists(copy):
+            shutil.copyfile(path, copy)
+        out.append(copy)
+    os.sync()
+    return out
+
+
 def read_through(path):
     with open(path, "rb", buffering=0) as f:
         while f.read(1 << 20):
@@ -577,12 +595,15 @@ def measure(args, rows, case, libs, paths, kind, size, expected, prepare, env=No
     """Interleaved fresh-process samples of loading with every lib in ``libs``,
     each sample in the next of ``balanced_orders``: a load right after
     another one (cold-now has no quiet) reuses the memory the one before it
-    freed, so every library comes after every other one equally often."""
+    freed, so every library comes after every other one equally often.
+    ``paths[lib]`` is a path, or a list of copies that sample ``i`` takes
+    the ``i mod len``-th of."""
     times = {lib: [] for lib in libs}
     orders = balanced_orders(len(libs))
     for sample in range(args.samples):
         for lib in (libs[i] for i in orders[sample % len(orders)]):
-            path = paths[lib]
+            copies = paths[lib] if isinstance(paths[lib], list) else [paths[lib]]
+            path = copies[sample % len(copies)]
             print(f"{case} sample {sample + 1}/{args.samples}: {lib}", file=sys.stderr, flush=True)
             prepare(path)
             check = sample == 0 and lib != "limit"
@@ -727,11 +748,13 @@ def parent(args):
             if "warm-read" in cases:
                 measure(args, rows, "warm-read", libs + ["limit"], limit_paths, kind, size, expected,
                         lambda p: (drop(p), read_through(p)))
+            if {"cold", "cold-now"} & set(cases):
+                cold_paths = {lib: copies(p, args.copies) for lib, p in limit_paths.items()}
             if "cold" in cases:
-                measure(args, rows, "cold", libs + ["limit"], limit_paths, kind, size, expected,
+                measure(args, rows, "cold", libs + ["limit"], cold_paths, kind, size, expected,
                         lambda p: (drop(p), settle(args)))
             if "cold-now" in cases:
-                measure(args, rows, "cold-now", libs + ["limit"], limit_paths, kind, size, expected, drop)
+                measure(args, rows, "cold-now", libs + ["limit"], cold_paths, kind, size, expected, drop)
             if "s3" in cases:
                 s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
                 if "hurray" in libs:
@@ -782,6 +805,8 @@ def main():
     p.add_argument("--cases", default="warm-own,warm-read,cold,cold-now,s3,save,save+fsync,save-loop,small",
                    type=lambda s: s.split(","))
     p.add_argument("--rounds", type=int, default=10, help="saves per library in the save-loop case")
+    p.add_argument("--copies", type=int, default=3,
+                   help="copies of each file the cold cases rotate over (see measure())")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--case", help=argparse.SUPPRESS)
     p.add_argument("--kind", help=argparse.SUPPRESS)

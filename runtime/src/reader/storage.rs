@@ -94,8 +94,9 @@ mod residency {
     }
 }
 
-/// The page size ranges read in are joined across (the smallest common one).
-const PAGE: usize = 4096;
+// The page size ranges read in are joined across and chunks are touched
+// at (the smallest common one), defined beside the touch.
+use super::touch::PAGE;
 
 /// The bytes a reader thread of [`Storage::read_in`] asks the kernel for at
 /// once.
@@ -330,14 +331,7 @@ impl Storage {
     /// is in.
     #[cfg(target_os = "linux")]
     fn populate(&self, piece: Range<usize>) -> std::io::Result<()> {
-        match self.advise(memmap2::Advice::PopulateRead, piece.clone()) {
-            // A kernel before 5.14 cannot populate: read ahead instead, and
-            // let the first touches wait.
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                self.advise(memmap2::Advice::WillNeed, piece)
-            }
-            other => other,
-        }
+        super::stream_map::populate_with(|advice| self.advise(advice, piece.clone()))
     }
 
     #[cfg(all(unix, not(target_os = "linux")))]

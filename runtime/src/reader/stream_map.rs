@@ -60,20 +60,26 @@ impl StreamMap {
     #[cfg(target_os = "linux")]
     pub(super) fn populate(&self, piece: Range<usize>) -> std::io::Result<()> {
         let (at, len) = (piece.start - self.start, piece.len());
-        match self
-            .map
-            .advise_range(memmap2::Advice::PopulateRead, at, len)
-        {
-            // A kernel before 5.14 cannot populate: read ahead instead.
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                self.map.advise_range(memmap2::Advice::WillNeed, at, len)
-            }
-            other => other,
-        }
+        populate_with(|advice| self.map.advise_range(advice, at, len))
     }
 
     #[cfg(not(target_os = "linux"))]
     pub(super) fn populate(&self, _piece: Range<usize>) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// Populates a range of a map through `advise` (which applies an advice to
+/// that range): `MADV_POPULATE_READ`, returning when the pages are in; on a
+/// kernel before 5.14, which cannot populate (`EINVAL`), `MADV_WILLNEED`,
+/// and the first touches wait. The one place both maps' populate decides
+/// this ([`StreamMap::populate`], `Storage::populate`).
+#[cfg(target_os = "linux")]
+pub(super) fn populate_with(
+    advise: impl Fn(memmap2::Advice) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    match advise(memmap2::Advice::PopulateRead) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => advise(memmap2::Advice::WillNeed),
+        other => other,
     }
 }

@@ -2,8 +2,9 @@
 //! file is an error and not a fault (a step of
 //! [`Storage::read_in`](super::storage::Storage::read_in)).
 
-/// The page size touched at (the smallest common one).
-const PAGE: usize = 4096;
+/// The page size touched at (the smallest common one); read-in joins
+/// ranges and samples residency at it too.
+pub(super) const PAGE: usize = 4096;
 
 /// How many pages one `process_vm_readv` call reads a byte of: the
 /// kernel's limit on the pieces of one call (`IOV_MAX`).

@@ -4,7 +4,7 @@
 //! hand-written IR: what the file holds, what the IR keeps, the round trip
 //! `import(export(m))`, and every refusal.
 
-mod common;
+use crate::common;
 
 use hurray::{Dim, ElementType, descriptor::BufferRole, shape};
 use hurray_mlir::passes::{self, ExportOptions, ImportOptions, canonical_resource_names};

@@ -3,9 +3,7 @@
 //! tensors, and names come from producers' attributes and named locations.
 //! (Real producers' output: `cli/tests/producers.rs`.)
 
-mod common;
-
-use common::{constants_only, lower_err, lower_text, lower_text_with, values};
+use crate::common::{constants_only, lower_err, lower_text, lower_text_with, values};
 use hurray::ElementType;
 use hurray_mlir::Error;
 

@@ -7,9 +7,7 @@
 //! quantization (E8M0 / E4M3FN scales, a tensor scale, offsets) survives the
 //! hurray-style import.
 
-mod common;
-
-use common::*;
+use crate::common::{self, *};
 use hurray::pack::{pack_codes, unpack_codes};
 use hurray::{
     ElementType, File, Quantization, TensorDescriptor, Writer,

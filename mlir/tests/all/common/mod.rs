@@ -1,4 +1,4 @@
-#![allow(dead_code)]
+//! Lowering helpers the test modules share.
 
 use hurray_mlir::{LowerOptions, Lowered, Mlir, lower_module, lower_module_to_writer};
 

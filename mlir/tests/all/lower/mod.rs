@@ -1,18 +1,14 @@
 //! Lowering hand-written IR: every element type, splats, empty shapes,
 //! dense_resource blobs, dynamic signatures, naming, and the error cases.
 
-#[path = "../common/mod.rs"]
-mod common;
-
-// Dynamic signatures and naming are tested here, the other groups in
-// `lower/`: a test target's root finds `mod x;` next to itself, where Cargo
-// would take `x.rs` for a test target of its own, hence the paths.
+// Dynamic signatures and naming are tested here, the other groups in the
+// modules below.
 mod element_types;
 mod malformed;
 mod refusals;
 mod resources;
 
-use common::*;
+use crate::common::*;
 use hurray::{Dim, ElementType, shape};
 use hurray_mlir::Error;
 

@@ -2,9 +2,7 @@
 //! folds that create empty constants, TOSA shape inference, bytecode, and
 //! elided output.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use hurray::{Dim, ElementType, shape};
 use hurray_mlir::{Error, LowerOptions, Mlir, lower_module};
 

@@ -1,9 +1,7 @@
 //! sparse_tensor encodings -> Hurray sparse layouts; !quant.uniform ->
 //! quantization descriptors.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use hurray::{ElementType, Layout, descriptor::QuantizationScheme, shape};
 use hurray_mlir::Error;
 

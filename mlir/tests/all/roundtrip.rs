@@ -1,8 +1,6 @@
 //! Hurray file -> MLIR (import) -> Hurray file (lower): the tensors come back
 //! byte for byte, through in-memory IR, printed text and bytecode.
 
-mod common;
-
 use hurray::{
     Dim, ElementType, File, Layout, Quantization, TensorDescriptor, Writer,
     descriptor::QuantizationScheme, shape,

@@ -4,8 +4,6 @@
 //! value gets the parameter as its value. IREE compiles and runs the result
 //! with parameters from the Hurray file in python/tests/test_iree.py.
 
-mod common;
-
 use hurray_mlir::Mlir;
 use hurray_mlir::passes::{self, ExportOptions};
 use melior::ir::operation::OperationLike;

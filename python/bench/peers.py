@@ -29,11 +29,14 @@ balanced orders, as the save-loop's rounds below):
   Hurray's file with ``madvise(MADV_WILLNEED)`` over all of it, then the
   same touch of every page (what the kernel's own readahead gives a loader
   that maps);
-- in both cold cases each library's file is there in ``--copies`` byte-identical
-  copies, and sample ``i`` reads copy ``i mod copies`` (the limit Hurray's):
-  on the shared virtual disk one loader's cold time differed by 2x between
-  two copies of one file, more than the loaders differ, so a row read
-  from one file per library would compare where the files lie;
+- in both cold cases every sample reads a file its library wrote just
+  before (``--child save`` in a process of its own, the limit's by Hurray),
+  then flushed and dropped: one file read by every sample, or copies made
+  once, compared where the files lay on the shared virtual disk and how
+  recently the host had seen their blocks (one loader's cold time differed
+  by 2x between two byte-identical copies of one file, more than the
+  loaders differ); a file written anew for each sample gives every library
+  the same history;
 - ``small``: a state dict of many small tensors, warm;
 - ``s3``: from the tests' S3 server on loopback (``hurray-s3-test-server``,
   s3s over a directory, release build, every client configured from the
@@ -553,17 +556,13 @@ def settle(args):
         time.sleep(args.settle)
 
 
-def copies(path, count):
-    """``path`` and ``count - 1`` byte-identical copies of it beside it (made
-    once, kept for the run), written to the disk."""
-    out = [path]
-    for i in range(1, count):
-        copy = f"{path}.copy{i}"
-        if not os.path.exists(copy):
-            shutil.copyfile(path, copy)
-        out.append(copy)
-    os.sync()
-    return out
+def rewrite(args, path, writer, kind, size):
+    """``path`` written anew by ``writer``'s save (in a process of its own,
+    as every save sample), then flushed and dropped from the page cache."""
+    if os.path.exists(path):
+        os.unlink(path)
+    run_child(args, "save", writer, path, "save", kind, size)
+    drop(path)
 
 
 def read_through(path):
@@ -596,16 +595,14 @@ def measure(args, rows, case, libs, paths, kind, size, expected, prepare, env=No
     each sample in the next of ``balanced_orders``: a load right after
     another one (cold-now has no quiet) reuses the memory the one before it
     freed, so every library comes after every other one equally often.
-    ``paths[lib]`` is a path, or a list of copies that sample ``i`` takes
-    the ``i mod len``-th of."""
+    ``prepare(lib, path)`` runs before each sample, off the clock."""
     times = {lib: [] for lib in libs}
     orders = balanced_orders(len(libs))
     for sample in range(args.samples):
         for lib in (libs[i] for i in orders[sample % len(orders)]):
-            copies = paths[lib] if isinstance(paths[lib], list) else [paths[lib]]
-            path = copies[sample % len(copies)]
+            path = paths[lib]
             print(f"{case} sample {sample + 1}/{args.samples}: {lib}", file=sys.stderr, flush=True)
-            prepare(path)
+            prepare(lib, path)
             check = sample == 0 and lib != "limit"
             out = run_child(args, "load", lib, path, case, kind, size, check, env)
             if out is None:
@@ -739,22 +736,30 @@ def parent(args):
             print(f"{kind}: {len(expected)} tensors, {nbytes / 2**20:.0f} MiB; "
                   f"torch {torch.__version__}", file=sys.stderr)
             if kind == "small":
-                measure(args, rows, "small", libs, paths, kind, size, expected, lambda p: None)
+                measure(args, rows, "small", libs, paths, kind, size, expected, lambda lib, p: None)
             # The limits read Hurray's file, in the page-cache state of the case.
             limit_paths = dict(paths, limit=files["hurray"])
             if "warm-own" in cases:
                 measure(args, rows, "warm-own", libs + ["limit"], limit_paths, kind, size, expected,
-                        lambda p: None)
+                        lambda lib, p: None)
             if "warm-read" in cases:
                 measure(args, rows, "warm-read", libs + ["limit"], limit_paths, kind, size, expected,
-                        lambda p: (drop(p), read_through(p)))
-            if {"cold", "cold-now"} & set(cases):
-                cold_paths = {lib: copies(p, args.copies) for lib, p in limit_paths.items()}
+                        lambda lib, p: (drop(p), read_through(p)))
+            # Each cold sample's file, written anew by its library (the limit's by Hurray).
+            cold_paths = {lib: os.path.join(root, f"cold-{lib}{EXTENSION[FILE_OF.get(lib, 'hurray')]}")
+                          for lib in libs + ["limit"]}
+
+            def fresh(lib, path):
+                rewrite(args, path, FILE_OF.get(lib, "hurray"), kind, size)
+
             if "cold" in cases:
                 measure(args, rows, "cold", libs + ["limit"], cold_paths, kind, size, expected,
-                        lambda p: (drop(p), settle(args)))
+                        lambda lib, p: (fresh(lib, p), settle(args)))
             if "cold-now" in cases:
-                measure(args, rows, "cold-now", libs + ["limit"], cold_paths, kind, size, expected, drop)
+                measure(args, rows, "cold-now", libs + ["limit"], cold_paths, kind, size, expected, fresh)
+            for p in cold_paths.values():
+                if os.path.exists(p):
+                    os.unlink(p)
             if "s3" in cases:
                 s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
                 if "hurray" in libs:
@@ -762,7 +767,7 @@ def parent(args):
                 with s3_server(root, files) as (endpoint, urls):
                     urls = {lib: urls[FILE_OF[lib]] for lib in s3_libs}
                     measure(args, rows, "s3", s3_libs + ["limit"], dict(urls, limit=urls["hurray"]), kind,
-                            size, expected, lambda p: settle(args), s3_env(endpoint))
+                            size, expected, lambda lib, p: settle(args), s3_env(endpoint))
             for op in ("save", "save+fsync"):
                 if op not in cases:
                     continue
@@ -805,8 +810,6 @@ def main():
     p.add_argument("--cases", default="warm-own,warm-read,cold,cold-now,s3,save,save+fsync,save-loop,small",
                    type=lambda s: s.split(","))
     p.add_argument("--rounds", type=int, default=10, help="saves per library in the save-loop case")
-    p.add_argument("--copies", type=int, default=3,
-                   help="copies of each file the cold cases rotate over (see measure())")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--case", help=argparse.SUPPRESS)
     p.add_argument("--kind", help=argparse.SUPPRESS)

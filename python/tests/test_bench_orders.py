@@ -1,7 +1,7 @@
 """The peer bench's orders: each save (and each cold load) reuses the memory
 the one before it freed, so every library must come right after every other
-one equally often, or the order, not the library, is measured; and the cold
-loads' files, read from copies in turn."""
+one equally often, or the order, not the library, is measured; and each cold
+load's file, written anew by its library."""
 
 import collections
 import sys
@@ -30,26 +30,34 @@ def test_five_libraries_take_ten_rounds():
     assert len(balanced_orders(4)) == 4
 
 
-def test_cold_samples_rotate_over_identical_copies(tmp_path, monkeypatch):
-    # A file's place on the disk moved one loader's cold time by 2x, so the
-    # cold cases read each library's file from copies in turn.
+def test_every_cold_sample_reads_a_file_its_library_just_wrote(tmp_path, monkeypatch):
+    # Where a file lay on the disk moved one loader's cold time by 2x, so a
+    # cold sample reads a file written anew by its own library (the limit's
+    # by Hurray), flushed and dropped, never one left from an earlier sample.
     import argparse
 
     import peers
 
-    original = tmp_path / "m.hurray"
-    original.write_bytes(bytes(range(256)) * 64)
-    paths = peers.copies(str(original), 3)
-    assert paths[0] == str(original) and len(set(paths)) == 3
-    assert all(Path(p).read_bytes() == original.read_bytes() for p in paths)
-    assert peers.copies(str(original), 3) == paths, "made once, then reused"
+    calls, dropped = [], []
 
-    read = []
-    monkeypatch.setattr(peers, "run_child",
-                        lambda args, op, lib, path, *rest: read.append((lib, path)) or {"seconds": 1.0, "digests": {}})
-    args = argparse.Namespace(samples=6)
+    def run_child(args, op, lib, path, *rest):
+        calls.append((op, lib, path))
+        if op == "save":
+            assert not Path(path).exists(), "the last sample's file is gone first"
+            Path(path).write_bytes(b"x")
+            return {"seconds": 1.0}
+        return {"seconds": 1.0, "digests": {}}
+
+    monkeypatch.setattr(peers, "run_child", run_child)
+    monkeypatch.setattr(peers, "drop", lambda path: dropped.append(path))
+    args = argparse.Namespace(samples=4)
+    paths = {"torch-mmap": str(tmp_path / "cold-torch-mmap.pt"), "limit": str(tmp_path / "cold-limit.hurray")}
     rows = []
-    peers.measure(args, rows, "cold", ["a", "limit"], {"a": paths, "limit": paths}, "llama", 1, {},
-                  lambda p: None)
-    for lib in ("a", "limit"):
-        assert [p for who, p in read if who == lib] == paths + paths
+    fresh = lambda lib, p: peers.rewrite(args, p, peers.FILE_OF.get(lib, "hurray"), "llama", 1)  # noqa: E731
+    peers.measure(args, rows, "cold", ["torch-mmap", "limit"], paths, "llama", 1, {}, fresh)
+    loads = [i for i, c in enumerate(calls) if c[0] == "load"]
+    assert len(loads) == 8
+    for i in loads:
+        op, lib, path = calls[i]
+        assert calls[i - 1] == ("save", peers.FILE_OF.get(lib, "hurray"), path)
+    assert dropped == [calls[i][2] for i in loads]

@@ -122,6 +122,8 @@ FILE_OF = {
     "tensorizer": "tensorizer",
     "torch": "torch",
     "torch-mmap": "torch",
+    # The limits read Hurray's file.
+    "limit": "hurray",
 }
 EXTENSION = {"hurray": ".hurray", "safetensors": ".safetensors", "tensorizer": ".tensors", "torch": ".pt"}
 
@@ -556,12 +558,13 @@ def settle(args):
         time.sleep(args.settle)
 
 
-def rewrite(args, path, writer, kind, size):
-    """``path`` written anew by ``writer``'s save (in a process of its own,
-    as every save sample), then flushed and dropped from the page cache."""
+def rewrite(args, lib, path, kind, size):
+    """``path``, the file ``lib`` reads, written anew by the save of the
+    library that wrote it (``FILE_OF``; in a process of its own, as every
+    save sample), then flushed and dropped from the page cache."""
     if os.path.exists(path):
         os.unlink(path)
-    run_child(args, "save", writer, path, "save", kind, size)
+    run_child(args, "save", FILE_OF[lib], path, "save", kind, size)
     drop(path)
 
 
@@ -738,7 +741,7 @@ def parent(args):
             if kind == "small":
                 measure(args, rows, "small", libs, paths, kind, size, expected, lambda lib, p: None)
             # The limits read Hurray's file, in the page-cache state of the case.
-            limit_paths = dict(paths, limit=files["hurray"])
+            limit_paths = dict(paths, limit=files[FILE_OF["limit"]])
             if "warm-own" in cases:
                 measure(args, rows, "warm-own", libs + ["limit"], limit_paths, kind, size, expected,
                         lambda lib, p: None)
@@ -746,11 +749,11 @@ def parent(args):
                 measure(args, rows, "warm-read", libs + ["limit"], limit_paths, kind, size, expected,
                         lambda lib, p: (drop(p), read_through(p)))
             # Each cold sample's file, written anew by its library (the limit's by Hurray).
-            cold_paths = {lib: os.path.join(root, f"cold-{lib}{EXTENSION[FILE_OF.get(lib, 'hurray')]}")
+            cold_paths = {lib: os.path.join(root, f"cold-{lib}{EXTENSION[FILE_OF[lib]]}")
                           for lib in libs + ["limit"]}
 
             def fresh(lib, path):
-                rewrite(args, path, FILE_OF.get(lib, "hurray"), kind, size)
+                rewrite(args, lib, path, kind, size)
 
             if "cold" in cases:
                 measure(args, rows, "cold", libs + ["limit"], cold_paths, kind, size, expected,

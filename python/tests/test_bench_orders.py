@@ -53,11 +53,11 @@ def test_every_cold_sample_reads_a_file_its_library_just_wrote(tmp_path, monkeyp
     args = argparse.Namespace(samples=4)
     paths = {"torch-mmap": str(tmp_path / "cold-torch-mmap.pt"), "limit": str(tmp_path / "cold-limit.hurray")}
     rows = []
-    fresh = lambda lib, p: peers.rewrite(args, p, peers.FILE_OF.get(lib, "hurray"), "llama", 1)  # noqa: E731
+    fresh = lambda lib, p: peers.rewrite(args, lib, p, "llama", 1)  # noqa: E731
     peers.measure(args, rows, "cold", ["torch-mmap", "limit"], paths, "llama", 1, {}, fresh)
     loads = [i for i, c in enumerate(calls) if c[0] == "load"]
     assert len(loads) == 8
     for i in loads:
         op, lib, path = calls[i]
-        assert calls[i - 1] == ("save", peers.FILE_OF.get(lib, "hurray"), path)
+        assert calls[i - 1] == ("save", {"torch-mmap": "torch", "limit": "hurray"}[lib], path)
     assert dropped == [calls[i][2] for i in loads]

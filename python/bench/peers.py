@@ -19,7 +19,11 @@ Peers (each through the calls its documentation gives, default options):
 Cases (a fresh process per sample, samples interleaved across libraries in
 balanced orders, as the save-loop's rounds below):
 
-- ``warm-own``: the file as its own library wrote it, still in the page cache;
+- ``warm-own``: the file as its own library wrote it, still in the page
+  cache: every sample reads a file written anew just before (after the
+  quiet a save sample starts after, then flushed), since the folios a load
+  maps are the ones its save made, and Hurray's save chooses its write
+  sizes from what the machine's memory costs at the moment;
 - ``warm-read``: the same file dropped from the page cache, then read once
   with plain ``read`` calls (as ``cat`` would), then loaded;
 - ``cold``: dropped from the page cache (``posix_fadvise(DONTNEED)`` after
@@ -29,7 +33,7 @@ balanced orders, as the save-loop's rounds below):
   Hurray's file with ``madvise(MADV_WILLNEED)`` over all of it, then the
   same touch of every page (what the kernel's own readahead gives a loader
   that maps);
-- in both cold cases every sample reads a file its library wrote just
+- in both cold cases, too, every sample reads a file its library wrote just
   before (``--child save`` in a process of its own, the limit's by Hurray),
   then flushed and dropped: one file read by every sample, or copies made
   once, compared where the files lay on the shared virtual disk and how
@@ -558,14 +562,50 @@ def settle(args):
         time.sleep(args.settle)
 
 
-def rewrite(args, lib, path, kind, size):
+def flush(path):
+    """Writes ``path``'s dirty pages back, leaving them in the page cache."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def rewrite(args, lib, path, kind, size, cached=False):
     """``path``, the file ``lib`` reads, written anew by the save of the
     library that wrote it (``FILE_OF``; in a process of its own, as every
-    save sample), then flushed and dropped from the page cache."""
+    save sample), then flushed and dropped from the page cache.
+
+    With ``cached`` (warm-own), the save starts after the quiet a save
+    sample starts after (the deleted file's memory handed back first, as
+    for every save timed) and the file stays in the page cache, flushed so
+    that no writeback runs under the load: the folios a load maps are the
+    ones that save made, and a save's choice of write sizes depends on the
+    machine's free memory at the moment (``writer/block_sizes.rs``), so
+    one file written at the start of a run made the whole row one draw."""
     if os.path.exists(path):
         os.unlink(path)
+    if cached:
+        os.sync()
+        settle(args)
     run_child(args, "save", FILE_OF[lib], path, "save", kind, size)
-    drop(path)
+    (flush if cached else drop)(path)
+
+
+def preparation(args, case, kind, size):
+    """What runs before each load sample of ``case`` (given the library and
+    its file), off the clock; and whether the case's files are written anew
+    for every sample (else they are the ones written at the start)."""
+    fresh = {
+        "warm-own": lambda lib, p: rewrite(args, lib, p, kind, size, cached=True),
+        "cold": lambda lib, p: (rewrite(args, lib, p, kind, size), settle(args)),
+        "cold-now": lambda lib, p: rewrite(args, lib, p, kind, size),
+    }
+    if case in fresh:
+        return fresh[case], True
+    if case == "warm-read":
+        return (lambda lib, p: (drop(p), read_through(p))), False
+    return (lambda lib, p: None), False
 
 
 def read_through(path):
@@ -738,31 +778,21 @@ def parent(args):
             paths = {lib: files[FILE_OF[lib]] for lib in libs}
             print(f"{kind}: {len(expected)} tensors, {nbytes / 2**20:.0f} MiB; "
                   f"torch {torch.__version__}", file=sys.stderr)
-            if kind == "small":
-                measure(args, rows, "small", libs, paths, kind, size, expected, lambda lib, p: None)
             # The limits read Hurray's file, in the page-cache state of the case.
             limit_paths = dict(paths, limit=files[FILE_OF["limit"]])
-            if "warm-own" in cases:
-                measure(args, rows, "warm-own", libs + ["limit"], limit_paths, kind, size, expected,
-                        lambda lib, p: None)
-            if "warm-read" in cases:
-                measure(args, rows, "warm-read", libs + ["limit"], limit_paths, kind, size, expected,
-                        lambda lib, p: (drop(p), read_through(p)))
-            # Each cold sample's file, written anew by its library (the limit's by Hurray).
-            cold_paths = {lib: os.path.join(root, f"cold-{lib}{EXTENSION[FILE_OF[lib]]}")
-                          for lib in libs + ["limit"]}
-
-            def fresh(lib, path):
-                rewrite(args, lib, path, kind, size)
-
-            if "cold" in cases:
-                measure(args, rows, "cold", libs + ["limit"], cold_paths, kind, size, expected,
-                        lambda lib, p: (fresh(lib, p), settle(args)))
-            if "cold-now" in cases:
-                measure(args, rows, "cold-now", libs + ["limit"], cold_paths, kind, size, expected, fresh)
-            for p in cold_paths.values():
-                if os.path.exists(p):
-                    os.unlink(p)
+            for case in ("small", "warm-own", "warm-read", "cold", "cold-now"):
+                if case not in cases:
+                    continue
+                prepare, anew = preparation(args, case, kind, size)
+                loaders = libs if case == "small" else libs + ["limit"]
+                # A case whose files are written anew: each library's own,
+                # the limit's by Hurray.
+                case_paths = ({lib: os.path.join(root, f"{case}-{lib}{EXTENSION[FILE_OF[lib]]}")
+                               for lib in loaders} if anew else limit_paths)
+                measure(args, rows, case, loaders, case_paths, kind, size, expected, prepare)
+                for p in case_paths.values() if anew else ():
+                    if os.path.exists(p):
+                        os.unlink(p)
             if "s3" in cases:
                 s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
                 if "hurray" in libs:

@@ -1,7 +1,7 @@
 """The peer bench's orders: each save (and each cold load) reuses the memory
 the one before it freed, so every library must come right after every other
 one equally often, or the order, not the library, is measured; and each cold
-load's file, written anew by its library."""
+and warm-own load's file, written anew by its library."""
 
 import collections
 import sys
@@ -30,18 +30,22 @@ def test_five_libraries_take_ten_rounds():
     assert len(balanced_orders(4)) == 4
 
 
-def test_every_cold_sample_reads_a_file_its_library_just_wrote(tmp_path, monkeypatch):
-    # Where a file lay on the disk moved one loader's cold time by 2x, so a
-    # cold sample reads a file written anew by its own library (the limit's
-    # by Hurray), flushed and dropped, never one left from an earlier sample.
+@pytest.mark.parametrize("case", ["warm-own", "cold", "cold-now"])
+def test_every_sample_reads_a_file_its_library_just_wrote(case, tmp_path, monkeypatch):
+    # Where a file lay on the disk moved one loader's cold time by 2x, and
+    # the folios a warm load maps are the ones its save chose: so a sample
+    # of these cases reads a file written anew by its own library (the
+    # limit's by Hurray), never one left from an earlier sample; a cold
+    # one flushed and dropped, a warm one flushed and kept, its save after
+    # the quiet every save sample starts after.
     import argparse
 
     import peers
 
-    calls, dropped = [], []
+    events = []
 
     def run_child(args, op, lib, path, *rest):
-        calls.append((op, lib, path))
+        events.append((op, lib, path))
         if op == "save":
             assert not Path(path).exists(), "the last sample's file is gone first"
             Path(path).write_bytes(b"x")
@@ -49,15 +53,32 @@ def test_every_cold_sample_reads_a_file_its_library_just_wrote(tmp_path, monkeyp
         return {"seconds": 1.0, "digests": {}}
 
     monkeypatch.setattr(peers, "run_child", run_child)
-    monkeypatch.setattr(peers, "drop", lambda path: dropped.append(path))
+    monkeypatch.setattr(peers, "drop", lambda path: events.append(("drop", path)))
+    monkeypatch.setattr(peers, "flush", lambda path: events.append(("flush", path)))
+    monkeypatch.setattr(peers, "settle", lambda args: events.append(("settle",)))
     args = argparse.Namespace(samples=4)
-    paths = {"torch-mmap": str(tmp_path / "cold-torch-mmap.pt"), "limit": str(tmp_path / "cold-limit.hurray")}
-    rows = []
-    fresh = lambda lib, p: peers.rewrite(args, lib, p, "llama", 1)  # noqa: E731
-    peers.measure(args, rows, "cold", ["torch-mmap", "limit"], paths, "llama", 1, {}, fresh)
-    loads = [i for i, c in enumerate(calls) if c[0] == "load"]
+    paths = {"torch-mmap": str(tmp_path / "torch-mmap.pt"), "limit": str(tmp_path / "limit.hurray")}
+    prepare, anew = peers.preparation(args, case, "llama", 1)
+    assert anew
+    peers.measure(args, [], case, ["torch-mmap", "limit"], paths, "llama", 1, {}, prepare)
+    loads = [i for i, e in enumerate(events) if e[0] == "load"]
     assert len(loads) == 8
+    before_save, after_save = {
+        "warm-own": ([("settle",)], [("flush",)]),
+        "cold": ([], [("drop",), ("settle",)]),
+        "cold-now": ([], [("drop",)]),
+    }[case]
     for i in loads:
-        op, lib, path = calls[i]
-        assert calls[i - 1] == ("save", {"torch-mmap": "torch", "limit": "hurray"}[lib], path)
-    assert dropped == [calls[i][2] for i in loads]
+        _, lib, path = events[i]
+        save = ("save", {"torch-mmap": "torch", "limit": "hurray"}[lib], path)
+        steps = [e if e[0] == "settle" else (e[0], path) for e in before_save + after_save]
+        got = [e for e in events[:i] if e[0] != "load"][-len(steps) - 1:]
+        assert got == steps[: len(before_save)] + [save] + steps[len(before_save):], (case, i)
+
+
+def test_the_warm_read_sample_reads_the_file_written_at_the_start():
+    import argparse
+
+    import peers
+
+    assert not peers.preparation(argparse.Namespace(), "warm-read", "llama", 1)[1]

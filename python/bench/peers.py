@@ -538,11 +538,20 @@ def save_loop(args, tensors, libs, root):
     return times
 
 
-def drop(path):
-    """Drops ``path``'s pages from the page cache (its dirty pages written first)."""
+def flush(path):
+    """Writes ``path``'s dirty pages back, leaving them in the page cache."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def drop(path):
+    """Drops ``path``'s pages from the page cache (its dirty pages written first)."""
+    flush(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
@@ -562,13 +571,11 @@ def settle(args):
         time.sleep(args.settle)
 
 
-def flush(path):
-    """Writes ``path``'s dirty pages back, leaving them in the page cache."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def quiet_before_save(args):
+    """What every save starts after: the dirty pages of earlier samples
+    written back, then the quiet of ``settle``."""
+    os.sync()
+    settle(args)
 
 
 def rewrite(args, lib, path, kind, size, cached=False):
@@ -586,8 +593,7 @@ def rewrite(args, lib, path, kind, size, cached=False):
     if os.path.exists(path):
         os.unlink(path)
     if cached:
-        os.sync()
-        settle(args)
+        quiet_before_save(args)
     run_child(args, "save", FILE_OF[lib], path, "save", kind, size)
     (flush if cached else drop)(path)
 
@@ -790,9 +796,10 @@ def parent(args):
                 case_paths = ({lib: os.path.join(root, f"{case}-{lib}{EXTENSION[FILE_OF[lib]]}")
                                for lib in loaders} if anew else limit_paths)
                 measure(args, rows, case, loaders, case_paths, kind, size, expected, prepare)
-                for p in case_paths.values() if anew else ():
-                    if os.path.exists(p):
-                        os.unlink(p)
+                if anew:
+                    for p in case_paths.values():
+                        if os.path.exists(p):
+                            os.unlink(p)
             if "s3" in cases:
                 s3_libs = [lib for lib in ("hurray", "runai", "tensorizer") if lib in libs]
                 if "hurray" in libs:
@@ -809,8 +816,7 @@ def parent(args):
                     libs_ = savers + ["limit"]
                     for lib in libs_[sample % len(libs_):] + libs_[:sample % len(libs_)]:
                         target = os.path.join(root, f"out-{lib}")
-                        os.sync()
-                        settle(args)
+                        quiet_before_save(args)
                         out = run_child(args, op, lib, target, op, kind, size)
                         times[lib].append(out["seconds"] if out else float("nan"))
                         for leftover in (target, target + ".warm-up"):
@@ -818,8 +824,7 @@ def parent(args):
                                 os.unlink(leftover)
                 rows.append((op, medians(times)))
             if "save-loop" in cases:
-                os.sync()
-                settle(args)
+                quiet_before_save(args)
                 loop = run_child(args, "save-loop", ",".join(savers + ["limit"]), root, "save-loop", kind, size)
                 for lib, t in loop.items():
                     print(f"  save-loop {lib}: first {t[0]:.4f} s, last {t[-1]:.4f} s", file=sys.stderr)

@@ -165,6 +165,12 @@ impl BlockSizes {
     /// The size of the next write, which starts at `at` (a multiple of
     /// [`BLOCK`]).
     pub(super) fn next(&mut self, at: u64) -> usize {
+        self.next_at(at, Instant::now())
+    }
+
+    /// [`next`](Self::next) at `now`: the clock is an argument so that the
+    /// tests' schedules do not turn on how fast the machine runs them.
+    fn next_at(&mut self, at: u64, now: Instant) -> usize {
         if !at.is_multiple_of(PAIR as u64) {
             // The second half of a pair's place: only a single block fits.
             return BLOCK;
@@ -188,7 +194,7 @@ impl BlockSizes {
                 self.trying = Some((pairs, PAIR as u64));
                 if pairs != self.pairs {
                     self.since_probe = 0;
-                    self.probed_at = Some(Instant::now());
+                    self.probed_at = Some(now);
                 }
             }
         }
@@ -258,12 +264,19 @@ pub(super) fn whole_and_aligned(writes: &[usize]) -> bool {
 mod tests {
     use super::*;
 
-    /// Writes `bytes` at costs per byte given by `cost(len)` and returns the
-    /// sizes written.
+    /// The moment every test's writes happen at: a fixed clock, so that no
+    /// schedule depends on how long the test takes (under Miri, seconds).
+    fn start() -> Instant {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *START.get_or_init(Instant::now)
+    }
+
+    /// Writes `bytes` at costs per byte given by `cost(len)`, all at
+    /// [`start`], and returns the sizes written.
     fn write(s: &mut BlockSizes, bytes: u64, mut cost: impl FnMut(usize) -> u64) -> Vec<usize> {
         let (mut at, mut sizes) = (0u64, Vec::new());
         while at < bytes {
-            let len = s.next(at);
+            let len = s.next_at(at, start());
             s.record(len, Duration::from_nanos(cost(len) * len as u64));
             sizes.push(len);
             at += len as u64;
@@ -320,7 +333,7 @@ mod tests {
         write(&mut s, 64 << 20, |_| 1);
         for _ in 0..2 {
             assert!(s.pairs());
-            assert_eq!(s.next(0), PAIR);
+            assert_eq!(s.next_at(0, start()), PAIR);
             s.record(PAIR, Duration::from_nanos(10 * PAIR as u64));
         }
         assert!(!s.pairs(), "two slow pairs in a row");
@@ -372,7 +385,7 @@ mod tests {
             if at >= 256 << 20 {
                 expensive.set(false);
             }
-            let len = s.next(at);
+            let len = s.next_at(at, start());
             let per = if len == PAIR && expensive.get() { 5 } else { 1 };
             s.record(len, Duration::from_nanos(per * len as u64));
             sizes.push((at, len));
@@ -383,9 +396,9 @@ mod tests {
         assert!(last_single < 768 << 20, "single blocks up to {last_single}");
     }
 
-    /// A moment past [`PROBE_AGE`] from now.
+    /// A moment past [`PROBE_AGE`] after [`start`].
     fn later() -> Instant {
-        Instant::now() + PROBE_AGE + Duration::from_millis(1)
+        start() + PROBE_AGE + Duration::from_millis(1)
     }
 
     /// A file started a while after the last try, by a process whose last
@@ -412,7 +425,7 @@ mod tests {
         write(&mut s, 64 << 20, dear_pairs);
         let mut pairs = 0;
         for _ in 0..8 {
-            let mut next = BlockSizes::after(Some(s), Instant::now());
+            let mut next = BlockSizes::after(Some(s), start());
             pairs += count(&write(&mut next, 64 << 20, dear_pairs), PAIR);
             s = next;
         }

@@ -90,6 +90,11 @@ Every save, cold and S3 sample starts after ``--settle`` seconds (see
 ``settle()``): on a virtual machine that hands freed memory back to its
 host, a sample timed right after another measures their order.
 
+Each row reports Hurray's speed over the best peer's as the ratio of their
+medians, with the 90% bootstrap interval of that ratio
+(``ratio_interval``): a row whose interval holds 1.0 is a tie at the
+samples taken, whichever side its medians fall on.
+
 Run it with ``cargo xtask bench-peers`` (its own venv, a release build of the
 extension); arguments after ``--`` are passed on::
 
@@ -661,20 +666,43 @@ def measure(args, rows, case, libs, paths, kind, size, expected, prepare, env=No
                 bad = [n for n in expected if out["digests"].get(n) != expected[n]][:3]
                 raise SystemExit(f"{lib} {case}: wrong bytes in {bad}")
             times[lib].append(out["seconds"])
-    rows.append((case, medians(times)))
+    rows.append((case, samples(times)))
 
 
-def medians(times):
-    """Each library's median; NaN for one that failed (said on stderr). Every
-    sample goes to stderr too, to judge the spread."""
+def samples(times):
+    """``times`` as given, each library's samples said on stderr too, to
+    judge the spread."""
     for lib, t in times.items():
         print(f"  samples {lib}: {' '.join(f'{x:.4f}' for x in t)}", file=sys.stderr)
-    return {lib: statistics.median(t) if all(x == x for x in t) else float("nan") for lib, t in times.items()}
+    return times
+
+
+def median(t):
+    """The median of samples; NaN for a library that failed one (said on stderr)."""
+    return statistics.median(t) if t and all(x == x for x in t) else float("nan")
+
+
+def ratio_interval(ours, theirs, draws=2000, seed=0):
+    """The 90% percentile-bootstrap interval of ``median(theirs) /
+    median(ours)``: each side's samples drawn again with replacement,
+    independently (a sample of one library is not paired with any sample of
+    another). Seeded, so one run's report reads the same every time. Where
+    the interval holds 1.0 the row is a tie at these samples, whatever side
+    the medians fall on: the load rows' samples are often bimodal here (how
+    much of the freed memory the host has taken back when a load starts),
+    and the median of ten of them moves with a few draws."""
+    rng = random.Random(seed)
+    ratios = sorted(
+        statistics.median(rng.choices(theirs, k=len(theirs))) / statistics.median(rng.choices(ours, k=len(ours)))
+        for _ in range(draws)
+    )
+    return ratios[int(0.05 * draws)], ratios[int(0.95 * draws) - 1]
 
 
 def report(rows, nbytes):
     lines = []
-    for case, medians in rows:
+    for case, times in rows:
+        medians = {lib: median(t) for lib, t in times.items()}
         peers = {k: v for k, v in medians.items() if not k.startswith(("hurray", "limit")) and v == v}
         best = min(peers, key=peers.get) if peers else None
         lines.append(f"\n{case}  ({nbytes / 2**20:.0f} MiB; median seconds; speed relative to Hurray)")
@@ -685,7 +713,9 @@ def report(rows, nbytes):
             speed = s / medians["hurray"]  # Hurray's speed over lib's
             lines.append(f"  {lib:16} {s:9.4f} s  {nbytes / s / 1e9:6.2f} GB/s  Hurray/{lib} = {speed:5.2f}x")
         if best:
-            lines.append(f"  => Hurray / best peer ({best}) = {peers[best] / medians['hurray']:.2f}x; "
+            low, high = ratio_interval(times["hurray"], times[best])
+            lines.append(f"  => Hurray / best peer ({best}) = {peers[best] / medians['hurray']:.2f}x "
+                         f"(90% interval {low:.2f}-{high:.2f}); "
                          f"Hurray / limit = {medians.get('limit', float('nan')) / medians['hurray']:.2f}")
     return "\n".join(lines)
 
@@ -822,13 +852,13 @@ def parent(args):
                         for leftover in (target, target + ".warm-up"):
                             if os.path.exists(leftover):
                                 os.unlink(leftover)
-                rows.append((op, medians(times)))
+                rows.append((op, samples(times)))
             if "save-loop" in cases:
                 quiet_before_save(args)
                 loop = run_child(args, "save-loop", ",".join(savers + ["limit"]), root, "save-loop", kind, size)
                 for lib, t in loop.items():
                     print(f"  save-loop {lib}: first {t[0]:.4f} s, last {t[-1]:.4f} s", file=sys.stderr)
-                rows.append(("save-loop", medians(loop)))
+                rows.append(("save-loop", samples(loop)))
             print(report(rows, nbytes))
             sys.stdout.flush()
             rows.clear()

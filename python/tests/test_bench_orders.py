@@ -4,6 +4,7 @@ one equally often, or the order, not the library, is measured; and each cold
 and warm-own load's file, written anew by its library."""
 
 import collections
+import statistics
 import sys
 from pathlib import Path
 
@@ -82,3 +83,34 @@ def test_the_warm_read_sample_reads_the_file_written_at_the_start():
     import peers
 
     assert not peers.preparation(argparse.Namespace(), "warm-read", "llama", 1)[1]
+
+
+def test_the_ratio_interval_holds_the_ratio_and_tells_a_tie_from_a_win():
+    from peers import ratio_interval
+
+    # Hurray twice as fast in every sample: the interval is 2.0 exactly.
+    assert ratio_interval([0.5] * 10, [1.0] * 10) == (2.0, 2.0)
+    # Clearly apart, with spread: the interval lies above 1.0 and holds the
+    # ratio of the medians.
+    ours = [0.40, 0.42, 0.45, 0.41, 0.44, 0.43, 0.46, 0.40, 0.42, 0.44]
+    theirs = [0.60, 0.64, 0.58, 0.66, 0.61, 0.63, 0.59, 0.65, 0.62, 0.60]
+    low, high = ratio_interval(ours, theirs)
+    ratio = statistics.median(theirs) / statistics.median(ours)
+    assert 1.0 < low <= ratio <= high
+    # Bimodal samples, as the cold loads give, with medians a little apart:
+    # a tie, the interval on both sides of 1.0.
+    ours = [0.38, 0.40, 0.45, 0.52, 0.64, 0.66, 0.70, 0.73, 0.69, 1.13]
+    theirs = [0.45, 0.50, 0.52, 0.54, 0.55, 0.60, 0.62, 0.70, 0.83, 0.48]
+    low, high = ratio_interval(ours, theirs)
+    assert low < 1.0 < high
+    # Seeded: the same samples give the same interval.
+    assert ratio_interval(ours, theirs) == (low, high)
+
+
+def test_the_report_names_the_best_peer_with_the_interval():
+    from peers import report
+
+    rows = [("cold-now", {"hurray": [0.5, 0.5, 0.5], "safetensors": [1.0, 1.0, 1.0],
+                          "torch": [0.75, 0.75, 0.75], "limit": [0.45, 0.45, 0.45]})]
+    text = report(rows, 1 << 30)
+    assert "Hurray / best peer (torch) = 1.50x (90% interval 1.50-1.50); Hurray / limit = 0.90" in text

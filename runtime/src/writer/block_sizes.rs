@@ -47,18 +47,6 @@ pub(super) const BLOCK: usize = 1 << 20;
 /// A pair of blocks, written whole at a multiple of its size: a huge page.
 pub(super) const PAIR: usize = 2 * BLOCK;
 
-/// How many pairs one write of the staging hands over at most, from a
-/// producer's own memory, while pairs are in use. Why more than one: each
-/// write into the page cache has a cost of its own. Measured in one
-/// long-lived process saving a 1 GiB state dict again and again (each file
-/// deleted after its save, the ways interleaved, medians of 12 saves):
-/// writes of 1 MiB took 0.235 s a save, of 2 MiB 0.226 s, of 8 MiB 0.218 s;
-/// whole tensors 0.234 s, with 5 of their 12 saves at 0.28-0.63 s
-/// (docs/head-to-head.md, "Saves in one process"). Single blocks stay one
-/// a write: they are in use when large folios are dear, and a run of them
-/// builds no larger ones.
-pub(super) const PAIRS_PER_WRITE: usize = 4;
-
 /// How much more per byte a pair may cost than a single block and still be
 /// written: its folio halves the cost of every later warm load's page
 /// walk, so a little more at the write is worth it; several times more is
@@ -224,11 +212,10 @@ impl BlockSizes {
         }
     }
 
-    /// Records that a write of `len` bytes (the size [`next`](Self::next)
-    /// gave, or a run of pairs when it gave a pair) took `took`, and
-    /// chooses the size of the writes to come.
+    /// Records that a write of `len` bytes (one [`next`](Self::next) gave)
+    /// took `took`, and chooses the size of the writes to come.
     pub(super) fn record(&mut self, len: usize, took: Duration) {
-        let is_pair = len >= PAIR;
+        let is_pair = len == PAIR;
         self.costs(is_pair)
             .push(took.as_nanos() as f64 / len as f64);
         self.since_probe += len as u64;
@@ -253,16 +240,6 @@ impl BlockSizes {
         }
     }
 
-    /// Pairs in use, both sizes' costs learnt (single blocks far dearer,
-    /// so that no write of a test turns the choice), no probe due soon.
-    #[cfg(test)]
-    pub(super) fn settled_on_pairs() -> Self {
-        let mut sizes = BlockSizes::learning();
-        sizes.pair.push(1.0);
-        sizes.single.push(1e9);
-        sizes
-    }
-
     /// Whether pairs are the size in use.
     #[cfg(test)]
     pub(super) fn pairs(&self) -> bool {
@@ -271,15 +248,13 @@ impl BlockSizes {
 }
 
 /// Whether every one of `writes` (lengths, in order from the start of the
-/// output) is a block at a multiple of a block, or a pair or a run of pairs
-/// (at most `PAIRS_PER_WRITE`) at a multiple of a pair: what the writer's
-/// and the staging's tests check of a stream's writes.
+/// output) is a block or a pair at a multiple of its own size: what the
+/// writer's and the staging's tests check of a stream's writes.
 #[cfg(test)]
 pub(super) fn whole_and_aligned(writes: &[usize]) -> bool {
     let mut at = 0;
     writes.iter().all(|&n| {
-        let pairs = n.is_multiple_of(PAIR) && (1..=PAIRS_PER_WRITE).contains(&(n / PAIR));
-        let ok = (n == BLOCK && at % BLOCK == 0) || (pairs && at % PAIR == 0);
+        let ok = (n == BLOCK || n == PAIR) && at % n == 0;
         at += n;
         ok
     })

@@ -4,10 +4,7 @@
 //! receives, but the last, is a 1 MiB block or a pair of blocks, at a
 //! multiple of its own size in the output; which of the two is chosen from
 //! what each has cost, for the page cache's folios
-//! ([`BlockSizes`](super::block_sizes::BlockSizes) says why). While pairs
-//! are in use, a producer's bytes that span several pairs go out up to
-//! [`PAIRS_PER_WRITE`] pairs in one write (the same 2 MiB folios, fewer
-//! calls). A producer
+//! ([`BlockSizes`](super::block_sizes::BlockSizes) says why). A producer
 //! that hands over exactly what completes the staged write
 //! ([`Staging::room`]) is written straight from its own memory (one
 //! `writev` of the staged bytes and its own), so only the pieces that do not
@@ -23,7 +20,7 @@
 //!
 //! [`Writer::in_memory`]: super::Writer::in_memory
 
-use super::block_sizes::{BlockSizes, PAIR, PAIRS_PER_WRITE};
+use super::block_sizes::{BlockSizes, PAIR};
 use std::io::{self, IoSlice, Write};
 use std::time::Instant;
 
@@ -51,17 +48,12 @@ pub(super) struct Staging<W: Write> {
 impl<W: Write> Staging<W> {
     /// Stages bytes for the stream `inner`.
     pub(super) fn stream(inner: W) -> Self {
-        Staging::stream_with(inner, BlockSizes::new())
-    }
-
-    /// Stages bytes for `inner`, choosing write sizes with `sizes`.
-    fn stream_with(inner: W, sizes: BlockSizes) -> Self {
         Staging {
             inner,
             buf: Vec::with_capacity(PAIR + APPEND_MAX),
             handed: 0,
             size: None,
-            sizes,
+            sizes: BlockSizes::new(),
             in_place: None,
         }
     }
@@ -99,12 +91,6 @@ impl<W: Write> Staging<W> {
     /// (its end, from the caller's memory), timed for the choice of sizes.
     fn write_one(&mut self, head: &[u8]) -> io::Result<()> {
         let len = self.size();
-        self.write_len(len, head)
-    }
-
-    /// [`write_one`](Self::write_one) of `len` bytes: the write's size, or,
-    /// with nothing staged, a run of up to [`PAIRS_PER_WRITE`] pairs.
-    fn write_len(&mut self, len: usize, head: &[u8]) -> io::Result<()> {
         let staged = len - head.len();
         let start = Instant::now();
         write_both(&mut self.inner, &self.buf[..staged], head)?;
@@ -126,22 +112,13 @@ impl<W: Write> Staging<W> {
             self.buf.extend_from_slice(bytes);
             return Ok(());
         }
-        let mut rest = bytes;
-        if !self.buf.is_empty() {
-            let (head, after) = bytes.split_at(room);
-            self.write_one(head)?;
-            rest = after;
-        }
-        // Nothing is staged now: whole writes go out from the caller's
-        // memory, pairs up to PAIRS_PER_WRITE at once.
+        let (head, mut rest) = bytes.split_at(room);
+        self.write_one(head)?;
+        // One block or pair per write: larger writes into the page cache
+        // were measured slower, and build no larger folios.
         while rest.len() >= self.size() {
-            let size = self.size();
-            let len = match size {
-                PAIR => (rest.len() / PAIR).min(PAIRS_PER_WRITE) * PAIR,
-                _ => size,
-            };
-            let (run, after) = rest.split_at(len);
-            self.write_len(len, run)?;
+            let (one, after) = rest.split_at(self.size());
+            self.write_one(one)?;
             rest = after;
         }
         self.buf.extend_from_slice(rest);
@@ -301,31 +278,6 @@ mod tests {
         let out = s.into_inner().unwrap();
         assert_eq!(out.bytes, numbered(0, first + 5));
         assert_eq!(out.writes, [first, 5]);
-    }
-
-    /// While pairs are in use, what a producer hands over whole goes out
-    /// in runs of up to PAIRS_PER_WRITE pairs, each at a multiple of a
-    /// pair, straight from the producer's memory; a piece that first
-    /// completes a staged write is one write of that size.
-    #[test]
-    #[cfg_attr(miri, ignore = "megabytes of safe code: too slow under Miri")]
-    fn pairs_in_use_go_out_in_runs() {
-        let mut s = Staging::stream_with(Recorder::default(), BlockSizes::settled_on_pairs());
-        s.write_all(&numbered(0, 9 * PAIR + 5)).unwrap();
-        assert_eq!(
-            s.inner.writes,
-            [PAIRS_PER_WRITE * PAIR, PAIRS_PER_WRITE * PAIR, PAIR],
-            "runs first, the rest of whole pairs after"
-        );
-        s.write_all(&numbered(9 * PAIR + 5, 3 * PAIR)).unwrap();
-        let out = s.into_inner().unwrap();
-        assert_eq!(out.bytes, numbered(0, 12 * PAIR + 5));
-        assert_eq!(
-            &out.writes[3..],
-            [PAIR, 2 * PAIR, 5],
-            "the staged 5 bytes completed to a pair, then a run of two"
-        );
-        assert!(whole_and_aligned(&out.writes[..out.writes.len() - 1]));
     }
 
     /// In place, every byte lands in the vector at once.
